@@ -1,0 +1,46 @@
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Shared helpers for the shell integration tests, sourced by each one.
+# Like nbdkit's tests/functions.sh: a missing prerequisite exits 77,
+# which automake's driver reports as SKIP with the reason in the log.
+
+set -euo pipefail
+
+: "${NBDKIT:=nbdkit}"
+: "${ADAPTRA_FILTER:?run the tests with make check}"
+
+# requires CMD ARGS...: skip the test unless CMD ARGS runs.
+requires ()
+{
+  if ! "$@" >/dev/null 2>&1; then
+    echo "$0: SKIP: '$*' does not run here"
+    exit 77
+  fi
+}
+
+# A private temporary directory, removed on exit with everything in it.
+tmpdir=$(mktemp -d /tmp/adaptra-test.XXXXXX)
+cleanup_fns=()
+cleanup ()
+{
+  local fn
+  for fn in "${cleanup_fns[@]}"; do eval "$fn" || :; done
+  rm -rf "$tmpdir"
+}
+trap cleanup EXIT
+
+# The sanitizer runtime must be preloaded into the uninstrumented nbdkit.
+preload=""
+case "${ADAPTRA_SANITIZERS:-no}" in
+  address) preload="${ADAPTRA_ASAN_RUNTIME:-}" ;;
+  thread) preload="${ADAPTRA_TSAN_RUNTIME:-}" ;;
+esac
+
+# run_nbdkit ARGS...: nbdkit with the build tree's filter on top, with
+# ARGS after it (more filters, the plugin and parameters, --run ...).
+run_nbdkit ()
+{
+  LD_PRELOAD="$preload" "$NBDKIT" --filter="$ADAPTRA_FILTER" "$@"
+}
