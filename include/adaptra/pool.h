@@ -1,0 +1,172 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The page pool: a fixed memory budget cut into pages, indexed by
+ * page number, aged on two LRU lists.
+ *
+ * The pool does no locking of its own: every function here must be
+ * called with the engine lock held (see core/engine.c).  It never
+ * calls the backend.
+ */
+
+#ifndef ADAPTRA_POOL_H
+#define ADAPTRA_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* "No frame": returned by lookups that find nothing. */
+#define ADAPTRA_NO_FRAME UINT32_MAX
+
+enum adaptra_page_state {
+  ADAPTRA_PAGE_FREE = 0,        /* on the free list */
+  ADAPTRA_PAGE_IN_FLIGHT,       /* indexed, data being read by its owner */
+  ADAPTRA_PAGE_READY,           /* indexed, data valid, on an LRU list */
+};
+
+enum adaptra_page_flag {
+  ADAPTRA_PG_READAHEAD  = 1 << 0, /* inserted by read-ahead, not yet read */
+  ADAPTRA_PG_REFERENCED = 1 << 1, /* read once by a client */
+  ADAPTRA_PG_ACTIVATE   = 1 << 2, /* read twice: activate at the tail */
+  ADAPTRA_PG_MARK       = 1 << 3, /* look-ahead mark */
+  ADAPTRA_PG_ACTIVE     = 1 << 4, /* on the active list */
+  ADAPTRA_PG_STALE      = 1 << 5, /* invalidated: free when released */
+};
+
+/* One page descriptor: 40 bytes on LP64 (see pool.c for the overhead
+ * arithmetic).
+ */
+struct adaptra_page {
+  uint64_t page_no;             /* which export page this frame holds */
+  uint64_t stamp;               /* aging clock when it entered inactive */
+  uint32_t hash_next;           /* next frame in the same hash bucket */
+  uint32_t lru_prev, lru_next;  /* LRU (or free list) links */
+  uint32_t stream_id;           /* stream that read it, 0 for none */
+  uint16_t pins;                /* copies in progress */
+  uint8_t state;                /* enum adaptra_page_state */
+  uint8_t flags;                /* enum adaptra_page_flag bits */
+  uint8_t method;               /* read-ahead method that inserted it */
+};
+
+struct adaptra_lru {
+  uint32_t head, tail;          /* head = most recently inserted */
+  uint32_t len;
+};
+
+/* Called when a read-ahead page is evicted before anyone read it. */
+typedef void (*adaptra_pool_lost_fn) (void *opaque, uint32_t stream_id,
+                                      unsigned method);
+
+struct adaptra_pool {
+  size_t page_size;
+  unsigned page_shift;
+  uint32_t nframes;             /* pages the budget holds */
+  unsigned char *arena;         /* nframes * page_size bytes of data */
+  struct adaptra_page *pages;   /* nframes descriptors */
+  uint32_t *buckets;            /* hash heads, nbuckets entries */
+  unsigned bucket_bits;
+  struct adaptra_lru inactive, active;
+  uint32_t free_head, nfree;
+  uint32_t in_flight;           /* frames in state IN_FLIGHT */
+  uint64_t clock;               /* aging clock: entries into inactive */
+  uint64_t evicted;             /* pages evicted, all kinds */
+  uint64_t evicted_unread;      /* READAHEAD pages evicted unread */
+  adaptra_pool_lost_fn lost;    /* optional eviction hook */
+  void *lost_opaque;
+};
+
+/* Set up a pool of pool_bytes / 2^page_shift pages.  The data arena
+ * is one allocation of at most pool_bytes bytes, never grown.
+ * Returns 0, or -1 with errno set.
+ */
+extern int adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
+                              unsigned page_shift);
+
+/* Free everything the pool allocated. */
+extern void adaptra_pool_fini (struct adaptra_pool *pool);
+
+/* The frame that holds page_no (READY or IN_FLIGHT), or ADAPTRA_NO_FRAME.
+ * O(1): one hash bucket walk.
+ */
+extern uint32_t adaptra_pool_lookup (const struct adaptra_pool *pool,
+                                     uint64_t page_no);
+
+/* Take a frame for page_no (which must not be present), evicting from
+ * the inactive tail if no frame is free, and index it as IN_FLIGHT.
+ * The caller then owns the frame until adaptra_pool_complete or
+ * adaptra_pool_drop.  Returns ADAPTRA_NO_FRAME when every frame is in
+ * flight or pinned.
+ */
+extern uint32_t adaptra_pool_insert (struct adaptra_pool *pool,
+                                     uint64_t page_no, uint32_t stream_id,
+                                     unsigned method, unsigned flags);
+
+/* The owner of an IN_FLIGHT frame filled its data: make it READY at
+ * the inactive head (ticking the aging clock).  If the frame was
+ * invalidated meanwhile (STALE), it is freed instead; returns false in
+ * that case.
+ */
+extern bool adaptra_pool_complete (struct adaptra_pool *pool, uint32_t f);
+
+/* Remove a frame from the index and the LRU and free it; a pinned
+ * READY frame is freed by its last unpin instead.  Used for failed
+ * reads and for invalidation.
+ */
+extern void adaptra_pool_drop (struct adaptra_pool *pool, uint32_t f);
+
+/* Drop every page overlapping pages [first, last).  IN_FLIGHT pages are
+ * unindexed and flagged STALE, so that their completion discards them.
+ */
+extern void adaptra_pool_invalidate (struct adaptra_pool *pool,
+                                     uint64_t first, uint64_t last);
+
+/* Pin a READY frame so that it is neither evicted nor reused while
+ * its data is copied outside the lock; unpin releases it.
+ */
+extern void adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f);
+extern void adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f);
+
+/* A client read the page.  The first touch sets REFERENCED and clears
+ * READAHEAD, a later one sets ACTIVATE (delayed activation: the page
+ * moves to the active list only when eviction reaches it).  Returns
+ * true on the first touch of a page that read-ahead inserted.
+ */
+extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
+
+/* Test and clear the look-ahead mark. */
+extern bool adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f);
+
+/* Number of consecutive present pages just before page index
+ * (index-1, index-2, ...), at most max.
+ */
+extern uint64_t adaptra_pool_history (const struct adaptra_pool *pool,
+                                      uint64_t index, uint64_t max);
+
+/* Number of consecutive present pages from index upwards, at most max. */
+extern uint64_t adaptra_pool_run_from (const struct adaptra_pool *pool,
+                                       uint64_t index, uint64_t max);
+
+/* Rescue: move the READY, unpinned, inactive, not-to-be-activated pages
+ * among the n pages from first back to the inactive head, stopping at
+ * the first absent page.  Each move ticks the aging clock.  Returns
+ * the number of pages moved.
+ */
+extern uint64_t adaptra_pool_rescue (struct adaptra_pool *pool,
+                                     uint64_t first, uint64_t n);
+
+/* What read-ahead may use without pushing out more than half of the
+ * evictable pool: (inactive + free) / 2 pages.
+ */
+extern uint64_t adaptra_pool_spare (const struct adaptra_pool *pool);
+
+/* The data of frame f (page_size bytes). */
+static inline void *
+adaptra_pool_data (const struct adaptra_pool *pool, uint32_t f)
+{
+  return pool->arena + ((size_t) f << pool->page_shift);
+}
+
+#endif /* ADAPTRA_POOL_H */

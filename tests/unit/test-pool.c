@@ -1,0 +1,274 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Unit tests of core/pool.c: budget, LRU order, delayed activation,
+ * eviction accounting, rescue, history and invalidation.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/pool.h"
+
+#define SHIFT 12                /* 4 KiB pages */
+#define FRAMES 64
+
+static struct adaptra_pool pool;
+
+static int
+setup (void **state)
+{
+  (void) state;
+  return adaptra_pool_init (&pool, (uint64_t) FRAMES << SHIFT, SHIFT);
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  adaptra_pool_fini (&pool);
+  return 0;
+}
+
+/* Insert and complete one page, as a finished read would. */
+static uint32_t
+add_ready (uint64_t page_no, unsigned flags)
+{
+  uint32_t f = adaptra_pool_insert (&pool, page_no, 7, 1, flags);
+
+  assert_int_not_equal (f, ADAPTRA_NO_FRAME);
+  assert_true (adaptra_pool_complete (&pool, f));
+  return f;
+}
+
+static void
+assert_accounted (void)
+{
+  assert_int_equal ((uint64_t) pool.nfree + pool.inactive.len +
+                    pool.active.len + pool.in_flight, FRAMES);
+}
+
+static void
+test_budget_never_exceeded (void **state)
+{
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < 10 * FRAMES; i++) {
+    add_ready (i * 3, ADAPTRA_PG_READAHEAD);
+    assert_accounted ();
+  }
+  assert_int_equal (pool.nframes, FRAMES);
+  assert_int_equal (pool.nfree, 0);
+  assert_int_equal (pool.evicted, 9 * FRAMES);
+  /* Only the newest FRAMES pages survive. */
+  assert_int_equal (adaptra_pool_lookup (&pool, 0), ADAPTRA_NO_FRAME);
+  assert_int_not_equal (adaptra_pool_lookup (&pool, (10 * FRAMES - 1) * 3),
+                        ADAPTRA_NO_FRAME);
+}
+
+static void
+test_eviction_order_and_unread (void **state)
+{
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < FRAMES; i++)
+    add_ready (i, ADAPTRA_PG_READAHEAD);
+  /* Read pages 0 and 1: they are no longer "unread". */
+  adaptra_pool_touch (&pool, adaptra_pool_lookup (&pool, 0));
+  adaptra_pool_touch (&pool, adaptra_pool_lookup (&pool, 1));
+  add_ready (1000, 0);
+  add_ready (1001, 0);
+  add_ready (1002, 0);
+  /* The oldest three went, oldest first. */
+  assert_int_equal (adaptra_pool_lookup (&pool, 0), ADAPTRA_NO_FRAME);
+  assert_int_equal (adaptra_pool_lookup (&pool, 1), ADAPTRA_NO_FRAME);
+  assert_int_equal (adaptra_pool_lookup (&pool, 2), ADAPTRA_NO_FRAME);
+  assert_int_not_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
+  assert_int_equal (pool.evicted, 3);
+  assert_int_equal (pool.evicted_unread, 1);
+}
+
+static void
+test_delayed_activation (void **state)
+{
+  uint32_t f0, f1;
+  uint64_t i;
+
+  (void) state;
+  f0 = add_ready (0, 0);
+  f1 = add_ready (1, 0);
+  /* First touch only references; second only flags ACTIVATE. */
+  adaptra_pool_touch (&pool, f0);
+  assert_int_equal (pool.active.len, 0);
+  adaptra_pool_touch (&pool, f0);
+  assert_true (pool.pages[f0].flags & ADAPTRA_PG_ACTIVATE);
+  assert_int_equal (pool.active.len, 0);
+  assert_int_equal (pool.inactive.tail, f0);
+  /* Fill the pool: eviction reaches page 0, promotes it, evicts 1. */
+  for (i = 2; i <= FRAMES; i++)
+    add_ready (i, 0);
+  assert_int_equal (pool.active.len, 1);
+  assert_true (pool.pages[f0].flags & ADAPTRA_PG_ACTIVE);
+  assert_int_equal (adaptra_pool_lookup (&pool, 0), f0);
+  assert_int_equal (adaptra_pool_lookup (&pool, 1), ADAPTRA_NO_FRAME);
+  (void) f1;
+  assert_accounted ();
+}
+
+static void
+test_aging_clock_and_stamps (void **state)
+{
+  uint32_t a, b;
+
+  (void) state;
+  a = add_ready (10, 0);
+  b = add_ready (11, 0);
+  assert_int_equal (pool.clock, 2);
+  assert_int_equal (pool.pages[a].stamp, 1);
+  assert_int_equal (pool.pages[b].stamp, 2);
+  /* In-flight pages do not age the pool until they complete. */
+  assert_int_not_equal (adaptra_pool_insert (&pool, 12, 0, 0, 0),
+                        ADAPTRA_NO_FRAME);
+  assert_int_equal (pool.clock, 2);
+}
+
+static void
+test_rescue (void **state)
+{
+  uint64_t i, moved;
+  uint32_t f;
+
+  (void) state;
+  for (i = 0; i < 8; i++)
+    add_ready (100 + i, ADAPTRA_PG_READAHEAD);
+  for (i = 0; i < 8; i++)
+    add_ready (200 + i, 0);
+  /* Page 103 is being copied out: rescue must leave it alone. */
+  adaptra_pool_pin (&pool, adaptra_pool_lookup (&pool, 103));
+  moved = adaptra_pool_rescue (&pool, 102, 4);
+  assert_int_equal (moved, 3);
+  assert_int_equal (pool.clock, 16 + 3);
+  /* The rescued pages are now the newest; 100 is the tail. */
+  f = adaptra_pool_lookup (&pool, 105);
+  assert_int_equal (pool.inactive.head, f);
+  assert_int_equal (pool.pages[f].stamp, pool.clock);
+  assert_int_equal (pool.inactive.tail, adaptra_pool_lookup (&pool, 100));
+  /* A hole stops the walk. */
+  assert_int_equal (adaptra_pool_rescue (&pool, 106, 10), 2);
+  adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, 103));
+}
+
+static void
+test_history_and_run (void **state)
+{
+  uint64_t i;
+
+  (void) state;
+  for (i = 10; i < 20; i++)
+    add_ready (i, 0);
+  assert_int_equal (adaptra_pool_history (&pool, 20, 100), 10);
+  assert_int_equal (adaptra_pool_history (&pool, 20, 4), 4);
+  assert_int_equal (adaptra_pool_history (&pool, 10, 100), 0);
+  assert_int_equal (adaptra_pool_run_from (&pool, 15, 100), 5);
+  /* In-flight pages count as present. */
+  adaptra_pool_insert (&pool, 9, 0, 0, 0);
+  assert_int_equal (adaptra_pool_history (&pool, 20, 100), 11);
+  /* History never runs below page 0. */
+  add_ready (0, 0);
+  assert_int_equal (adaptra_pool_history (&pool, 1, 100), 1);
+}
+
+static void
+test_invalidate (void **state)
+{
+  uint32_t ready, pinned, flying;
+
+  (void) state;
+  ready = add_ready (1, 0);
+  pinned = add_ready (2, 0);
+  flying = adaptra_pool_insert (&pool, 3, 0, 0, 0);
+  adaptra_pool_pin (&pool, pinned);
+  adaptra_pool_invalidate (&pool, 0, 10);
+  assert_int_equal (adaptra_pool_lookup (&pool, 1), ADAPTRA_NO_FRAME);
+  assert_int_equal (adaptra_pool_lookup (&pool, 2), ADAPTRA_NO_FRAME);
+  assert_int_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
+  assert_int_equal (pool.pages[ready].state, ADAPTRA_PAGE_FREE);
+  /* The pinned page is freed only by its last unpin. */
+  assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
+  adaptra_pool_unpin (&pool, pinned);
+  assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_FREE);
+  /* The in-flight page's completion discards it. */
+  assert_false (adaptra_pool_complete (&pool, flying));
+  assert_int_equal (pool.nfree, FRAMES);
+  /* A new page 3 can be inserted while the stale one flies. */
+  flying = adaptra_pool_insert (&pool, 3, 0, 0, 0);
+  adaptra_pool_invalidate (&pool, 0, UINT64_C (1) << 40);
+  assert_int_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
+  adaptra_pool_drop (&pool, flying);
+  assert_int_equal (pool.nfree, FRAMES);
+}
+
+static void
+test_pinned_never_evicted (void **state)
+{
+  uint64_t i;
+  uint32_t f;
+
+  (void) state;
+  for (i = 0; i < FRAMES; i++)
+    adaptra_pool_pin (&pool, add_ready (i, 0));
+  assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0),
+                    ADAPTRA_NO_FRAME);
+  f = adaptra_pool_lookup (&pool, 5);
+  adaptra_pool_unpin (&pool, f);
+  assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0), f);
+  for (i = 0; i < FRAMES; i++)
+    if (i != 5)
+      adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, i));
+}
+
+static void
+test_take_mark (void **state)
+{
+  uint32_t f;
+
+  (void) state;
+  f = add_ready (4, ADAPTRA_PG_MARK | ADAPTRA_PG_READAHEAD);
+  assert_true (adaptra_pool_take_mark (&pool, f));
+  assert_false (adaptra_pool_take_mark (&pool, f));
+  assert_true (adaptra_pool_touch (&pool, f));
+  assert_false (adaptra_pool_touch (&pool, f));
+  assert_int_equal (adaptra_pool_spare (&pool), FRAMES / 2);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_budget_never_exceeded,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_eviction_order_and_unread,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_delayed_activation, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_aging_clock_and_stamps,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_invalidate, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_pinned_never_evicted,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_take_mark, setup, teardown),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
