@@ -1,0 +1,130 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The window policy: how many pages to read ahead, and where to put
+ * the look-ahead mark.  Pure functions of their inputs, all sizes in
+ * pool pages.  See ALGORITHM.md sections 2-4 for the derivations.
+ */
+
+#ifndef ADAPTRA_WINDOW_H
+#define ADAPTRA_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The read-ahead methods, numbered as the stats blocks are. */
+enum adaptra_method {
+  ADAPTRA_METHOD_NONE = 0,
+  ADAPTRA_METHOD_INITIAL,       /* first sequential evidence (seed "newfile") */
+  ADAPTRA_METHOD_STATE,         /* thrashing-threshold estimate */
+  ADAPTRA_METHOD_CONTEXT,       /* stream inferred from pool history */
+  ADAPTRA_METHOD_CONTEXTA,      /* history reaches page 0: accelerated */
+  ADAPTRA_METHOD_FIXED,         /* legacy constant window */
+  ADAPTRA_METHOD_BACKWARD,      /* descending offsets */
+  ADAPTRA_METHOD_COUNT
+};
+
+/* A window of ra pages whose last la pages lie beyond the look-ahead
+ * mark: the mark sits ra - la pages into the window, la == 0 means no
+ * mark.  ra == 0 means "no read-ahead".
+ */
+struct adaptra_window {
+  uint64_t ra;
+  uint64_t la;
+};
+
+/* Effective bounds of one decision. */
+struct adaptra_window_bounds {
+  uint64_t min;                 /* floor of initial/context windows */
+  uint64_t max;                 /* ceiling of every window */
+  unsigned ratio;               /* percent of the thrashing threshold */
+  uint64_t lead;                /* look-ahead that hides backend latency */
+};
+
+/* Name of a method as used in counters and traces ("state"...). */
+extern const char *adaptra_method_name (unsigned method);
+
+/* Effective maximum: max_pages (0 = auto: the larger of floor_pages and
+ * the backend's bandwidth-delay product bdp_pages), never more than
+ * the pool can spare.  May be 0 when the pool has nothing to spare.
+ */
+extern uint64_t adaptra_window_max (uint64_t max_pages, uint64_t floor_pages,
+                                    uint64_t bdp_pages, uint64_t spare_pages);
+
+/* Initial window for a first sequential read of req pages: four times
+ * the request, within [min, max], mark half way.
+ */
+extern struct adaptra_window adaptra_window_initial (
+  uint64_t req, const struct adaptra_window_bounds *b);
+
+/* Inputs of the state method, sampled at a look-ahead mark. */
+struct adaptra_state_input {
+  uint64_t stream_shift;        /* s: pages the stream advanced */
+  uint64_t global_size;         /* G: inactive + free pages of the pool */
+  uint64_t global_shift;        /* g: aging clock ticks meanwhile */
+  uint64_t ra_old;              /* size of the stream's current window */
+  uint64_t la_old;              /* pages of it still ahead of the reader */
+  uint64_t lost;                /* its pages evicted unread meanwhile */
+};
+
+enum adaptra_state_action {
+  ADAPTRA_STATE_NONE,           /* no safe room: no read-ahead now */
+  ADAPTRA_STATE_WINDOW,         /* issue window */
+  ADAPTRA_STATE_RESCUE,         /* pages ahead are in danger: rescue them */
+};
+
+struct adaptra_state_decision {
+  enum adaptra_state_action action;
+  struct adaptra_window window;
+  uint64_t threshold;           /* T = s * G / g */
+  uint64_t remain;              /* pages readable before eviction starts */
+};
+
+/* The state method: the thrashing threshold T = s*G/g (g at least 1),
+ * scaled by ratio/100, less the la_old pages already ahead, grown at
+ * most 2x ra_old per step, at most max; halved when the stream lost
+ * pages.  la = ra/8 (at least 1, at least lead), reduced so that the
+ * next mark is at least ra/4 pages on (the next estimate needs a
+ * measurable s).  Asks for a rescue when the pages ahead would be
+ * evicted before the reader gets there (remain <= la_old, la_old > 1).
+ * Not floored at min: a window the pool cannot keep is worse than a
+ * small one.
+ */
+extern struct adaptra_state_decision adaptra_window_state (
+  const struct adaptra_state_input *in, const struct adaptra_window_bounds *b);
+
+/* The context method, for a read at page index with history pages
+ * present just before it.  A run of history that reaches page 0
+ * (history >= index) selects the accelerated variant, which doubles
+ * the position reached; otherwise the window is history * ratio / 100
+ * within [min, max].
+ */
+extern struct adaptra_window adaptra_window_context (
+  uint64_t index, uint64_t history, const struct adaptra_window_bounds *b,
+  unsigned *method);
+
+/* The legacy fixed window: fixed_pages (limited only by b->max), with
+ * the mark on its first page, so the next window is issued as soon as
+ * the reader enters this one (the pre-seed kernel's ahead window).
+ */
+extern struct adaptra_window adaptra_window_fixed (
+  uint64_t fixed_pages, const struct adaptra_window_bounds *b);
+
+/* A backward stream: twice the larger of the request and the previous
+ * window, within [min, max], mark a quarter from the far end.
+ */
+extern struct adaptra_window adaptra_window_backward (
+  uint64_t req, uint64_t ra_old, const struct adaptra_window_bounds *b);
+
+/* Fit a forward window starting at page start into an export of eof
+ * pages.  Returns false when start is at or past the end (nothing to
+ * do).  A window whose end comes within ra/4 of eof is stretched to
+ * eof, and loses its mark unless keep_mark: *at_eof is set then.
+ */
+extern bool adaptra_window_fit_eof (uint64_t start, uint64_t eof,
+                                    bool keep_mark, struct adaptra_window *w,
+                                    bool *at_eof);
+
+#endif /* ADAPTRA_WINDOW_H */
