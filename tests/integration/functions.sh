@@ -34,13 +34,18 @@ trap cleanup EXIT
 # The sanitizer runtime must be preloaded into the uninstrumented nbdkit.
 preload=""
 case "${ADAPTRA_SANITIZERS:-no}" in
-  address) preload="${ADAPTRA_ASAN_RUNTIME:-}" ;;
-  thread) preload="${ADAPTRA_TSAN_RUNTIME:-}" ;;
+  address) preload="${ADAPTRA_ASAN_RUNTIME:-} ${ADAPTRA_KEEP_LOADED:-}" ;;
+  thread) preload="${ADAPTRA_TSAN_RUNTIME:-} ${ADAPTRA_KEEP_LOADED:-}" ;;
 esac
 
 # run_nbdkit ARGS...: nbdkit with the build tree's filter on top, with
 # ARGS after it (more filters, the plugin and parameters, --run ...).
+# A --run command inherits the preload: start clients with "$client".
 run_nbdkit ()
 {
   LD_PRELOAD="$preload" "$NBDKIT" --filter="$ADAPTRA_FILTER" "$@"
 }
+
+# Prefix for client commands run by nbdkit --run: drops the sanitizer
+# preload, which the uninstrumented clients must not get.
+client="env -u LD_PRELOAD"

@@ -104,8 +104,13 @@ exec_server (const struct test_server *srv, const char *const *nbdkit_opts,
     dup2 (fd, STDOUT_FILENO);
     close (fd);
   }
-  if (runtime != NULL && *runtime != '\0')
-    setenv ("LD_PRELOAD", runtime, 1);
+  if (runtime != NULL && *runtime != '\0') {
+    const char *keep = getenv ("ADAPTRA_KEEP_LOADED");
+    char preload[1024];
+
+    snprintf (preload, sizeof preload, "%s %s", runtime, keep ? keep : "");
+    setenv ("LD_PRELOAD", preload, 1);
+  }
   execvp (args[0], (char **) args);
   perror (args[0]);
   _exit (127);

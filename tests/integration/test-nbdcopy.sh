@@ -14,7 +14,7 @@ out="$tmpdir/copy.img"
 head -c $((48 * 1024 * 1024)) /dev/urandom > "$img"
 
 run_nbdkit -U - file "$img" \
-  --run 'nbdcopy --connections=4 --requests=64 "$uri" '"$out"
+  --run "$client"' nbdcopy --connections=4 --requests=64 "$uri" '"$out"
 
 cmp "$img" "$out"
 echo "nbdcopy: 48 MiB copied byte-exact"
