@@ -1,0 +1,288 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The stream table.
+ *
+ * NBD has no files.  One logical scan arrives over several connections
+ * (nbdcopy, fio, nbd-client -C) and out of order (16-64 requests in
+ * flight), and one connection carries several interleaved scans.  So
+ * streams are kept in one table per engine and found by position, not
+ * by connection:
+ *
+ *   - A read that touches a look-ahead mark finds its stream through
+ *     the page's stream id: O(1).
+ *   - A miss first looks at the page just before it in the pool: the
+ *     pages a stream reads (ahead or on demand) carry its id, so a
+ *     stream that is reordered within its window is found there.
+ *   - Otherwise the position hash below finds a stream whose expected
+ *     next page is within ADAPTRA_STREAM_TOLERANCE of the read.  Each
+ *     stream sits in the chain of the granule (2^8 pages) holding its
+ *     expected page, so a lookup walks three short chains.
+ *
+ * Streams are created only on sequential evidence (core/readahead.c):
+ * a random read never takes a slot, so a random scan cannot flush the
+ * table.  Idle streams are reaped by time, zfetch style: every request
+ * frees the least recently used stream if it has been idle for 2 s,
+ * and at the limit a stream idle for 1 s may be reused.  A reaped
+ * stream is not lost for good: the context method picks it up again
+ * from the pages it left in the pool.
+ *
+ * Ids are (sequence << 16) | slot, so a page stamped with the id of a
+ * slot that was since reused does not resolve to the new stream.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adaptra/stream.h"
+
+#define NONE UINT32_MAX
+
+static uint32_t
+slot_of (const struct adaptra_streams *t, const struct adaptra_stream *s)
+{
+  return (uint32_t) (s - t->slots);
+}
+
+static uint32_t
+bucket_of (const struct adaptra_streams *t, uint64_t granule)
+{
+  return (uint32_t) ((granule * UINT64_C (0x9E3779B97F4A7C15))
+                     >> (64 - t->bucket_bits));
+}
+
+static void
+hash_remove (struct adaptra_streams *t, struct adaptra_stream *s)
+{
+  if (s->bucket == NONE)
+    return;
+  if (s->hash_prev != NONE)
+    t->slots[s->hash_prev].hash_next = s->hash_next;
+  else
+    t->buckets[s->bucket] = s->hash_next;
+  if (s->hash_next != NONE)
+    t->slots[s->hash_next].hash_prev = s->hash_prev;
+  s->bucket = NONE;
+}
+
+static void
+hash_insert (struct adaptra_streams *t, struct adaptra_stream *s)
+{
+  uint32_t b = bucket_of (t, s->next >> ADAPTRA_STREAM_GRANULE_SHIFT);
+  uint32_t i = slot_of (t, s);
+
+  s->bucket = b;
+  s->hash_prev = NONE;
+  s->hash_next = t->buckets[b];
+  if (s->hash_next != NONE)
+    t->slots[s->hash_next].hash_prev = i;
+  t->buckets[b] = i;
+}
+
+static void
+lru_remove (struct adaptra_streams *t, struct adaptra_stream *s)
+{
+  if (s->lru_prev != NONE)
+    t->slots[s->lru_prev].lru_next = s->lru_next;
+  else
+    t->lru_head = s->lru_next;
+  if (s->lru_next != NONE)
+    t->slots[s->lru_next].lru_prev = s->lru_prev;
+  else
+    t->lru_tail = s->lru_prev;
+}
+
+static void
+lru_push_head (struct adaptra_streams *t, struct adaptra_stream *s)
+{
+  uint32_t i = slot_of (t, s);
+
+  s->lru_prev = NONE;
+  s->lru_next = t->lru_head;
+  if (t->lru_head != NONE)
+    t->slots[t->lru_head].lru_prev = i;
+  else
+    t->lru_tail = i;
+  t->lru_head = i;
+}
+
+int
+adaptra_streams_init (struct adaptra_streams *t, uint32_t nslots)
+{
+  uint32_t i;
+
+  memset (t, 0, sizeof *t);
+  if (nslots == 0 || nslots > ADAPTRA_STREAMS_MAX) {
+    errno = EINVAL;
+    return -1;
+  }
+  t->bucket_bits = 1;
+  while ((UINT32_C (1) << t->bucket_bits) < nslots)
+    t->bucket_bits++;
+  t->slots = calloc (nslots, sizeof *t->slots);
+  t->buckets = malloc (sizeof *t->buckets << t->bucket_bits);
+  if (!t->slots || !t->buckets) {
+    adaptra_streams_fini (t);
+    errno = ENOMEM;
+    return -1;
+  }
+  memset (t->buckets, 0xff, sizeof *t->buckets << t->bucket_bits);
+  t->nslots = nslots;
+  t->lru_head = t->lru_tail = NONE;
+  t->free_head = NONE;
+  for (i = nslots; i-- > 0; ) {
+    t->slots[i].bucket = NONE;
+    t->slots[i].lru_next = t->free_head;
+    t->free_head = i;
+  }
+  return 0;
+}
+
+void
+adaptra_streams_fini (struct adaptra_streams *t)
+{
+  free (t->slots);
+  free (t->buckets);
+  t->slots = NULL;
+  t->buckets = NULL;
+}
+
+struct adaptra_stream *
+adaptra_streams_get (struct adaptra_streams *t, uint32_t id)
+{
+  uint32_t i = id & (ADAPTRA_STREAMS_MAX - 1);
+
+  if (id == 0 || i >= t->nslots || t->slots[i].id != id)
+    return NULL;
+  return &t->slots[i];
+}
+
+struct adaptra_stream *
+adaptra_streams_find (struct adaptra_streams *t, uint64_t page)
+{
+  uint64_t g = page >> ADAPTRA_STREAM_GRANULE_SHIFT;
+  struct adaptra_stream *best = NULL;
+  uint32_t seen[3];
+  unsigned nseen = 0, k;
+  int d;
+
+  for (d = -1; d <= 1; d++) {
+    uint32_t b, i;
+
+    if (d < 0 && g == 0)
+      continue;
+    /* Neighbouring granules may share a bucket: walk each chain once. */
+    b = bucket_of (t, g + d);
+    for (k = 0; k < nseen && seen[k] != b; k++)
+      ;
+    if (k < nseen)
+      continue;
+    seen[nseen++] = b;
+    for (i = t->buckets[b]; i != NONE; i = t->slots[i].hash_next) {
+      struct adaptra_stream *s = &t->slots[i];
+      uint64_t dist = s->next > page ? s->next - page : page - s->next;
+
+      if (dist <= ADAPTRA_STREAM_TOLERANCE &&
+          (!best || s->atime_ns > best->atime_ns))
+        best = s;
+    }
+  }
+  return best;
+}
+
+void
+adaptra_streams_free (struct adaptra_streams *t, struct adaptra_stream *s)
+{
+  hash_remove (t, s);
+  lru_remove (t, s);
+  s->id = 0;
+  s->lru_next = t->free_head;
+  t->free_head = slot_of (t, s);
+  t->active--;
+}
+
+bool
+adaptra_streams_reap_one (struct adaptra_streams *t, uint64_t now_ns)
+{
+  struct adaptra_stream *s;
+
+  if (t->lru_tail == NONE)
+    return false;
+  s = &t->slots[t->lru_tail];
+  if (now_ns - s->atime_ns < ADAPTRA_STREAM_REAP_NS)
+    return false;
+  adaptra_streams_free (t, s);
+  return true;
+}
+
+struct adaptra_stream *
+adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
+                     uint64_t now_ns)
+{
+  struct adaptra_stream *s;
+  uint32_t i;
+
+  while (adaptra_streams_reap_one (t, now_ns))
+    ;
+  if (t->free_head == NONE) {
+    s = &t->slots[t->lru_tail];
+    if (now_ns - s->atime_ns < ADAPTRA_STREAM_REUSE_NS) {
+      t->refused++;
+      return NULL;
+    }
+    adaptra_streams_free (t, s);
+  }
+  i = t->free_head;
+  s = &t->slots[i];
+  t->free_head = s->lru_next;
+  t->active++;
+
+  memset (s, 0, sizeof *s);
+  /* Sequence 0 would give slot 0 the id 0, which means "none". */
+  if (++t->sequence == 0)
+    t->sequence = 1;
+  s->id = ((uint32_t) t->sequence << 16) | i;
+  s->client = client;
+  s->next = next;
+  s->atime_ns = now_ns;
+  s->bucket = NONE;
+  lru_push_head (t, s);
+  hash_insert (t, s);
+  return s;
+}
+
+void
+adaptra_streams_advance (struct adaptra_streams *t, struct adaptra_stream *s,
+                         uint64_t next, uint64_t now_ns)
+{
+  s->atime_ns = now_ns;
+  if (t->lru_head != slot_of (t, s)) {
+    lru_remove (t, s);
+    lru_push_head (t, s);
+  }
+  if (s->next >> ADAPTRA_STREAM_GRANULE_SHIFT !=
+      next >> ADAPTRA_STREAM_GRANULE_SHIFT) {
+    hash_remove (t, s);
+    s->next = next;
+    hash_insert (t, s);
+  }
+  else
+    s->next = next;
+}
+
+struct adaptra_stream *
+adaptra_streams_first (struct adaptra_streams *t)
+{
+  return t->lru_head == NONE ? NULL : &t->slots[t->lru_head];
+}
+
+struct adaptra_stream *
+adaptra_streams_after (struct adaptra_streams *t, struct adaptra_stream *s)
+{
+  return s->lru_next == NONE ? NULL : &t->slots[s->lru_next];
+}

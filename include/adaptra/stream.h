@@ -1,0 +1,118 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The stream table: the per-stream read-ahead state of the seed's
+ * file_ra_state, kept pool-wide (not per connection) in a fixed table.
+ * Like the pool, it does no locking: call it with the engine lock held.
+ */
+
+#ifndef ADAPTRA_STREAM_H
+#define ADAPTRA_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Pages on either side of a stream's expected position that still
+ * count as that stream (reordering tolerance), and the granule of the
+ * position hash: a lookup probes three granules.
+ */
+#define ADAPTRA_STREAM_GRANULE_SHIFT 8
+#define ADAPTRA_STREAM_TOLERANCE (UINT64_C (1) << ADAPTRA_STREAM_GRANULE_SHIFT)
+
+/* Idle streams are reaped after 2 s; at the table limit, a stream idle
+ * for 1 s may be reused (OpenZFS zfetch's rule).
+ */
+#define ADAPTRA_STREAM_REAP_NS UINT64_C (2000000000)
+#define ADAPTRA_STREAM_REUSE_NS UINT64_C (1000000000)
+
+/* Largest table: ids keep the slot in their low 16 bits. */
+#define ADAPTRA_STREAMS_MAX 65536
+
+struct adaptra_stream {
+  uint32_t id;                  /* (sequence << 16) | slot; 0 when free */
+  int client;                   /* client that started it */
+  uint8_t method;               /* method of the current window */
+  bool backward;                /* descending offsets */
+  /* The current window is [ra_index, readahead_index); its mark is at
+   * lookahead_index (== readahead_index when it has none); la_index is
+   * where the reader was when the window was issued.
+   */
+  uint64_t ra_index, readahead_index, lookahead_index, la_index;
+  uint64_t next;                /* page the stream is expected to read next */
+  uint64_t age;                 /* pool aging clock when the window was issued */
+  uint64_t issue_ns;            /* time the window was issued */
+  uint64_t atime_ns;            /* last read */
+  uint64_t lost;                /* its pages evicted unread since then */
+  /* Links: recency list of used slots, and position hash chain. */
+  uint32_t lru_prev, lru_next;
+  uint32_t hash_prev, hash_next;
+  uint32_t bucket;
+};
+
+struct adaptra_streams {
+  struct adaptra_stream *slots;
+  uint32_t nslots;
+  uint32_t *buckets;
+  unsigned bucket_bits;
+  uint32_t lru_head, lru_tail;  /* head = most recently used */
+  uint32_t free_head;
+  uint32_t active;              /* used slots */
+  uint16_t sequence;            /* makes ids of reused slots differ */
+  uint64_t refused;             /* new streams refused: table full */
+};
+
+/* A table of nslots (1..ADAPTRA_STREAMS_MAX) streams.  Returns 0, or -1
+ * with errno set.
+ */
+extern int adaptra_streams_init (struct adaptra_streams *t, uint32_t nslots);
+extern void adaptra_streams_fini (struct adaptra_streams *t);
+
+/* The stream with this id, or NULL if it was reaped or reused. */
+extern struct adaptra_stream *adaptra_streams_get (struct adaptra_streams *t,
+                                                   uint32_t id);
+
+/* The most recently used stream whose expected position is within
+ * ADAPTRA_STREAM_TOLERANCE pages of page, or NULL.  O(streams near
+ * page): three hash chains.
+ */
+extern struct adaptra_stream *adaptra_streams_find (struct adaptra_streams *t,
+                                                    uint64_t page);
+
+/* Start a stream for client, expecting page next.  Frees streams idle
+ * for ADAPTRA_STREAM_REAP_NS first; when the table is full, reuses the
+ * least recently used one if idle for ADAPTRA_STREAM_REUSE_NS, else
+ * refuses (returns NULL and counts it).  The new stream is zeroed
+ * apart from id, client, next and atime_ns.
+ */
+extern struct adaptra_stream *adaptra_streams_new (struct adaptra_streams *t,
+                                                   int client, uint64_t next,
+                                                   uint64_t now_ns);
+
+/* The stream read something: make it the most recently used and expect
+ * page next from it.
+ */
+extern void adaptra_streams_advance (struct adaptra_streams *t,
+                                     struct adaptra_stream *s, uint64_t next,
+                                     uint64_t now_ns);
+
+/* Free the least recently used stream if it has been idle for
+ * ADAPTRA_STREAM_REAP_NS.  O(1); called once per request, so idle
+ * streams drain without a timer.  Returns true if one was freed.
+ */
+extern bool adaptra_streams_reap_one (struct adaptra_streams *t,
+                                      uint64_t now_ns);
+
+/* Free a stream now. */
+extern void adaptra_streams_free (struct adaptra_streams *t,
+                                  struct adaptra_stream *s);
+
+/* Iteration over used streams, most recently used first: start with
+ * first, continue with after; NULL at the end.
+ */
+extern struct adaptra_stream *adaptra_streams_first (struct adaptra_streams *t);
+extern struct adaptra_stream *adaptra_streams_after (struct adaptra_streams *t,
+                                                     struct adaptra_stream *s);
+
+#endif /* ADAPTRA_STREAM_H */

@@ -1,0 +1,164 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Unit tests of core/stream.c: ids, position matching, reaping, reuse.
+ * Stream recognition end to end (interleaved, reordered, backward,
+ * random) is tested through the engine in test-engine.c.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "adaptra/stream.h"
+
+#define SEC UINT64_C (1000000000)
+
+static struct adaptra_streams table;
+
+static int
+setup4 (void **state)
+{
+  (void) state;
+  return adaptra_streams_init (&table, 4);
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  adaptra_streams_fini (&table);
+  return 0;
+}
+
+static void
+test_get_by_id (void **state)
+{
+  struct adaptra_stream *s;
+  uint32_t id;
+
+  (void) state;
+  s = adaptra_streams_new (&table, 3, 100, 0);
+  assert_non_null (s);
+  id = s->id;
+  assert_int_not_equal (id, 0);
+  assert_ptr_equal (adaptra_streams_get (&table, id), s);
+  assert_int_equal (s->client, 3);
+  assert_null (adaptra_streams_get (&table, 0));
+  /* A reused slot gets a new id: the old id no longer resolves. */
+  adaptra_streams_free (&table, s);
+  assert_null (adaptra_streams_get (&table, id));
+  s = adaptra_streams_new (&table, 3, 100, 0);
+  assert_int_not_equal (s->id, id);
+  assert_int_equal (table.active, 1);
+}
+
+static void
+test_find_by_position (void **state)
+{
+  struct adaptra_stream *a, *b;
+
+  (void) state;
+  a = adaptra_streams_new (&table, 1, 1000, 0);
+  b = adaptra_streams_new (&table, 1, 50000, 1);
+  assert_ptr_equal (adaptra_streams_find (&table, 1000), a);
+  /* Within the tolerance on either side, across granules. */
+  assert_ptr_equal (adaptra_streams_find (&table, 1000 + 200), a);
+  assert_ptr_equal (adaptra_streams_find (&table, 1000 - 200), a);
+  assert_ptr_equal (adaptra_streams_find (&table, 50000 + 17), b);
+  assert_null (adaptra_streams_find (&table, 1000 + 2 * 256 + 1));
+  assert_null (adaptra_streams_find (&table, 20000));
+  /* Advancing moves it in the hash. */
+  adaptra_streams_advance (&table, a, 9000, 2);
+  assert_null (adaptra_streams_find (&table, 1000));
+  assert_ptr_equal (adaptra_streams_find (&table, 9001), a);
+  /* Page 0 has no granule below it. */
+  adaptra_streams_advance (&table, b, 0, 3);
+  assert_ptr_equal (adaptra_streams_find (&table, 5), b);
+}
+
+static void
+test_most_recent_wins (void **state)
+{
+  struct adaptra_stream *a, *b;
+
+  (void) state;
+  a = adaptra_streams_new (&table, 1, 1000, 0);
+  b = adaptra_streams_new (&table, 2, 1010, 5);
+  assert_ptr_equal (adaptra_streams_find (&table, 1005), b);
+  adaptra_streams_advance (&table, a, 1000, 9);
+  assert_ptr_equal (adaptra_streams_find (&table, 1005), a);
+  assert_ptr_equal (adaptra_streams_first (&table), a);
+  assert_ptr_equal (adaptra_streams_after (&table, a), b);
+  assert_null (adaptra_streams_after (&table, b));
+}
+
+static void
+test_reap_idle (void **state)
+{
+  struct adaptra_stream *a, *b;
+
+  (void) state;
+  a = adaptra_streams_new (&table, 1, 1000, 0);
+  b = adaptra_streams_new (&table, 1, 9000, 0);
+  adaptra_streams_advance (&table, b, 9001, SEC);
+  assert_false (adaptra_streams_reap_one (&table, 2 * SEC - 1));
+  assert_true (adaptra_streams_reap_one (&table, 2 * SEC));
+  assert_int_equal (a->id, 0);
+  assert_false (adaptra_streams_reap_one (&table, 2 * SEC));
+  assert_int_equal (table.active, 1);
+  assert_true (adaptra_streams_reap_one (&table, 3 * SEC));
+  assert_int_equal (table.active, 0);
+  assert_false (adaptra_streams_reap_one (&table, 100 * SEC));
+}
+
+static void
+test_full_table (void **state)
+{
+  struct adaptra_stream *s;
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < 4; i++)
+    assert_non_null (adaptra_streams_new (&table, 1, i * 10000, i));
+  /* Everybody was busy less than 1 s ago: refuse. */
+  assert_null (adaptra_streams_new (&table, 1, 99999, SEC / 2));
+  assert_int_equal (table.refused, 1);
+  /* The oldest has been idle for 1 s: reuse it. */
+  s = adaptra_streams_new (&table, 2, 99999, SEC);
+  assert_non_null (s);
+  assert_int_equal (table.active, 4);
+  assert_null (adaptra_streams_find (&table, 0));
+  assert_ptr_equal (adaptra_streams_find (&table, 99999), s);
+}
+
+static void
+test_bad_size (void **state)
+{
+  struct adaptra_streams t;
+
+  (void) state;
+  assert_int_equal (adaptra_streams_init (&t, 0), -1);
+  assert_int_equal (adaptra_streams_init (&t, ADAPTRA_STREAMS_MAX + 1), -1);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_get_by_id, setup4, teardown),
+    cmocka_unit_test_setup_teardown (test_find_by_position, setup4, teardown),
+    cmocka_unit_test_setup_teardown (test_most_recent_wins, setup4, teardown),
+    cmocka_unit_test_setup_teardown (test_reap_idle, setup4, teardown),
+    cmocka_unit_test_setup_teardown (test_full_table, setup4, teardown),
+    cmocka_unit_test (test_bad_size),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
