@@ -1,0 +1,149 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The benchmark's counter: an nbdkit filter placed directly above the
+ * backend model, so it sees exactly what the stack under test asks of
+ * the backend.
+ *
+ *   nbdkit --filter=STACK... --filter=.../nbdkit-counter-filter.so \
+ *          --filter=MODEL... file IMG counter-file=/abs/path
+ *
+ * It counts read requests and bytes, NBD_CMD_CACHE requests and bytes
+ * (prefetch hints that the models pass down at no cost), and the peak
+ * number of reads in flight at once.  At unload, which nbdkit reaches
+ * on a clean shutdown (SIGTERM, or the end of --run), it writes these
+ * counters plus the server process's CPU time and peak RSS, one
+ * "key value" pair per line, to counter-file.  The file is written to
+ * a temporary name and renamed, so a reader never sees half of it.
+ *
+ * nbdkit's stats filter could count too, but it writes a text report
+ * meant for people; this one writes exactly what scripts/bench/run
+ * parses and adds the process's own resource usage, measured from the
+ * inside so that the client's CPU time is never mixed in.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <nbdkit-filter.h>
+
+/* counter-file: where the counters go at unload (absolute path). */
+static char *counter_file;
+
+static atomic_uint_fast64_t reads;        /* pread requests */
+static atomic_uint_fast64_t read_bytes;   /* bytes asked by preads */
+static atomic_uint_fast64_t caches;       /* cache requests */
+static atomic_uint_fast64_t cache_bytes;  /* bytes asked by caches */
+static atomic_int_fast64_t in_flight;     /* preads running now */
+static atomic_int_fast64_t peak_in_flight;/* maximum of in_flight */
+
+static int
+counter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
+                const char *key, const char *value)
+{
+  if (strcmp (key, "counter-file") == 0) {
+    free (counter_file);
+    counter_file = nbdkit_absolute_path (value);
+    return counter_file == NULL ? -1 : 0;
+  }
+  return next (nxdata, key, value);
+}
+
+#define counter_config_help \
+  "counter-file=PATH    Write backend read counters here at unload."
+
+static void
+raise_peak (int_fast64_t now)
+{
+  int_fast64_t peak = atomic_load (&peak_in_flight);
+
+  while (now > peak &&
+         !atomic_compare_exchange_weak (&peak_in_flight, &peak, now))
+    ;
+}
+
+static int
+counter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
+               uint64_t offset, uint32_t flags, int *err)
+{
+  int r;
+
+  atomic_fetch_add (&reads, 1);
+  atomic_fetch_add (&read_bytes, count);
+  raise_peak (atomic_fetch_add (&in_flight, 1) + 1);
+  r = next->pread (next, buf, count, offset, flags, err);
+  atomic_fetch_sub (&in_flight, 1);
+  return r;
+}
+
+static int
+counter_cache (nbdkit_next *next, void *handle, uint32_t count,
+               uint64_t offset, uint32_t flags, int *err)
+{
+  atomic_fetch_add (&caches, 1);
+  atomic_fetch_add (&cache_bytes, count);
+  return next->cache (next, count, offset, flags, err);
+}
+
+static double
+timeval_seconds (struct timeval tv)
+{
+  return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void
+counter_unload (void)
+{
+  struct rusage usage;
+  char *tmp = NULL;
+  FILE *fp;
+
+  if (counter_file == NULL)
+    return;
+  if (getrusage (RUSAGE_SELF, &usage) == -1)
+    memset (&usage, 0, sizeof usage);
+  if (asprintf (&tmp, "%s.tmp", counter_file) == -1 ||
+      (fp = fopen (tmp, "w")) == NULL) {
+    nbdkit_error ("counter: cannot write %s: %m", counter_file);
+    goto out;
+  }
+  fprintf (fp,
+           "reads %" PRIuFAST64 "\n"
+           "read_bytes %" PRIuFAST64 "\n"
+           "caches %" PRIuFAST64 "\n"
+           "cache_bytes %" PRIuFAST64 "\n"
+           "peak_in_flight %" PRIdFAST64 "\n"
+           "cpu_user_s %.3f\n"
+           "cpu_sys_s %.3f\n"
+           "maxrss_kib %ld\n",
+           atomic_load (&reads), atomic_load (&read_bytes),
+           atomic_load (&caches), atomic_load (&cache_bytes),
+           atomic_load (&peak_in_flight),
+           timeval_seconds (usage.ru_utime),
+           timeval_seconds (usage.ru_stime),
+           usage.ru_maxrss);
+  if (fclose (fp) == EOF || rename (tmp, counter_file) == -1)
+    nbdkit_error ("counter: cannot write %s: %m", counter_file);
+ out:
+  free (tmp);
+  free (counter_file);
+}
+
+static struct nbdkit_filter filter = {
+  .name              = "counter",
+  .longname          = "adaptra benchmark backend counter",
+  .unload            = counter_unload,
+  .config            = counter_config,
+  .config_help       = counter_config_help,
+  .pread             = counter_pread,
+  .cache             = counter_cache,
+};
+
+NBDKIT_REGISTER_FILTER (filter)
