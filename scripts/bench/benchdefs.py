@@ -1,0 +1,234 @@
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+
+"""What the benchmark runs: stacks under test, backend models and
+workloads, shared by scripts/bench/run, matrix and report.
+
+A server for one run is, closest to the client first:
+
+    STACK-UNDER-TEST | counter | backend model | file IMG
+
+Sizes are in bytes; throughput is in MiB/s (2**20 bytes per second)
+everywhere, so the remote model's rate=1600M (bits, nbdkit's powers of
+1024) is exactly 200 MiB/s.
+"""
+
+import functools
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(HERE, ".build")
+TOP = os.path.dirname(os.path.dirname(HERE))
+MIB = 1 << 20
+
+DEFAULT_FILTER = os.path.join(TOP, "plugin", ".libs",
+                              "nbdkit-adaptra-filter.so")
+DEFAULT_IMAGE = "/tmp/adaptra-bench/img-1g.raw"
+IMAGE_SIZE = 1 << 30
+
+# Stacks under test, in the order tables show them.  Each maps to the
+# --filter options and parameters above the counter.  POOL is the
+# memory budget of the caching stacks (the cache filter's
+# cache-max-size, adaptra's adaptra-pool).
+STACKS = ["none", "readahead", "cache", "readahead+cache",
+          "adaptra-fixed", "adaptra"]
+
+STACK_TITLES = {
+    "none": "no filter",
+    "readahead": "readahead",
+    "cache": "cache",
+    "readahead+cache": "readahead+cache",
+    "adaptra-fixed": "adaptra fixed",
+    "adaptra": "adaptra",
+}
+
+
+def adaptra_filter():
+    """Path of the adaptra filter under test ($ADAPTRA_FILTER)."""
+    return os.environ.get("ADAPTRA_FILTER", DEFAULT_FILTER)
+
+
+@functools.lru_cache(maxsize=None)
+def adaptra_help(path):
+    """The filter's --help text ('' if it does not load)."""
+    try:
+        out = subprocess.run(["nbdkit", "--filter=" + path, "null", "--help"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout + out.stderr if out.returncode == 0 else ""
+
+
+def adaptra_engine_present(path):
+    """True once the engine's parameters exist; before that the filter
+    is a pass-through and accepts no parameters."""
+    return "adaptra-mode" in adaptra_help(path)
+
+
+def adaptra_stack_args(stack, pool, path):
+    """Parameters of an adaptra stack.  $ADAPTRA_ARGS_FIXED and
+    $ADAPTRA_ARGS_ADAPTIVE override the defaults ({pool} is replaced by
+    the pool size in bytes).  With a pass-through filter the defaults
+    are empty."""
+    env = "ADAPTRA_ARGS_FIXED" if stack == "adaptra-fixed" \
+        else "ADAPTRA_ARGS_ADAPTIVE"
+    if env in os.environ:
+        return os.environ[env].replace("{pool}", str(pool)).split()
+    if not adaptra_engine_present(path):
+        return []
+    mode = "fixed" if stack == "adaptra-fixed" else "adaptive"
+    return ["adaptra-mode=" + mode, "adaptra-pool=%d" % pool]
+
+
+def stack_options(stack, pool):
+    """(filters, params) of a stack under test."""
+    cache = ["cache-on-read=true", "cache-max-size=%d" % pool]
+    if stack == "none":
+        return [], []
+    if stack == "readahead":
+        return ["--filter=readahead"], []
+    if stack == "cache":
+        return ["--filter=cache"], cache
+    if stack == "readahead+cache":
+        return ["--filter=readahead", "--filter=cache"], cache
+    if stack in ("adaptra", "adaptra-fixed"):
+        path = adaptra_filter()
+        return ["--filter=" + path], adaptra_stack_args(stack, pool, path)
+    raise ValueError("unknown stack " + stack)
+
+
+# Backend models: filters and parameters below the counter, and the
+# bandwidth limit (MiB/s) and per-request latency (s) they impose.
+MODELS = {
+    "remote": {
+        "filters": ["--filter=delay", "--filter=rate"],
+        "params": ["rdelay=5ms", "rate=1600M", "burstiness=0.05"],
+        "mibps": 200.0,
+        "latency": 0.005,
+        "about": "5 ms per read (delay) + 200 MiB/s total (rate, "
+                 "burstiness=0.05)",
+    },
+    "disk": {
+        "filters": ["--filter=" + os.path.join(BUILD,
+                                                "nbdkit-diskmodel-filter.so")],
+        "params": ["disk-bandwidth=150M", "disk-min-seek=0.5ms",
+                   "disk-max-seek=8ms"],
+        "mibps": 150.0,
+        "latency": None,
+        "about": "one head, seek 0.5 ms + 7.5 ms x distance/size, "
+                 "150 MiB/s transfer",
+    },
+    "fast": {
+        "filters": [],
+        "params": [],
+        "mibps": None,
+        "latency": None,
+        "about": "file in the page cache, no delay",
+    },
+}
+
+# Workloads.  kind: "fio" (job options), "interleave" / "paced" (our
+# libnbd tools), "nbdcopy" / "qemu-img" (whole-image copies).  pool is
+# the memory budget given to caching stacks for this workload.
+WORKLOADS = {
+    "W1": {
+        "about": "1 sequential stream, 64 KiB reads, qd1 (fio)",
+        "kind": "fio", "pool": 64 * MIB,
+        "jobs": [["--name=seq", "--rw=read", "--bs=64k", "--iodepth=1"]],
+    },
+    "W2": {
+        "about": "16 sequential streams, 1 connection each, own regions",
+        "kind": "fio", "pool": 64 * MIB,
+        "jobs": [["--name=seq16", "--rw=read", "--bs=64k", "--iodepth=1",
+                  "--numjobs=16", "--size=64m", "--offset_increment=64m",
+                  "--group_reporting"]],
+    },
+    "W3": {
+        "about": "8 sequential streams interleaved round-robin on ONE "
+                 "connection, 64 KiB, qd1",
+        "kind": "interleave", "pool": 64 * MIB,
+        "args": ["--streams", "8", "--block", "64K", "--depth", "1"],
+    },
+    "W4-qd1": {
+        "about": "random 4 KiB reads, qd1 (fio)",
+        "kind": "fio", "pool": 64 * MIB, "qd": 1,
+        "jobs": [["--name=rand", "--rw=randread", "--bs=4k", "--iodepth=1"]],
+    },
+    "W4-qd16": {
+        "about": "random 4 KiB reads, qd16 (fio)",
+        "kind": "fio", "pool": 64 * MIB, "qd": 16,
+        "jobs": [["--name=rand", "--rw=randread", "--bs=4k",
+                  "--iodepth=16"]],
+    },
+    "W5-200": {
+        "about": "200 paced streams x 16 KiB/s, 4 KiB reads, "
+                 "4 connections, 16 MiB pool",
+        "kind": "paced", "pool": 16 * MIB, "offered": 200 * 16384,
+        "args": ["--streams", "200", "--connections", "4", "--rate", "16K",
+                 "--block", "4K"],
+    },
+    "W5-seed": {
+        "about": "the seed's read_threads: 800 streams x 1 KiB/s "
+                 "(80 readers x 10), 4 KiB reads, 8 connections, "
+                 "64 MiB pool",
+        "kind": "paced", "pool": 64 * MIB, "offered": 800 * 1024,
+        "args": ["--streams", "800", "--group", "10", "--rate", "1K",
+                 "--block", "4K", "--stagger", "0.01", "--connections", "8"],
+        "spread": 10.0,
+    },
+    "W6": {
+        "about": "1 sequential stream (64 KiB qd1) + random 4 KiB qd1 "
+                 "noise on another connection",
+        "kind": "fio", "pool": 64 * MIB,
+        "jobs": [["--name=seq", "--rw=read", "--bs=64k", "--iodepth=1",
+                  "--size=512m"],
+                 ["--name=noise", "--rw=randread", "--bs=4k", "--iodepth=1",
+                  "--offset=512m", "--size=512m"]],
+    },
+    "W7-nbdcopy": {
+        "about": "image copy (first 256 MiB), nbdcopy to null: (defaults)",
+        "kind": "nbdcopy", "pool": 64 * MIB,
+    },
+    "W7-qemu-img": {
+        "about": "image copy (first 256 MiB), qemu-img convert to null-co",
+        "kind": "qemu-img", "pool": 64 * MIB,
+    },
+}
+
+WORKLOAD_ORDER = list(WORKLOADS)
+
+CSV_COLUMNS = [
+    "timestamp", "host", "label", "rep", "workload", "model", "stack",
+    "stack_args", "seconds", "client_bytes", "client_mibps", "iops",
+    "lat_mean_us", "lat_p99_us", "noise_iops", "noise_lat_p99_us",
+    "late_reads", "backend_reads", "backend_bytes", "backend_cache_reqs",
+    "backend_cache_bytes", "amplification", "limit", "limit_unit",
+    "ratio_to_limit", "nbdkit_cpu_s", "nbdkit_rss_kib",
+    "backend_peak_inflight", "ra_hit_pct", "evicted_unread",
+    "evicted_unread_pct", "rescues", "load1", "status",
+]
+
+
+def parse_size(text):
+    """'256M' -> 268435456 (powers of 1024, like nbdkit)."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    suffix = text[-1:] if text[-1:] in units else ""
+    return int(float(text[:len(text) - len(suffix)]) * units[suffix])
+
+
+def workload_limit(workload, model):
+    """(limit, unit) that a run of WORKLOAD on MODEL is measured
+    against, or (None, '') when the model sets no meaningful limit."""
+    w, m = WORKLOADS[workload], MODELS[model]
+    if w["kind"] == "paced":
+        return w["offered"] / MIB, "MiB/s offered"
+    if "qd" in w:
+        if m["latency"] is None:
+            return None, ""
+        return w["qd"] / m["latency"], "IOPS"
+    if m["mibps"] is None:
+        return None, ""
+    return m["mibps"], "MiB/s"
