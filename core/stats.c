@@ -22,67 +22,67 @@
 
 #include "adaptra/stats.h"
 
-#define COUNTER(field) \
-  { #field, offsetof (struct adaptra_stats, field), ADAPTRA_STAT_COUNTER }
-#define GAUGE(field) \
-  { #field, offsetof (struct adaptra_stats, field), ADAPTRA_STAT_GAUGE }
-#define METHOD_FIELD(name, m, field) \
+#define COUNTER(field, help) \
+  { #field, offsetof (struct adaptra_stats, field), ADAPTRA_STAT_COUNTER, help }
+#define GAUGE(field, help) \
+  { #field, offsetof (struct adaptra_stats, field), ADAPTRA_STAT_GAUGE, help }
+#define METHOD_FIELD(name, m, field, help) \
   { name, offsetof (struct adaptra_stats, method[m].field), \
-    ADAPTRA_STAT_COUNTER }
+    ADAPTRA_STAT_COUNTER, help }
 /* The seed's per-class names: ra_NAME, ra_NAME_return, ... */
 #define METHOD(m, mname) \
-  METHOD_FIELD ("ra_" mname, m, readahead), \
-  METHOD_FIELD ("ra_" mname "_return", m, readahead_return), \
-  METHOD_FIELD ("ra_" mname "_eof", m, readahead_eof), \
-  METHOD_FIELD ("pgra_" mname, m, pgreadahead), \
-  METHOD_FIELD ("pgra_" mname "_hit", m, pgreadahead_hit), \
-  METHOD_FIELD ("pgra_" mname "_eof", m, pgreadahead_eof)
+  METHOD_FIELD ("ra_" mname, m, readahead, NULL), \
+  METHOD_FIELD ("ra_" mname "_return", m, readahead_return, NULL), \
+  METHOD_FIELD ("ra_" mname "_eof", m, readahead_eof, NULL), \
+  METHOD_FIELD ("pgra_" mname, m, pgreadahead, NULL), \
+  METHOD_FIELD ("pgra_" mname "_hit", m, pgreadahead_hit, NULL), \
+  METHOD_FIELD ("pgra_" mname "_eof", m, pgreadahead_eof, NULL)
 
 const struct adaptra_stat_field adaptra_stat_fields[] = {
-  COUNTER (cache_miss),
-  COUNTER (readrandom),
-  COUNTER (pgreadrandom),
-  COUNTER (readahead_rescue),
-  COUNTER (pgreadahead_rescue),
-  COUNTER (readahead_end),
-  METHOD_FIELD ("readahead", ADAPTRA_METHOD_NONE, readahead),
-  METHOD_FIELD ("readahead_return", ADAPTRA_METHOD_NONE, readahead_return),
-  METHOD_FIELD ("readahead_eof", ADAPTRA_METHOD_NONE, readahead_eof),
-  METHOD_FIELD ("pgreadahead", ADAPTRA_METHOD_NONE, pgreadahead),
-  METHOD_FIELD ("pgreadahead_hit", ADAPTRA_METHOD_NONE, pgreadahead_hit),
-  METHOD_FIELD ("pgreadahead_eof", ADAPTRA_METHOD_NONE, pgreadahead_eof),
+  COUNTER (cache_miss, "Reads that entered the read-ahead logic on a miss past page 0"),
+  COUNTER (readrandom, "Misses classified as random reads (no read-ahead)"),
+  COUNTER (pgreadrandom, "Pages read by random reads"),
+  COUNTER (readahead_rescue, "Rescues of read-ahead pages in danger of eviction"),
+  COUNTER (pgreadahead_rescue, "Pages rescued"),
+  COUNTER (readahead_end, "Windows dropped because they started past the end of the export"),
+  METHOD_FIELD ("readahead", ADAPTRA_METHOD_NONE, readahead, "Read-ahead windows issued"),
+  METHOD_FIELD ("readahead_return", ADAPTRA_METHOD_NONE, readahead_return, "Look-ahead marks hit"),
+  METHOD_FIELD ("readahead_eof", ADAPTRA_METHOD_NONE, readahead_eof, "Windows that reached the end of the export"),
+  METHOD_FIELD ("pgreadahead", ADAPTRA_METHOD_NONE, pgreadahead, "Pages read ahead"),
+  METHOD_FIELD ("pgreadahead_hit", ADAPTRA_METHOD_NONE, pgreadahead_hit, "Read-ahead pages that a client then read"),
+  METHOD_FIELD ("pgreadahead_eof", ADAPTRA_METHOD_NONE, pgreadahead_eof, "Pages of windows that reached the end of the export"),
   METHOD (ADAPTRA_METHOD_INITIAL, "initial"),
   METHOD (ADAPTRA_METHOD_STATE, "state"),
   METHOD (ADAPTRA_METHOD_CONTEXT, "context"),
   METHOD (ADAPTRA_METHOD_CONTEXTA, "contexta"),
   METHOD (ADAPTRA_METHOD_FIXED, "fixed"),
   METHOD (ADAPTRA_METHOD_BACKWARD, "backward"),
-  COUNTER (readahead_shrink),
-  COUNTER (io_block),
-  COUNTER (io_congestion),
-  COUNTER (evicted),
-  COUNTER (evicted_unread),
-  COUNTER (invalidated),
-  COUNTER (prefetch_failed),
-  COUNTER (prefetch_stale),
-  COUNTER (streams_refused),
-  COUNTER (cache_hints),
-  COUNTER (backend_requests),
-  COUNTER (backend_bytes),
-  COUNTER (backend_errors),
-  COUNTER (client_requests),
-  COUNTER (client_bytes),
-  GAUGE (pages_free),
-  GAUGE (pages_inactive),
-  GAUGE (pages_active),
-  GAUGE (pages_in_flight),
-  GAUGE (streams_active),
-  GAUGE (clients_active),
-  GAUGE (prefetch_queued_bytes),
-  GAUGE (prefetch_flight_bytes),
-  GAUGE (backend_latency_ns),
-  GAUGE (backend_bytes_per_sec),
-  GAUGE (window_max_bytes),
+  COUNTER (readahead_shrink, "State-method decisions that found no safe room for a window"),
+  COUNTER (io_block, "Client reads that waited for an in-flight page"),
+  COUNTER (io_congestion, "Windows skipped because the backend was congested"),
+  COUNTER (evicted, "Pages evicted from the pool"),
+  COUNTER (evicted_unread, "Read-ahead pages evicted before a client read them (thrashing)"),
+  COUNTER (invalidated, "Pages dropped by writes, zeroes and trims"),
+  COUNTER (prefetch_failed, "Prefetch requests the backend failed"),
+  COUNTER (prefetch_stale, "Prefetched pages discarded because a write overlapped them"),
+  COUNTER (streams_refused, "Streams not tracked because the stream table was full"),
+  COUNTER (cache_hints, "NBD_CMD_CACHE requests from clients"),
+  COUNTER (backend_requests, "Read requests sent to the backend"),
+  COUNTER (backend_bytes, "Bytes read from the backend"),
+  COUNTER (backend_errors, "Backend read errors"),
+  COUNTER (client_requests, "Read requests from clients"),
+  COUNTER (client_bytes, "Bytes read by clients"),
+  GAUGE (pages_free, "Pool pages free"),
+  GAUGE (pages_inactive, "Pool pages on the inactive list"),
+  GAUGE (pages_active, "Pool pages on the active list"),
+  GAUGE (pages_in_flight, "Pool pages being read from the backend"),
+  GAUGE (streams_active, "Streams in the stream table"),
+  GAUGE (clients_active, "Client connections open"),
+  GAUGE (prefetch_queued_bytes, "Prefetch bytes waiting for a worker"),
+  GAUGE (prefetch_flight_bytes, "Prefetch bytes queued or being read"),
+  GAUGE (backend_latency_ns, "Estimated backend latency per request, nanoseconds"),
+  GAUGE (backend_bytes_per_sec, "Estimated backend streaming throughput, bytes per second"),
+  GAUGE (window_max_bytes, "Effective maximum window now, bytes"),
 };
 
 const size_t adaptra_stat_field_count =

@@ -77,6 +77,9 @@ struct adaptra_stat_field {
   const char *name;
   size_t offset;                /* of a uint64_t in struct adaptra_stats */
   enum adaptra_stat_kind kind;
+  const char *help;             /* one line for humans; NULL for the
+                                   per-method copies, whose help is
+                                   that of the total of the same name */
 };
 
 /* Every value of struct adaptra_stats, in printing order. */
