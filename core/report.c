@@ -1,0 +1,198 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Printers for statistics snapshots.
+ *
+ * The stats table lists the per-method counters twice over: the
+ * totals under the seed's plain names ("readahead") and each method's
+ * copy ("ra_state").  For JSON and Prometheus the method copies are
+ * grouped by method instead, which needs each copy's method and the
+ * plain name it is a copy of; both follow from the field's offset
+ * inside the method array, so nothing here lists names again.
+ */
+
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "adaptra/report.h"
+
+#define METHOD_BASE offsetof (struct adaptra_stats, method)
+#define METHOD_SIZE sizeof (struct adaptra_method_stats)
+
+/* If f is a per-method counter, its method (ADAPTRA_METHOD_NONE for
+ * the totals); otherwise -1.
+ */
+static int
+field_method (const struct adaptra_stat_field *f)
+{
+  if (f->offset < METHOD_BASE
+      || f->offset >= METHOD_BASE + ADAPTRA_METHOD_COUNT * METHOD_SIZE)
+    return -1;
+  return (f->offset - METHOD_BASE) / METHOD_SIZE;
+}
+
+/* The totals field that f is a per-method copy of. */
+static const struct adaptra_stat_field *
+field_total (const struct adaptra_stat_field *f)
+{
+  size_t within = (f->offset - METHOD_BASE) % METHOD_SIZE;
+  size_t i;
+
+  for (i = 0; i < adaptra_stat_field_count; i++)
+    if (adaptra_stat_fields[i].offset == METHOD_BASE + within)
+      return &adaptra_stat_fields[i];
+  return f;
+}
+
+static double
+ratio (uint64_t num, uint64_t den, double scale)
+{
+  return den ? scale * (double) num / (double) den : 0.;
+}
+
+struct adaptra_derived
+adaptra_report_derive (const struct adaptra_stats *s)
+{
+  const struct adaptra_method_stats *all = &s->method[ADAPTRA_METHOD_NONE];
+
+  return (struct adaptra_derived) {
+    .readahead_hit_pct = ratio (all->pgreadahead_hit, all->pgreadahead, 100.),
+    .readahead_per_random = ratio (all->readahead, s->readrandom, 1.),
+    .amplification = ratio (s->backend_bytes, s->client_bytes, 1.),
+    .evicted_unread_pct = ratio (s->evicted_unread, all->pgreadahead, 100.),
+  };
+}
+
+int
+adaptra_report_text (const struct adaptra_stats *s, struct adaptra_strbuf *out)
+{
+  struct adaptra_derived d = adaptra_report_derive (s);
+  unsigned m;
+  size_t i;
+
+  for (i = 0; i < adaptra_stat_field_count; i++) {
+    const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
+
+    if (field_method (f) <= 0)
+      adaptra_strbuf_printf (out, "%-24s %" PRIu64 "\n",
+                             f->name, adaptra_stat_value (s, f));
+  }
+  adaptra_strbuf_printf (out, "%-10s %10s %10s %10s %12s %12s %12s\n",
+                         "method", "readahead", "return", "eof",
+                         "pgreadahead", "pg_hit", "pg_eof");
+  for (m = 0; m < ADAPTRA_METHOD_COUNT; m++) {
+    const struct adaptra_method_stats *ms = &s->method[m];
+
+    adaptra_strbuf_printf (out,
+                           "%-10s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+                           " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+                           m == ADAPTRA_METHOD_NONE
+                           ? "all" : adaptra_method_name (m),
+                           ms->readahead, ms->readahead_return,
+                           ms->readahead_eof, ms->pgreadahead,
+                           ms->pgreadahead_hit, ms->pgreadahead_eof);
+  }
+  adaptra_strbuf_printf (out,
+                         "%-24s %.2f\n%-24s %.2f\n%-24s %.3f\n%-24s %.3f\n",
+                         "readahead_hit_pct", d.readahead_hit_pct,
+                         "readahead_per_random", d.readahead_per_random,
+                         "amplification", d.amplification,
+                         "evicted_unread_pct", d.evicted_unread_pct);
+  return out->overflow ? -1 : 0;
+}
+
+/* Append comma-separated "name":value pairs of the fields of kind
+ * that belong to method, or with method < 0 of those that are not
+ * per-method copies (the totals included).
+ */
+static void
+json_members (const struct adaptra_stats *s, struct adaptra_strbuf *out,
+              enum adaptra_stat_kind kind, int method)
+{
+  bool first = true;
+  size_t i;
+
+  for (i = 0; i < adaptra_stat_field_count; i++) {
+    const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
+    int fm = field_method (f);
+
+    if (f->kind != kind || (method < 0 ? fm > 0 : fm != method))
+      continue;
+    adaptra_strbuf_printf (out, "%s\"%s\":%" PRIu64, first ? "" : ",",
+                           fm > 0 ? field_total (f)->name : f->name,
+                           adaptra_stat_value (s, f));
+    first = false;
+  }
+}
+
+int
+adaptra_report_json (const struct adaptra_stats *s, struct adaptra_strbuf *out)
+{
+  struct adaptra_derived d = adaptra_report_derive (s);
+  unsigned m;
+
+  adaptra_strbuf_printf (out, "{\"version\":%d,\"counters\":{",
+                         ADAPTRA_REPORT_JSON_VERSION);
+  json_members (s, out, ADAPTRA_STAT_COUNTER, -1);
+  adaptra_strbuf_printf (out, "},\"methods\":{");
+  for (m = 1; m < ADAPTRA_METHOD_COUNT; m++) {
+    adaptra_strbuf_printf (out, "%s\"%s\":{", m > 1 ? "," : "",
+                           adaptra_method_name (m));
+    json_members (s, out, ADAPTRA_STAT_COUNTER, m);
+    adaptra_strbuf_printf (out, "}");
+  }
+  adaptra_strbuf_printf (out, "},\"gauges\":{");
+  json_members (s, out, ADAPTRA_STAT_GAUGE, -1);
+  adaptra_strbuf_printf (out,
+                         "},\"derived\":{\"readahead_hit_pct\":%.4f,"
+                         "\"readahead_per_random\":%.4f,"
+                         "\"amplification\":%.4f,"
+                         "\"evicted_unread_pct\":%.4f}}\n",
+                         d.readahead_hit_pct, d.readahead_per_random,
+                         d.amplification, d.evicted_unread_pct);
+  return out->overflow ? -1 : 0;
+}
+
+int
+adaptra_report_prometheus (const struct adaptra_stats *s,
+                           struct adaptra_strbuf *out)
+{
+  size_t i;
+
+  for (i = 0; i < adaptra_stat_field_count; i++) {
+    const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
+    bool counter = f->kind == ADAPTRA_STAT_COUNTER;
+    const char *suffix = counter ? "_total" : "";
+    int fm = field_method (f);
+    unsigned m;
+
+    if (fm > 0)
+      continue;                 /* printed with its total, below */
+    adaptra_strbuf_printf (out, "# HELP adaptra_%s%s %s\n"
+                           "# TYPE adaptra_%s%s %s\n",
+                           f->name, suffix, f->help,
+                           f->name, suffix, counter ? "counter" : "gauge");
+    if (fm < 0) {
+      adaptra_strbuf_printf (out, "adaptra_%s%s %" PRIu64 "\n",
+                             f->name, suffix, adaptra_stat_value (s, f));
+      continue;
+    }
+    /* A per-method family: one sample per method, no "all" sample,
+     * which sum() gives.
+     */
+    for (m = 1; m < ADAPTRA_METHOD_COUNT; m++) {
+      const struct adaptra_stat_field copy = {
+        .offset = f->offset + m * METHOD_SIZE,
+      };
+      adaptra_strbuf_printf (out, "adaptra_%s%s{method=\"%s\"} %" PRIu64 "\n",
+                             f->name, suffix, adaptra_method_name (m),
+                             adaptra_stat_value (s, &copy));
+    }
+  }
+  return out->overflow ? -1 : 0;
+}

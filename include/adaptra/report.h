@@ -1,0 +1,58 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Statistics as text: for people, as JSON, and as Prometheus metrics.
+ *
+ * All three walk adaptra_stat_fields, so a counter added to the stats
+ * table appears everywhere without touching this module.
+ */
+
+#ifndef ADAPTRA_REPORT_H
+#define ADAPTRA_REPORT_H
+
+#include "adaptra/stats.h"
+#include "adaptra/strbuf.h"
+
+/* Version of the JSON layout; bumped when a field changes meaning or
+ * disappears (new fields may appear without a bump).
+ */
+#define ADAPTRA_REPORT_JSON_VERSION 1
+
+/* Ratios derived from a snapshot, as the seed quoted them. */
+struct adaptra_derived {
+  double readahead_hit_pct;     /* pgreadahead_hit / pgreadahead, % */
+  double readahead_per_random;  /* readahead : readrandom */
+  double amplification;         /* backend bytes / client bytes */
+  double evicted_unread_pct;    /* evicted_unread / pgreadahead, % */
+};
+
+/* The ratios of s; a ratio with a zero denominator is 0. */
+extern struct adaptra_derived adaptra_report_derive (
+  const struct adaptra_stats *s);
+
+/* Append s for people: one "name value" line per counter and gauge,
+ * a per-method table, then the derived ratios.  Returns 0, or -1 when
+ * out hit its limit.
+ */
+extern int adaptra_report_text (const struct adaptra_stats *s,
+                                struct adaptra_strbuf *out);
+
+/* Append s as one line of JSON:
+ * {"version":1,"counters":{...},"methods":{"initial":{...},...},
+ *  "gauges":{...},"derived":{...}}
+ * Returns 0, or -1 when out hit its limit.
+ */
+extern int adaptra_report_json (const struct adaptra_stats *s,
+                                struct adaptra_strbuf *out);
+
+/* Append s in the Prometheus text exposition format (version 0.0.4):
+ * adaptra_NAME_total counters, adaptra_NAME gauges, HELP and TYPE lines,
+ * per-method counters as one family with a method label.  Returns 0,
+ * or -1 when out hit its limit.
+ */
+extern int adaptra_report_prometheus (const struct adaptra_stats *s,
+                                      struct adaptra_strbuf *out);
+
+#endif /* ADAPTRA_REPORT_H */

@@ -1,0 +1,201 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+#include <config.h>
+
+#include <regex.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/report.h"
+
+static struct adaptra_stats
+sample (void)
+{
+  struct adaptra_stats s = { 0 };
+
+  s.cache_miss = 7;
+  s.readrandom = 3;
+  s.method[ADAPTRA_METHOD_NONE].readahead = 30;
+  s.method[ADAPTRA_METHOD_NONE].pgreadahead = 400;
+  s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit = 380;
+  s.method[ADAPTRA_METHOD_STATE].readahead = 20;
+  s.method[ADAPTRA_METHOD_STATE].pgreadahead_hit = 300;
+  s.method[ADAPTRA_METHOD_CONTEXT].readahead = 10;
+  s.evicted_unread = 4;
+  s.backend_bytes = 1100;
+  s.client_bytes = 1000;
+  s.pages_free = 12345;
+  return s;
+}
+
+static void
+derive_computes_the_seed_ratios (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_derived d = adaptra_report_derive (&s);
+
+  assert_float_equal (d.readahead_hit_pct, 95.0, 1e-9);
+  assert_float_equal (d.readahead_per_random, 10.0, 1e-9);
+  assert_float_equal (d.amplification, 1.1, 1e-9);
+  assert_float_equal (d.evicted_unread_pct, 1.0, 1e-9);
+}
+
+static void
+derive_with_zero_denominators_is_zero (void **state)
+{
+  struct adaptra_stats s = { 0 };
+  struct adaptra_derived d = adaptra_report_derive (&s);
+
+  assert_float_equal (d.readahead_hit_pct, 0., 0.);
+  assert_float_equal (d.amplification, 0., 0.);
+}
+
+static void
+text_has_counters_methods_and_ratios (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+
+  assert_int_equal (adaptra_report_text (&s, &out), 0);
+  assert_memory_equal (out.data, "cache_miss               7\n", 27);
+  assert_non_null (strstr (out.data, "\npages_free               12345\n"));
+  assert_non_null (strstr (out.data, "\nstate              20"));
+  assert_non_null (strstr (out.data, "\nreadahead_hit_pct        95.00\n"));
+  /* Per-method copies appear in the table, not as "ra_state" lines. */
+  assert_null (strstr (out.data, "ra_state"));
+  adaptra_strbuf_free (&out);
+}
+
+static void
+json_groups_methods_and_keeps_totals (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+  int depth = 0, max_depth = 0;
+  size_t i;
+
+  assert_int_equal (adaptra_report_json (&s, &out), 0);
+  assert_memory_equal (out.data, "{\"version\":1,\"counters\":{", 25);
+  assert_non_null (strstr (out.data, "\"cache_miss\":7,"));
+  assert_non_null (strstr (out.data, "\"readahead\":30,"));
+  assert_non_null (strstr (out.data,
+                           "\"state\":{\"readahead\":20,"));
+  assert_non_null (strstr (out.data, "\"pgreadahead_hit\":300"));
+  assert_non_null (strstr (out.data, "\"pages_free\":12345"));
+  assert_non_null (strstr (out.data, "\"amplification\":1.1000"));
+  for (i = 0; i < out.len; i++) {
+    depth += out.data[i] == '{';
+    depth -= out.data[i] == '}';
+    assert_true (depth >= 0);
+    if (depth > max_depth)
+      max_depth = depth;
+  }
+  assert_int_equal (depth, 0);
+  assert_int_equal (max_depth, 3);      /* root, methods, one method */
+  assert_int_equal (out.data[out.len - 1], '\n');
+  assert_null (memchr (out.data, '\n', out.len - 1));   /* one line */
+  adaptra_strbuf_free (&out);
+}
+
+/* Every line of the exposition is a HELP or TYPE comment or a sample,
+ * samples come after their family's TYPE, and counters end in _total.
+ */
+static void
+prometheus_exposition_is_well_formed (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+  regex_t help, type, sample_re;
+  char family[128] = "", kind[16] = "";
+  unsigned samples = 0, method_samples = 0;
+  char *line, *save;
+
+  assert_int_equal (adaptra_report_prometheus (&s, &out), 0);
+  assert_int_equal (regcomp (&help, "^# HELP adaptra_[a-z_]+ [^ ].*$",
+                             REG_EXTENDED | REG_NOSUB), 0);
+  assert_int_equal (regcomp (&type,
+                             "^# TYPE adaptra_[a-z_]+ (counter|gauge)$",
+                             REG_EXTENDED | REG_NOSUB), 0);
+  assert_int_equal (regcomp (&sample_re,
+                             "^adaptra_[a-z_]+(\\{method=\"[a-z]+\"\\})? "
+                             "[0-9]+$", REG_EXTENDED | REG_NOSUB), 0);
+  for (line = strtok_r (out.data, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save)) {
+    if (strncmp (line, "# HELP ", 7) == 0)
+      assert_int_equal (regexec (&help, line, 0, NULL, 0), 0);
+    else if (strncmp (line, "# TYPE ", 7) == 0) {
+      assert_int_equal (regexec (&type, line, 0, NULL, 0), 0);
+      assert_int_equal (sscanf (line, "# TYPE %127s %15s", family, kind), 2);
+      if (strcmp (kind, "counter") == 0)
+        assert_non_null (strstr (family, "_total"));
+    }
+    else {
+      assert_int_equal (regexec (&sample_re, line, 0, NULL, 0), 0);
+      assert_int_equal (strncmp (line, family, strlen (family)), 0);
+      samples++;
+      method_samples += strchr (line, '{') != NULL;
+    }
+  }
+  /* Every field is a sample, except the six per-method totals, which
+   * are the sums of their family's samples.
+   */
+  assert_int_equal (samples, adaptra_stat_field_count - 6);
+  assert_int_equal (method_samples,
+                    6 * (ADAPTRA_METHOD_COUNT - 1));
+  regfree (&help);
+  regfree (&type);
+  regfree (&sample_re);
+  adaptra_strbuf_free (&out);
+}
+
+static void
+prometheus_carries_method_labels (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+
+  adaptra_report_prometheus (&s, &out);
+  assert_non_null (strstr (out.data,
+                           "\nadaptra_readahead_total{method=\"state\"} 20\n"));
+  assert_non_null (strstr (out.data,
+                           "\nadaptra_cache_miss_total 7\n"));
+  assert_non_null (strstr (out.data, "\nadaptra_pages_free 12345\n"));
+  adaptra_strbuf_free (&out);
+}
+
+static void
+small_limit_reports_overflow (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (100);
+
+  assert_int_equal (adaptra_report_json (&s, &out), -1);
+  assert_true (out.overflow);
+  assert_true (out.len <= 100);
+  adaptra_strbuf_free (&out);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (derive_computes_the_seed_ratios),
+    cmocka_unit_test (derive_with_zero_denominators_is_zero),
+    cmocka_unit_test (text_has_counters_methods_and_ratios),
+    cmocka_unit_test (json_groups_methods_and_keeps_totals),
+    cmocka_unit_test (prometheus_exposition_is_well_formed),
+    cmocka_unit_test (prometheus_carries_method_labels),
+    cmocka_unit_test (small_limit_reports_overflow),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
