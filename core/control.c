@@ -1,0 +1,190 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The control protocol: splitting a request line into words and
+ * dispatching it.  Anything a socket client sends ends up here, so
+ * the input is treated as hostile: any byte outside printable ASCII
+ * and tab is refused before the line is split, and words are bounded.
+ */
+
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adaptra/control.h"
+#include "adaptra/report.h"
+
+#define MAX_WORDS 4
+#define MAX_WORD 256
+
+struct request {
+  unsigned nwords;
+  char words[MAX_WORDS][MAX_WORD];
+};
+
+/* Split line into at most MAX_WORDS words of less than MAX_WORD bytes
+ * each.  Returns NULL, or the reason the line is refused.
+ */
+static const char *
+split_words (const char *line, size_t len, struct request *req)
+{
+  size_t i = 0;
+
+  req->nwords = 0;
+  for (i = 0; i < len; i++) {
+    unsigned char c = line[i];
+    if (c != '\t' && (c < 0x20 || c > 0x7e))
+      return "request contains binary data";
+  }
+  i = 0;
+  for (;;) {
+    size_t start, n;
+
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+      i++;
+    if (i == len)
+      return NULL;
+    if (req->nwords == MAX_WORDS)
+      return "too many words in request";
+    start = i;
+    while (i < len && line[i] != ' ' && line[i] != '\t')
+      i++;
+    n = i - start;
+    if (n >= MAX_WORD)
+      return "word too long in request";
+    memcpy (req->words[req->nwords], line + start, n);
+    req->words[req->nwords][n] = '\0';
+    req->nwords++;
+  }
+}
+
+static void
+reply_error (struct adaptra_strbuf *out, const char *msg)
+{
+  adaptra_strbuf_printf (out, "error: %s\n", msg);
+}
+
+static void
+do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
+{
+  struct adaptra_stream_row *rows;
+  size_t n, i;
+
+  rows = calloc (ADAPTRA_CONTROL_MAX_STREAMS, sizeof *rows);
+  if (rows == NULL) {
+    reply_error (out, "out of memory");
+    return;
+  }
+  n = ops->streams (ops->opaque, rows, ADAPTRA_CONTROL_MAX_STREAMS);
+  adaptra_strbuf_printf (out, "%-6s %-24s %-8s %-3s %14s %14s %10s %10s %8s\n",
+                         "id", "client", "method", "dir", "position",
+                         "window_at", "window", "lookahead", "idle_ms");
+  for (i = 0; i < n; i++) {
+    const struct adaptra_stream_row *r = &rows[i];
+    const char *name = ops->client_name (ops->opaque, r->client);
+
+    adaptra_strbuf_printf (out,
+                           "%-6" PRIu32 " %-24s %-8s %-3s %14" PRIu64
+                           " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
+                           " %8" PRIu64 "\n",
+                           r->id, name ? name : "-",
+                           adaptra_method_name (r->method),
+                           r->backward ? "bwd" : "fwd", r->position,
+                           r->window_offset, r->window_bytes,
+                           r->lookahead_bytes, r->idle_ns / 1000000);
+  }
+  free (rows);
+}
+
+static void
+do_help (struct adaptra_strbuf *out)
+{
+  adaptra_strbuf_printf (out,
+    ADAPTRA_CONTROL_BANNER "\n"
+    "stats               counters, gauges and ratios\n"
+    "stats json          the same as JSON\n"
+    "metrics             Prometheus text exposition\n"
+    "streams             live streams\n"
+    "get [NAME]          parameter values\n"
+    "set NAME VALUE      change ratio, min, max or mode\n"
+    "reset               zero the counters\n"
+    "help                this list\n"
+    "quit                close the connection\n");
+}
+
+/* Execute req, appending the reply without its terminating empty line.
+ * Returns false for quit.
+ */
+static bool
+dispatch (const struct adaptra_control_ops *ops, const struct request *req,
+          struct adaptra_strbuf *out)
+{
+  const char *cmd = req->words[0];
+  unsigned args = req->nwords - 1;
+  struct adaptra_stats s;
+  char why[256];
+
+  if (strcmp (cmd, "stats") == 0 && args == 0) {
+    ops->snapshot (ops->opaque, &s);
+    adaptra_report_text (&s, out);
+  }
+  else if (strcmp (cmd, "stats") == 0 && args == 1
+           && strcmp (req->words[1], "json") == 0) {
+    ops->snapshot (ops->opaque, &s);
+    adaptra_report_json (&s, out);
+  }
+  else if (strcmp (cmd, "metrics") == 0 && args == 0) {
+    ops->snapshot (ops->opaque, &s);
+    adaptra_report_prometheus (&s, out);
+  }
+  else if (strcmp (cmd, "streams") == 0 && args == 0)
+    do_streams (ops, out);
+  else if (strcmp (cmd, "get") == 0 && args <= 1) {
+    if (ops->get (ops->opaque, args ? req->words[1] : NULL, out,
+                  why, sizeof why) == -1)
+      reply_error (out, why);
+  }
+  else if (strcmp (cmd, "set") == 0 && args == 2) {
+    if (ops->set (ops->opaque, req->words[1], req->words[2],
+                  why, sizeof why) == -1)
+      reply_error (out, why);
+    else
+      adaptra_strbuf_printf (out, "ok\n");
+  }
+  else if (strcmp (cmd, "reset") == 0 && args == 0) {
+    ops->reset (ops->opaque);
+    adaptra_strbuf_printf (out, "ok\n");
+  }
+  else if (strcmp (cmd, "help") == 0 && args == 0)
+    do_help (out);
+  else if (strcmp (cmd, "quit") == 0 && args == 0) {
+    adaptra_strbuf_printf (out, "bye\n");
+    return false;
+  }
+  else
+    reply_error (out, "unknown command or wrong arguments (try 'help')");
+  return true;
+}
+
+bool
+adaptra_control_execute (const struct adaptra_control_ops *ops,
+                         const char *line, size_t len,
+                         struct adaptra_strbuf *out)
+{
+  struct request req;
+  const char *refused = split_words (line, len, &req);
+  bool keep = true;
+
+  if (refused != NULL)
+    reply_error (out, refused);
+  else if (req.nwords == 0)
+    reply_error (out, "empty request (try 'help')");
+  else
+    keep = dispatch (ops, &req, out);
+  adaptra_strbuf_printf (out, "\n");
+  return keep;
+}

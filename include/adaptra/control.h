@@ -1,0 +1,71 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The control protocol spoken on the statistics socket.
+ *
+ * A client sends one command per line and gets a reply of one or more
+ * lines followed by an empty line, so a reader knows where each reply
+ * ends.  A reply that starts "error: " failed.  The commands:
+ *
+ *   stats               counters, gauges and ratios, for people
+ *   stats json          the same as one line of JSON (versioned)
+ *   metrics             Prometheus text exposition
+ *   streams             one row per live stream
+ *   get [NAME]          a parameter's value, or all of them
+ *   set NAME VALUE      change a tunable: ratio, min, max, mode
+ *   reset               zero the counters
+ *   help                the command list
+ *   quit                close the connection
+ *
+ * The module is pure: it reaches the engine through the operations
+ * below, so the parser is unit-tested and fuzzed without a server.
+ */
+
+#ifndef ADAPTRA_CONTROL_H
+#define ADAPTRA_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "adaptra/engine.h"
+#include "adaptra/stats.h"
+#include "adaptra/strbuf.h"
+
+/* First line of the reply to "help": lets a client check that it
+ * talks to adaptra and which protocol.
+ */
+#define ADAPTRA_CONTROL_BANNER "adaptra control protocol 1"
+
+/* Most streams the "streams" command lists. */
+#define ADAPTRA_CONTROL_MAX_STREAMS 4096
+
+struct adaptra_control_ops {
+  void *opaque;
+  void (*snapshot) (void *opaque, struct adaptra_stats *s);
+  void (*reset) (void *opaque);
+  size_t (*streams) (void *opaque, struct adaptra_stream_row *rows,
+                     size_t max);
+  /* Name of a client id, for the streams table. */
+  const char *(*client_name) (void *opaque, int client);
+  /* Append "NAME VALUE" lines (name NULL: every parameter); 0 or -1
+   * with why.
+   */
+  int (*get) (void *opaque, const char *name, struct adaptra_strbuf *out,
+              char *why, size_t len);
+  /* Change a tunable; 0 or -1 with why. */
+  int (*set) (void *opaque, const char *name, const char *value,
+              char *why, size_t len);
+};
+
+/* Execute the request line (len bytes; it may hold any bytes) and
+ * append the whole reply, terminating empty line included, to out.
+ * Returns false when the connection should close after the reply
+ * ("quit").  Never fails: bad input gets an "error: " reply.
+ */
+extern bool adaptra_control_execute (const struct adaptra_control_ops *ops,
+                                     const char *line, size_t len,
+                                     struct adaptra_strbuf *out);
+
+#endif /* ADAPTRA_CONTROL_H */

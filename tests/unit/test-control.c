@@ -1,0 +1,228 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The control protocol over fake engine operations that record what
+ * they were asked.
+ */
+
+#include <config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/control.h"
+
+struct fake {
+  unsigned snapshots, resets;
+  char set_name[64], set_value[64];
+  int set_result;
+};
+
+static void
+fake_snapshot (void *opaque, struct adaptra_stats *s)
+{
+  struct fake *f = opaque;
+
+  memset (s, 0, sizeof *s);
+  s->cache_miss = 42;
+  f->snapshots++;
+}
+
+static void
+fake_reset (void *opaque)
+{
+  ((struct fake *) opaque)->resets++;
+}
+
+static size_t
+fake_streams (void *opaque, struct adaptra_stream_row *rows, size_t max)
+{
+  rows[0] = (struct adaptra_stream_row) {
+    .id = 7, .client = 1, .method = ADAPTRA_METHOD_STATE,
+    .position = 1048576, .window_offset = 1048576, .window_bytes = 262144,
+    .lookahead_bytes = 32768, .idle_ns = 5000000,
+  };
+  return 1;
+}
+
+static const char *
+fake_client_name (void *opaque, int client)
+{
+  return client == 1 ? "unix:pid=99" : NULL;
+}
+
+static int
+fake_get (void *opaque, const char *name, struct adaptra_strbuf *out,
+          char *why, size_t len)
+{
+  if (name && strcmp (name, "ratio") != 0) {
+    snprintf (why, len, "unknown parameter '%s'", name);
+    return -1;
+  }
+  adaptra_strbuf_printf (out, "ratio 50\n");
+  return 0;
+}
+
+static int
+fake_set (void *opaque, const char *name, const char *value,
+          char *why, size_t len)
+{
+  struct fake *f = opaque;
+
+  snprintf (f->set_name, sizeof f->set_name, "%s", name);
+  snprintf (f->set_value, sizeof f->set_value, "%s", value);
+  if (f->set_result)
+    snprintf (why, len, "adaptra-%s=%s is outside 1..100", name, value);
+  return f->set_result;
+}
+
+static struct fake fake;
+static const struct adaptra_control_ops ops = {
+  .opaque = &fake,
+  .snapshot = fake_snapshot,
+  .reset = fake_reset,
+  .streams = fake_streams,
+  .client_name = fake_client_name,
+  .get = fake_get,
+  .set = fake_set,
+};
+
+/* Run one request; returns the reply in a static buffer. */
+static const char *
+run (const char *line, size_t len, bool *keep)
+{
+  static struct adaptra_strbuf out = { .limit = 1 << 20 };
+  bool k;
+
+  adaptra_strbuf_clear (&out);
+  k = adaptra_control_execute (&ops, line, len, &out);
+  if (keep)
+    *keep = k;
+  assert_true (out.len >= 2);
+  assert_memory_equal (out.data + out.len - 2, "\n\n", 2);  /* framing */
+  return out.data;
+}
+
+static const char *
+run_str (const char *line)
+{
+  return run (line, strlen (line), NULL);
+}
+
+static int
+setup (void **state)
+{
+  memset (&fake, 0, sizeof fake);
+  return 0;
+}
+
+static void
+stats_variants_take_a_snapshot (void **state)
+{
+  assert_non_null (strstr (run_str ("stats"), "cache_miss               42\n"));
+  assert_non_null (strstr (run_str ("stats json"), "\"cache_miss\":42"));
+  assert_non_null (strstr (run_str ("metrics"), "adaptra_cache_miss_total 42"));
+  assert_int_equal (fake.snapshots, 3);
+}
+
+static void
+words_may_be_separated_by_runs_of_blanks (void **state)
+{
+  assert_non_null (strstr (run_str ("  stats \t json  "), "{\"version\":1"));
+}
+
+static void
+streams_lists_rows_with_client_names (void **state)
+{
+  const char *r = run_str ("streams");
+
+  assert_non_null (strstr (r, "unix:pid=99"));
+  assert_non_null (strstr (r, "state"));
+  assert_non_null (strstr (r, " 1048576 "));
+  assert_non_null (strstr (r, " 262144 "));
+}
+
+static void
+set_passes_name_and_value_and_reports_errors (void **state)
+{
+  assert_string_equal (run_str ("set ratio 30"), "ok\n\n");
+  assert_string_equal (fake.set_name, "ratio");
+  assert_string_equal (fake.set_value, "30");
+  fake.set_result = -1;
+  assert_string_equal (run_str ("set ratio 0"),
+                       "error: adaptra-ratio=0 is outside 1..100\n\n");
+  assert_non_null (strstr (run_str ("set ratio"), "error: unknown command"));
+}
+
+static void
+get_one_or_all_and_unknown (void **state)
+{
+  assert_string_equal (run_str ("get ratio"), "ratio 50\n\n");
+  assert_string_equal (run_str ("get"), "ratio 50\n\n");
+  assert_string_equal (run_str ("get bogus"),
+                       "error: unknown parameter 'bogus'\n\n");
+}
+
+static void
+reset_help_and_quit (void **state)
+{
+  bool keep;
+
+  assert_string_equal (run_str ("reset"), "ok\n\n");
+  assert_int_equal (fake.resets, 1);
+  assert_memory_equal (run_str ("help"), ADAPTRA_CONTROL_BANNER "\n",
+                       strlen (ADAPTRA_CONTROL_BANNER) + 1);
+  assert_string_equal (run ("quit", 4, &keep), "bye\n\n");
+  assert_false (keep);
+  run ("stats", 5, &keep);
+  assert_true (keep);
+}
+
+static void
+junk_gets_an_error_and_touches_nothing (void **state)
+{
+  static const char binary[] = { 's', 't', 0, 'a', 't', 's' };
+  static const char high[] = "stats\xff";
+  char longword[600];
+
+  assert_string_equal (run (binary, sizeof binary, NULL),
+                       "error: request contains binary data\n\n");
+  assert_string_equal (run (high, sizeof high - 1, NULL),
+                       "error: request contains binary data\n\n");
+  assert_string_equal (run_str (""), "error: empty request (try 'help')\n\n");
+  assert_string_equal (run_str ("   "),
+                       "error: empty request (try 'help')\n\n");
+  assert_non_null (strstr (run_str ("STATS"), "error: unknown command"));
+  assert_string_equal (run_str ("a b c d e"),
+                       "error: too many words in request\n\n");
+  memset (longword, 'x', sizeof longword - 1);
+  longword[sizeof longword - 1] = '\0';
+  assert_string_equal (run_str (longword),
+                       "error: word too long in request\n\n");
+  assert_int_equal (fake.snapshots, 0);
+  assert_int_equal (fake.resets, 0);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup (stats_variants_take_a_snapshot, setup),
+    cmocka_unit_test_setup (words_may_be_separated_by_runs_of_blanks, setup),
+    cmocka_unit_test_setup (streams_lists_rows_with_client_names, setup),
+    cmocka_unit_test_setup (set_passes_name_and_value_and_reports_errors,
+                            setup),
+    cmocka_unit_test_setup (get_one_or_all_and_unknown, setup),
+    cmocka_unit_test_setup (reset_help_and_quit, setup),
+    cmocka_unit_test_setup (junk_gets_an_error_and_touches_nothing, setup),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
