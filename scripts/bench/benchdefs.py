@@ -207,7 +207,7 @@ CSV_COLUMNS = [
     "backend_cache_bytes", "amplification", "limit", "limit_unit",
     "ratio_to_limit", "nbdkit_cpu_s", "nbdkit_rss_kib",
     "backend_peak_inflight", "ra_hit_pct", "evicted_unread",
-    "evicted_unread_pct", "rescues", "load1", "status",
+    "evicted_unread_pct", "rescues", "drain_s", "load1", "status",
 ]
 
 
@@ -224,6 +224,7 @@ def workload_limit(workload, model):
     against, or (None, '') when the model sets no meaningful limit."""
     w, m = WORKLOADS[workload], MODELS[model]
     if w["kind"] == "paced":
+        # Nominal; run replaces it with what the schedule offered.
         return w["offered"] / MIB, "MiB/s offered"
     if "qd" in w:
         if m["latency"] is None:

@@ -12,11 +12,20 @@
  *
  * It counts read requests and bytes, NBD_CMD_CACHE requests and bytes
  * (prefetch hints that the models pass down at no cost), and the peak
- * number of reads in flight at once.  At unload, which nbdkit reaches
- * on a clean shutdown (SIGTERM, or the end of --run), it writes these
- * counters plus the server process's CPU time and peak RSS, one
- * "key value" pair per line, to counter-file.  The file is written to
- * a temporary name and renamed, so a reader never sees half of it.
+ * number of reads in flight at once.  It writes these counters plus
+ * the server process's CPU time and peak RSS, one "key value" pair
+ * per line, to counter-file whenever a connection opens or closes and
+ * again at unload.  The file is written to a temporary name and renamed, so a
+ * reader never sees half of it.
+ *
+ * Why at every close: filters above may keep working after their
+ * client has gone (nbdkit's readahead drains its queue of cache
+ * requests in .close, which can take seconds under the cache filter),
+ * and nbdkit 1.32 can crash when SIGTERM arrives in that window.
+ * .close runs outer-to-inner, so when this filter's .close sees no
+ * connection left, every layer above has finished.  The file then says
+ * "open_connections 0"; scripts/bench/run waits for that before it
+ * stops the server, and still has the counters if shutdown crashes.
  *
  * nbdkit's stats filter could count too, but it writes a text report
  * meant for people; this one writes exactly what scripts/bench/run
@@ -26,6 +35,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +53,10 @@ static atomic_uint_fast64_t caches;       /* cache requests */
 static atomic_uint_fast64_t cache_bytes;  /* bytes asked by caches */
 static atomic_int_fast64_t in_flight;     /* preads running now */
 static atomic_int_fast64_t peak_in_flight;/* maximum of in_flight */
+static atomic_int_fast64_t connections;   /* client connections open */
+
+/* Serialises writers of counter-file. */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int
 counter_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
@@ -98,8 +112,9 @@ timeval_seconds (struct timeval tv)
   return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/* Write every counter to counter-file (if set). */
 static void
-counter_unload (void)
+write_counters (void)
 {
   struct rusage usage;
   char *tmp = NULL;
@@ -109,6 +124,7 @@ counter_unload (void)
     return;
   if (getrusage (RUSAGE_SELF, &usage) == -1)
     memset (&usage, 0, sizeof usage);
+  pthread_mutex_lock (&write_lock);
   if (asprintf (&tmp, "%s.tmp", counter_file) == -1 ||
       (fp = fopen (tmp, "w")) == NULL) {
     nbdkit_error ("counter: cannot write %s: %m", counter_file);
@@ -120,19 +136,48 @@ counter_unload (void)
            "caches %" PRIuFAST64 "\n"
            "cache_bytes %" PRIuFAST64 "\n"
            "peak_in_flight %" PRIdFAST64 "\n"
+           "open_connections %" PRIdFAST64 "\n"
            "cpu_user_s %.3f\n"
            "cpu_sys_s %.3f\n"
            "maxrss_kib %ld\n",
            atomic_load (&reads), atomic_load (&read_bytes),
            atomic_load (&caches), atomic_load (&cache_bytes),
-           atomic_load (&peak_in_flight),
+           atomic_load (&peak_in_flight), atomic_load (&connections),
            timeval_seconds (usage.ru_utime),
            timeval_seconds (usage.ru_stime),
            usage.ru_maxrss);
   if (fclose (fp) == EOF || rename (tmp, counter_file) == -1)
     nbdkit_error ("counter: cannot write %s: %m", counter_file);
  out:
+  pthread_mutex_unlock (&write_lock);
   free (tmp);
+}
+
+static void *
+counter_open (nbdkit_next_open *next, nbdkit_context *context,
+              int readonly, const char *exportname, int is_tls)
+{
+  if (next (context, readonly, exportname) == -1)
+    return NULL;
+  atomic_fetch_add (&connections, 1);
+  /* Written at open too, so the file never shows a stale 0 from an
+   * earlier connection (fio's probe) while the workload's are open.
+   */
+  write_counters ();
+  return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static void
+counter_close (void *handle)
+{
+  atomic_fetch_sub (&connections, 1);
+  write_counters ();
+}
+
+static void
+counter_unload (void)
+{
+  write_counters ();
   free (counter_file);
 }
 
@@ -142,6 +187,8 @@ static struct nbdkit_filter filter = {
   .unload            = counter_unload,
   .config            = counter_config,
   .config_help       = counter_config_help,
+  .open              = counter_open,
+  .close             = counter_close,
   .pread             = counter_pread,
   .cache             = counter_cache,
 };

@@ -34,7 +34,9 @@
  *
  * A read issued more than one period behind its schedule counts as
  * "late": the backend (or the filter) could not keep up.  The result
- * line is bench_print_result's; latencies are per read.
+ * line is bench_print_result's (latencies are per read), followed by
+ * "offered=BYTES": what the schedule asked for before the stop, which
+ * is less than streams x rate x T when readers start late.
  */
 
 #include <getopt.h>
@@ -181,7 +183,7 @@ main (int argc, char *argv[])
     { NULL, 0, NULL, 0 }
   };
   uint64_t nr_streams = 200, nr_conns = 4, rate = 16384, group = 1;
-  uint64_t seed = 1, bytes = 0, late = 0, s, c;
+  uint64_t seed = 1, bytes = 0, late = 0, offered = 0, s, c;
   double stagger = 0, spread = -1, seconds = 10, start, reader_start = 0;
   struct latency_log log = { 0 };
   struct connection *conns;
@@ -253,6 +255,9 @@ main (int argc, char *argv[])
         spread * (rand () / (RAND_MAX + 1.0));
     streams[s].base = s * region;
     streams[s].due = reader_start + in_group * period / group;
+    if (streams[s].due < stop_time)
+      offered += block * (1 + (uint64_t) ((stop_time - streams[s].due) /
+                                          period));
     streams[s].conn = conn;
     streams[s].buf = malloc (block);
     if (streams[s].buf == NULL) {
@@ -277,6 +282,7 @@ main (int argc, char *argv[])
     latency_log_merge (&log, &conns[c].log);
   }
   bench_print_result (bytes, bench_now () - start, &log, late);
+  printf ("offered=%" PRIu64 "\n", offered);
 
   for (c = 0; c < nr_conns; c++) {
     nbd_shutdown (conns[c].nbd, 0);
