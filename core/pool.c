@@ -368,20 +368,22 @@ invalidate_frame (struct adaptra_pool *pool, uint32_t f)
     adaptra_pool_drop (pool, f);
 }
 
-void
+uint64_t
 adaptra_pool_invalidate (struct adaptra_pool *pool,
                          uint64_t first, uint64_t last)
 {
-  uint64_t i;
+  uint64_t i, n = 0;
   uint32_t f;
 
   if (last - first <= pool->nframes) {
     for (i = first; i < last; i++) {
       f = adaptra_pool_lookup (pool, i);
-      if (f != ADAPTRA_NO_FRAME)
+      if (f != ADAPTRA_NO_FRAME) {
         invalidate_frame (pool, f);
+        n++;
+      }
     }
-    return;
+    return n;
   }
   /* A range larger than the pool (a big trim): walking the frames is
    * cheaper than looking up every page of the range.
@@ -390,9 +392,12 @@ adaptra_pool_invalidate (struct adaptra_pool *pool,
     struct adaptra_page *p = &pool->pages[f];
 
     if (p->state != ADAPTRA_PAGE_FREE && !(p->flags & ADAPTRA_PG_STALE) &&
-        p->page_no >= first && p->page_no < last)
+        p->page_no >= first && p->page_no < last) {
       invalidate_frame (pool, f);
+      n++;
+    }
   }
+  return n;
 }
 
 void

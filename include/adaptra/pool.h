@@ -119,9 +119,10 @@ extern void adaptra_pool_drop (struct adaptra_pool *pool, uint32_t f);
 
 /* Drop every page overlapping pages [first, last).  IN_FLIGHT pages are
  * unindexed and flagged STALE, so that their completion discards them.
+ * Returns the number of pages dropped or flagged.
  */
-extern void adaptra_pool_invalidate (struct adaptra_pool *pool,
-                                     uint64_t first, uint64_t last);
+extern uint64_t adaptra_pool_invalidate (struct adaptra_pool *pool,
+                                         uint64_t first, uint64_t last);
 
 /* Pin a READY frame so that it is neither evicted nor reused while
  * its data is copied outside the lock; unpin releases it.

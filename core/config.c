@@ -1,0 +1,135 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Parameter defaults and validation, shared by the filter's
+ * .config_complete and the run-time "set" command.
+ */
+
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "adaptra/config.h"
+#include "adaptra/range.h"
+#include "adaptra/stream.h"
+
+void
+adaptra_config_defaults (struct adaptra_config *cfg)
+{
+  memset (cfg, 0, sizeof *cfg);
+  cfg->pool_bytes = UINT64_C (256) * 1024 * 1024;
+  cfg->page_size = 4096;
+  cfg->min_bytes = 16 * 1024;
+  cfg->max_bytes = 0;
+  cfg->ratio = 50;
+  cfg->mode = ADAPTRA_MODE_ADAPTIVE;
+  cfg->fixed_bytes = 128 * 1024;
+  cfg->streams = 1024;
+  cfg->workers = 4;
+}
+
+static int
+reject (char *why, size_t len, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (why, len, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
+{
+  uint64_t page = cfg->page_size;
+
+  if (adaptra_log2_exact (page) < 0)
+    return reject (why, len, "adaptra-page=%" PRIu64 " is not a power of 2",
+                   page);
+  if (page < ADAPTRA_PAGE_MIN || page > ADAPTRA_PAGE_MAX)
+    return reject (why, len,
+                   "adaptra-page=%" PRIu64 " is outside %d..%d", page,
+                   ADAPTRA_PAGE_MIN, ADAPTRA_PAGE_MAX);
+  if (cfg->pool_bytes / page < ADAPTRA_POOL_MIN_PAGES)
+    return reject (why, len,
+                   "adaptra-pool=%" PRIu64 " holds fewer than %d pages "
+                   "of adaptra-page=%" PRIu64,
+                   cfg->pool_bytes, ADAPTRA_POOL_MIN_PAGES, page);
+  if (cfg->pool_bytes / page >= UINT32_MAX)
+    return reject (why, len,
+                   "adaptra-pool=%" PRIu64 " has too many pages: "
+                   "raise adaptra-page", cfg->pool_bytes);
+  if (cfg->min_bytes < page)
+    return reject (why, len,
+                   "adaptra-min=%" PRIu64 " is less than adaptra-page=%"
+                   PRIu64, cfg->min_bytes, page);
+  if (cfg->min_bytes > cfg->pool_bytes / ADAPTRA_POOL_WINDOWS)
+    return reject (why, len,
+                   "adaptra-min=%" PRIu64 " is more than 1/%d of "
+                   "adaptra-pool=%" PRIu64,
+                   cfg->min_bytes, ADAPTRA_POOL_WINDOWS, cfg->pool_bytes);
+  if (cfg->max_bytes != 0) {
+    if (cfg->max_bytes < cfg->min_bytes)
+      return reject (why, len,
+                     "adaptra-max=%" PRIu64 " is less than adaptra-min=%"
+                     PRIu64, cfg->max_bytes, cfg->min_bytes);
+    if (cfg->max_bytes > cfg->pool_bytes / ADAPTRA_POOL_WINDOWS)
+      return reject (why, len,
+                     "adaptra-max=%" PRIu64 " is more than 1/%d of "
+                     "adaptra-pool=%" PRIu64,
+                     cfg->max_bytes, ADAPTRA_POOL_WINDOWS, cfg->pool_bytes);
+  }
+  if (cfg->ratio < 1 || cfg->ratio > 100)
+    return reject (why, len, "adaptra-ratio=%u is outside 1..100",
+                   cfg->ratio);
+  if (cfg->mode != ADAPTRA_MODE_ADAPTIVE && cfg->mode != ADAPTRA_MODE_FIXED &&
+      cfg->mode != ADAPTRA_MODE_OFF)
+    return reject (why, len, "adaptra-mode=%d is not a mode", (int) cfg->mode);
+  if (cfg->fixed_bytes < page ||
+      cfg->fixed_bytes > cfg->pool_bytes / ADAPTRA_POOL_WINDOWS)
+    return reject (why, len,
+                   "fixed window %" PRIu64 " is outside adaptra-page.."
+                   "adaptra-pool/%d", cfg->fixed_bytes, ADAPTRA_POOL_WINDOWS);
+  if (cfg->streams < 1 || cfg->streams > ADAPTRA_STREAMS_MAX)
+    return reject (why, len, "adaptra-streams=%" PRIu32 " is outside 1..%d",
+                   cfg->streams, ADAPTRA_STREAMS_MAX);
+  if (cfg->workers > ADAPTRA_WORKERS_MAX)
+    return reject (why, len, "adaptra-workers=%u is outside 0..%d",
+                   cfg->workers, ADAPTRA_WORKERS_MAX);
+  if (len > 0)
+    why[0] = '\0';
+  return 0;
+}
+
+const char *
+adaptra_mode_name (enum adaptra_mode mode)
+{
+  switch (mode) {
+  case ADAPTRA_MODE_ADAPTIVE: return "adaptive";
+  case ADAPTRA_MODE_FIXED: return "fixed";
+  case ADAPTRA_MODE_OFF: return "off";
+  }
+  return "?";
+}
+
+int
+adaptra_mode_parse (const char *name, enum adaptra_mode *mode)
+{
+  static const enum adaptra_mode modes[] = {
+    ADAPTRA_MODE_ADAPTIVE, ADAPTRA_MODE_FIXED, ADAPTRA_MODE_OFF,
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (strcmp (name, adaptra_mode_name (modes[i])) == 0) {
+      *mode = modes[i];
+      return 0;
+    }
+  return -1;
+}

@@ -1,0 +1,144 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The engine's insides, shared by engine.c, readahead.c and
+ * prefetch.c.  Not a public header: the filter sees engine.h only.
+ */
+
+#ifndef ADAPTRA_ENGINE_IMPL_H
+#define ADAPTRA_ENGINE_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adaptra/bdp.h"
+#include "adaptra/config.h"
+#include "adaptra/engine.h"
+#include "adaptra/pool.h"
+#include "adaptra/stats.h"
+#include "adaptra/stream.h"
+
+/* Largest single backend request, prefetch or demand. */
+#define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
+
+struct adaptra_client {
+  bool used;
+  char name[64];
+};
+
+/* A prefetch job: one backend read of a run of consecutive pages that
+ * were inserted IN_FLIGHT for it.
+ */
+struct adaptra_job {
+  struct adaptra_job *next;
+  uint64_t first;               /* first page */
+  uint32_t npages;
+  uint32_t bytes;               /* to read: short at the end of the export */
+  uint32_t frames[];            /* the frames, in page order */
+};
+
+struct adaptra_worker {
+  struct adaptra_engine *e;
+  void *ctx;                    /* its backend context */
+  pthread_t thread;
+};
+
+struct adaptra_engine {
+  /* Fixed at creation. */
+  struct adaptra_backend backend;
+  struct adaptra_clock clock;
+  unsigned page_shift;
+
+  /* lock protects everything below except stats (atomic counters). */
+  pthread_mutex_t lock;
+  pthread_cond_t page_done;     /* an in-flight page completed or dropped */
+  pthread_cond_t job_queued;    /* a job was queued, or stop requested */
+  struct adaptra_config cfg;    /* tunables may change at run time */
+  uint64_t eof_page;            /* pages in the export */
+  struct adaptra_pool pool;
+  struct adaptra_streams streams;
+  struct adaptra_bdp bdp;
+  struct adaptra_job *queue_head, *queue_tail;
+  uint64_t queued_bytes;        /* jobs not yet started */
+  uint64_t flight_bytes;        /* prefetch jobs queued or running */
+  struct adaptra_client *clients;
+  size_t nclients;
+  struct adaptra_worker *workers;
+  unsigned nworkers;
+  bool stopping;
+
+  uint64_t evicted_base;        /* pool eviction counts at the last reset */
+  uint64_t evicted_unread_base;
+
+  struct adaptra_stats stats;   /* live counters */
+};
+
+static inline uint64_t
+adaptra_now (const struct adaptra_engine *e)
+{
+  return e->clock.now_ns (e->clock.opaque);
+}
+
+/* readahead.c: the read-ahead decision, lock held. */
+
+/* A miss at page index of a read of pages [first, last): classify,
+ * maybe issue a window.  Returns the stream id that the demand pages
+ * should carry (0 for random reads).
+ */
+extern uint32_t adaptra_readahead_miss (struct adaptra_engine *e, int client,
+                                        uint64_t first, uint64_t last,
+                                        uint64_t index);
+
+/* A read of pages [first, last) took the look-ahead mark of frame f:
+ * issue the stream's next window, or rescue its pages.
+ */
+extern void adaptra_readahead_mark (struct adaptra_engine *e, int client,
+                                    uint64_t first, uint64_t last,
+                                    uint32_t f);
+
+/* The effective window cap in pages now (0: the pool cannot spare any). */
+extern uint64_t adaptra_readahead_max_pages (const struct adaptra_engine *e);
+
+/* prefetch.c: the job queue and backend reads. */
+
+/* Insert the absent pages of [start, end) IN_FLIGHT (stopping when the
+ * pool cannot give a frame), flag the page mark (if inserted here)
+ * with the look-ahead mark, and queue jobs to read them.  Returns the
+ * number of pages inserted.  Lock held.
+ */
+extern uint64_t adaptra_prefetch_dispatch (struct adaptra_engine *e,
+                                           uint64_t start, uint64_t end,
+                                           uint64_t mark, uint32_t stream_id,
+                                           unsigned method, unsigned flags);
+
+/* True when queued and running prefetch exceeds the congestion limit.
+ * Lock held.
+ */
+extern bool adaptra_prefetch_congested (const struct adaptra_engine *e);
+
+/* If a queued job holds page, take it off the queue and run it in this
+ * thread with ctx (dropping the lock meanwhile).  Returns true if it
+ * ran.  Lock held.
+ */
+extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
+                                    void *ctx);
+
+/* Read the n consecutive pages from first, whose frames the caller
+ * owns IN_FLIGHT, from the backend with ctx (bytes of them: fewer than
+ * n pages at the end of the export) and complete them.  Called
+ * without the lock.  A demand read also touches the pages and, if
+ * data is not NULL, hands back the bytes read (malloc'd, caller frees;
+ * *data is NULL on error).  Returns 0 or the backend's errno, in which
+ * case the frames are dropped.
+ */
+extern int adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
+                          const uint32_t *frames, uint32_t n, uint32_t bytes,
+                          bool demand, unsigned char **data);
+
+/* Drop every queued job and free its pages.  Lock held. */
+extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e);
+
+#endif /* ADAPTRA_ENGINE_IMPL_H */

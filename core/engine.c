@@ -1,0 +1,531 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The engine: the read path, coherency, and the facade of engine.h.
+ *
+ * One client read, as in DESIGN.md "The read path":
+ *
+ *   1. Under the lock, walk the request's pages once: the first page
+ *      that is absent is a miss; the first mark taken (test and clear)
+ *      is a look-ahead hit.  Make the request's single read-ahead
+ *      decision (readahead.c): on the miss if there is one, else on
+ *      the mark.  A request that hit neither only refreshes its
+ *      stream's position.
+ *   2. Serve the pages in order:
+ *        READY      pin a batch, copy it out without the lock, unpin;
+ *                   the first client touch of a read-ahead page counts
+ *                   as pgreadahead_hit, a second touch flags it for
+ *                   (delayed) activation;
+ *        IN_FLIGHT  count io_block once; run the queued job holding
+ *                   the page in this thread if it has not started,
+ *                   else wait for page_done;
+ *        absent     insert the run of absent pages IN_FLIGHT (so that
+ *                   nobody else reads them meanwhile) and read it from
+ *                   the backend with the client's own context.
+ *
+ * The lock is never held across backend I/O or page copies.  Reads
+ * that return an error leave no pages behind.
+ *
+ * Coherency: adaptra_invalidate runs after a write, zero or trim
+ * reached the backend.  It drops the overlapping READY pages and flags
+ * IN_FLIGHT ones STALE, so their completion discards what they read
+ * (which may predate the write).  A page pinned by a copy in progress
+ * is freed when the copy ends; that copy races with the write anyway.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adaptra/range.h"
+#include "engine-impl.h"
+
+/* Pages pinned and copied per lock round trip. */
+#define PIN_BATCH 64
+
+static void
+on_lost (void *opaque, uint32_t stream_id, unsigned method)
+{
+  struct adaptra_engine *e = opaque;
+  struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream_id);
+
+  (void) method;
+  if (s)
+    s->lost++;
+}
+
+struct adaptra_engine *
+adaptra_engine_new (const struct adaptra_config *cfg,
+                    const struct adaptra_backend *backend,
+                    const struct adaptra_clock *clock)
+{
+  struct adaptra_engine *e;
+  char why[160];
+
+  if (adaptra_config_check (cfg, why, sizeof why) == -1 ||
+      !backend->pread || !clock->now_ns) {
+    errno = EINVAL;
+    return NULL;
+  }
+  e = calloc (1, sizeof *e);
+  if (!e)
+    return NULL;
+  e->cfg = *cfg;
+  e->backend = *backend;
+  e->clock = *clock;
+  e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
+  e->eof_page = adaptra_pages_in (cfg->export_size, e->page_shift);
+  if (adaptra_pool_init (&e->pool, cfg->pool_bytes, e->page_shift) == -1) {
+    free (e);
+    return NULL;
+  }
+  if (adaptra_streams_init (&e->streams, cfg->streams) == -1) {
+    adaptra_pool_fini (&e->pool);
+    free (e);
+    return NULL;
+  }
+  e->pool.lost = on_lost;
+  e->pool.lost_opaque = e;
+  pthread_mutex_init (&e->lock, NULL);
+  pthread_cond_init (&e->page_done, NULL);
+  pthread_cond_init (&e->job_queued, NULL);
+  return e;
+}
+
+void
+adaptra_engine_free (struct adaptra_engine *e)
+{
+  if (!e)
+    return;
+  adaptra_workers_stop (e);
+  pthread_mutex_lock (&e->lock);
+  adaptra_prefetch_drop_queue (e);
+  pthread_mutex_unlock (&e->lock);
+  pthread_cond_destroy (&e->job_queued);
+  pthread_cond_destroy (&e->page_done);
+  pthread_mutex_destroy (&e->lock);
+  adaptra_streams_fini (&e->streams);
+  adaptra_pool_fini (&e->pool);
+  free (e->clients);
+  free (e);
+}
+
+void
+adaptra_engine_set_size (struct adaptra_engine *e, uint64_t export_size)
+{
+  pthread_mutex_lock (&e->lock);
+  e->cfg.export_size = export_size;
+  e->eof_page = adaptra_pages_in (export_size, e->page_shift);
+  adaptra_pool_invalidate (&e->pool, 0, UINT64_MAX);
+  pthread_mutex_unlock (&e->lock);
+}
+
+int
+adaptra_client_open (struct adaptra_engine *e, const char *name)
+{
+  size_t i;
+  int id = -1;
+
+  pthread_mutex_lock (&e->lock);
+  for (i = 0; i < e->nclients && e->clients[i].used; i++)
+    ;
+  if (i == e->nclients) {
+    size_t n = e->nclients ? 2 * e->nclients : 8;
+    struct adaptra_client *c = realloc (e->clients, n * sizeof *c);
+
+    if (c) {
+      memset (c + e->nclients, 0, (n - e->nclients) * sizeof *c);
+      e->clients = c;
+      e->nclients = n;
+    }
+  }
+  if (i < e->nclients) {
+    e->clients[i].used = true;
+    snprintf (e->clients[i].name, sizeof e->clients[i].name, "%s",
+              name ? name : "");
+    id = (int) i;
+  }
+  pthread_mutex_unlock (&e->lock);
+  if (id == -1)
+    errno = ENOMEM;
+  return id;
+}
+
+void
+adaptra_client_close (struct adaptra_engine *e, int client)
+{
+  pthread_mutex_lock (&e->lock);
+  if (client >= 0 && (size_t) client < e->nclients)
+    e->clients[client].used = false;
+  pthread_mutex_unlock (&e->lock);
+}
+
+/* Copy the part of page p's data (src) that the request wants. */
+static void
+copy_out (unsigned char *buf, uint64_t offset, uint32_t count, uint64_t p,
+          unsigned shift, const unsigned char *src)
+{
+  uint64_t page_start = p << shift;
+  uint64_t page_end = page_start + (UINT64_C (1) << shift);
+  uint64_t from = offset > page_start ? offset : page_start;
+  uint64_t to = offset + count < page_end ? offset + count : page_end;
+
+  memcpy (buf + (from - offset), src + (from - page_start), to - from);
+}
+
+/* No frame can be had (all pinned or in flight): read page p through
+ * without caching it.  Lock held on entry and exit.
+ */
+static int
+read_uncached (struct adaptra_engine *e, void *ctx, unsigned char *buf,
+               uint64_t offset, uint32_t count, uint64_t p)
+{
+  uint64_t bytes = adaptra_clamp_to_size (p << e->page_shift,
+                                          UINT64_C (1) << e->page_shift,
+                                          e->cfg.export_size);
+  unsigned char *page = calloc (1, (size_t) 1 << e->page_shift);
+  int err;
+
+  if (!page)
+    return ENOMEM;
+  pthread_mutex_unlock (&e->lock);
+  err = e->backend.pread (ctx, page, (uint32_t) bytes, p << e->page_shift);
+  if (!err)
+    copy_out (buf, offset, count, p, e->page_shift, page);
+  free (page);
+  pthread_mutex_lock (&e->lock);
+  adaptra_stat_add (&e->stats.backend_requests, 1);
+  adaptra_stat_add (err ? &e->stats.backend_errors : &e->stats.backend_bytes,
+                    err ? 1 : bytes);
+  return err;
+}
+
+/* Read the run of absent pages from *pp (up to last) from the backend
+ * into the pool and the client's buffer; advance *pp past it.  Lock
+ * held on entry and exit.
+ */
+static int
+read_run (struct adaptra_engine *e, void *ctx, uint32_t stream_id,
+          unsigned char *buf, uint64_t offset, uint32_t count,
+          uint64_t *pp, uint64_t last)
+{
+  const uint64_t job_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t p = *pp;
+  uint64_t cap = last - p < job_max ? last - p : job_max;
+  uint32_t *frames = malloc (cap * sizeof *frames);
+  unsigned char *data;
+  uint32_t n = 0, i;
+  uint64_t bytes;
+  int err;
+
+  if (!frames)
+    return ENOMEM;
+  while (n < cap && adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME) {
+    uint32_t f = adaptra_pool_insert (&e->pool, p + n, stream_id,
+                                      ADAPTRA_METHOD_NONE, 0);
+
+    if (f == ADAPTRA_NO_FRAME)
+      break;
+    frames[n++] = f;
+  }
+  if (n == 0) {
+    free (frames);
+    *pp = p + 1;
+    return read_uncached (e, ctx, buf, offset, count, p);
+  }
+  bytes = adaptra_clamp_to_size (p << e->page_shift,
+                                 (uint64_t) n << e->page_shift,
+                                 e->cfg.export_size);
+  pthread_mutex_unlock (&e->lock);
+  err = adaptra_fetch (e, ctx, p, frames, n, (uint32_t) bytes, true, &data);
+  if (!err) {
+    for (i = 0; i < n; i++)
+      copy_out (buf, offset, count, p + i, e->page_shift,
+                data + ((size_t) i << e->page_shift));
+    free (data);
+  }
+  free (frames);
+  pthread_mutex_lock (&e->lock);
+  *pp = p + n;
+  return err;
+}
+
+/* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
+ * them out without the lock, unpin them.  Lock held on entry and exit.
+ */
+static void
+copy_ready (struct adaptra_engine *e, unsigned char *buf, uint64_t offset,
+            uint32_t count, uint64_t *pp, uint64_t last)
+{
+  uint32_t batch[PIN_BATCH];
+  uint64_t p = *pp;
+  uint32_t n = 0, i, f;
+
+  while (p + n < last && n < PIN_BATCH &&
+         (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
+         e->pool.pages[f].state == ADAPTRA_PAGE_READY) {
+    adaptra_pool_pin (&e->pool, f);
+    if (adaptra_pool_touch (&e->pool, f))
+      adaptra_stats_count_hits (&e->stats, e->pool.pages[f].method, 1);
+    batch[n++] = f;
+  }
+  pthread_mutex_unlock (&e->lock);
+  for (i = 0; i < n; i++)
+    copy_out (buf, offset, count, p + i, e->page_shift,
+              adaptra_pool_data (&e->pool, batch[i]));
+  pthread_mutex_lock (&e->lock);
+  for (i = 0; i < n; i++)
+    adaptra_pool_unpin (&e->pool, batch[i]);
+  *pp = p + n;
+}
+
+/* Step 1 of the read path: the request's one read-ahead decision.
+ * Returns the stream id that pages read on demand should carry.
+ */
+static uint32_t
+decide (struct adaptra_engine *e, int client, struct adaptra_span span)
+{
+  uint32_t mark = ADAPTRA_NO_FRAME, seen_stream = 0;
+  struct adaptra_stream *s;
+  uint64_t p;
+
+  for (p = span.first; p < span.last; p++) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+    if (f == ADAPTRA_NO_FRAME)
+      return adaptra_readahead_miss (e, client, span.first, span.last, p);
+    if (!seen_stream)
+      seen_stream = e->pool.pages[f].stream_id;
+    if (mark == ADAPTRA_NO_FRAME && adaptra_pool_take_mark (&e->pool, f))
+      mark = f;
+  }
+  if (mark != ADAPTRA_NO_FRAME) {
+    adaptra_readahead_mark (e, client, span.first, span.last, mark);
+    return 0;
+  }
+  s = adaptra_streams_get (&e->streams, seen_stream);
+  if (s)
+    adaptra_streams_advance (&e->streams, s,
+                             s->backward ? span.first : span.last,
+                             adaptra_now (e));
+  return 0;
+}
+
+int
+adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+              uint32_t count, uint64_t offset)
+{
+  struct adaptra_span span;
+  uint32_t stream_id;
+  bool blocked = false;
+  uint64_t p;
+  int err = 0;
+
+  if (count == 0)
+    return 0;
+  pthread_mutex_lock (&e->lock);
+  if (offset > e->cfg.export_size || count > e->cfg.export_size - offset) {
+    pthread_mutex_unlock (&e->lock);
+    return EINVAL;
+  }
+  adaptra_stat_add (&e->stats.client_requests, 1);
+  adaptra_stat_add (&e->stats.client_bytes, count);
+  adaptra_streams_reap_one (&e->streams, adaptra_now (e));
+
+  span = adaptra_span_of (offset, count, e->page_shift);
+  stream_id = decide (e, client, span);
+
+  p = span.first;
+  while (p < span.last && !err) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+    if (f == ADAPTRA_NO_FRAME)
+      err = read_run (e, ctx, stream_id, buf, offset, count, &p, span.last);
+    else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
+      copy_ready (e, buf, offset, count, &p, span.last);
+    else {
+      if (!blocked) {
+        adaptra_stat_add (&e->stats.io_block, 1);
+        blocked = true;
+      }
+      if (!adaptra_prefetch_steal (e, p, ctx))
+        pthread_cond_wait (&e->page_done, &e->lock);
+    }
+  }
+  pthread_mutex_unlock (&e->lock);
+  return err;
+}
+
+void
+adaptra_invalidate (struct adaptra_engine *e, uint64_t offset, uint64_t count)
+{
+  struct adaptra_span span;
+  uint64_t n;
+
+  if (count == 0)
+    return;
+  if (count > UINT64_MAX - offset)
+    count = UINT64_MAX - offset;
+  span = adaptra_span_of (offset, count, e->page_shift);
+  pthread_mutex_lock (&e->lock);
+  n = adaptra_pool_invalidate (&e->pool, span.first, span.last);
+  pthread_mutex_unlock (&e->lock);
+  adaptra_stat_add (&e->stats.invalidated, n);
+}
+
+void
+adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
+                    uint64_t count)
+{
+  struct adaptra_span span;
+  uint64_t spare;
+
+  (void) client;
+  adaptra_stat_add (&e->stats.cache_hints, 1);
+  pthread_mutex_lock (&e->lock);
+  count = adaptra_clamp_to_size (offset, count, e->cfg.export_size);
+  if (count > 0 && !adaptra_prefetch_congested (e)) {
+    span = adaptra_span_of (offset, count, e->page_shift);
+    spare = adaptra_pool_spare (&e->pool);
+    if (span.last - span.first > spare)
+      span.last = span.first + spare;
+    adaptra_prefetch_dispatch (e, span.first, span.last, UINT64_MAX, 0,
+                               ADAPTRA_METHOD_NONE, 0);
+  }
+  else if (count > 0)
+    adaptra_stat_add (&e->stats.io_congestion, 1);
+  pthread_mutex_unlock (&e->lock);
+}
+
+void
+adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
+{
+  size_t i;
+
+  memset (out, 0, sizeof *out);
+  pthread_mutex_lock (&e->lock);
+  adaptra_stats_copy_counters (out, &e->stats);
+  out->evicted = e->pool.evicted - e->evicted_base;
+  out->evicted_unread = e->pool.evicted_unread - e->evicted_unread_base;
+  out->pages_free = e->pool.nfree;
+  out->pages_inactive = e->pool.inactive.len;
+  out->pages_active = e->pool.active.len;
+  out->pages_in_flight = e->pool.in_flight;
+  out->streams_active = e->streams.active;
+  for (i = 0; i < e->nclients; i++)
+    out->clients_active += e->clients[i].used;
+  out->prefetch_queued_bytes = e->queued_bytes;
+  out->prefetch_flight_bytes = e->flight_bytes;
+  out->backend_latency_ns = adaptra_bdp_latency_ns (&e->bdp);
+  out->backend_bytes_per_sec = adaptra_bdp_bytes_per_sec (&e->bdp);
+  out->window_max_bytes = adaptra_readahead_max_pages (e) << e->page_shift;
+  pthread_mutex_unlock (&e->lock);
+}
+
+void
+adaptra_stats_reset (struct adaptra_engine *e)
+{
+  pthread_mutex_lock (&e->lock);
+  adaptra_stats_clear_counters (&e->stats);
+  e->evicted_base = e->pool.evicted;
+  e->evicted_unread_base = e->pool.evicted_unread;
+  pthread_mutex_unlock (&e->lock);
+}
+
+size_t
+adaptra_streams_snapshot (struct adaptra_engine *e,
+                          struct adaptra_stream_row *rows, size_t max)
+{
+  const unsigned shift = e->page_shift;
+  struct adaptra_stream *s;
+  size_t n = 0;
+  uint64_t now;
+
+  pthread_mutex_lock (&e->lock);
+  now = adaptra_now (e);
+  for (s = adaptra_streams_first (&e->streams); s && n < max;
+       s = adaptra_streams_after (&e->streams, s), n++) {
+    struct adaptra_stream_row *r = &rows[n];
+
+    r->id = s->id;
+    r->client = s->client;
+    r->method = s->method;
+    r->backward = s->backward;
+    r->position = s->next << shift;
+    r->window_offset = s->ra_index << shift;
+    r->window_bytes = (s->readahead_index - s->ra_index) << shift;
+    r->lookahead_bytes = s->backward
+      ? (s->lookahead_index - s->ra_index) << shift
+      : (s->readahead_index - s->lookahead_index) << shift;
+    r->idle_ns = now - s->atime_ns;
+  }
+  pthread_mutex_unlock (&e->lock);
+  return n;
+}
+
+enum tunable { TUNE_RATIO, TUNE_MIN, TUNE_MAX, TUNE_MODE };
+
+/* Change one tunable if the configuration stays valid. */
+static int
+tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
+      char *why, size_t len)
+{
+  struct adaptra_config next;
+  int r;
+
+  pthread_mutex_lock (&e->lock);
+  next = e->cfg;
+  switch (which) {
+  case TUNE_RATIO: next.ratio = (unsigned) value; break;
+  case TUNE_MIN: next.min_bytes = value; break;
+  case TUNE_MAX: next.max_bytes = value; break;
+  case TUNE_MODE: next.mode = (enum adaptra_mode) value; break;
+  }
+  r = adaptra_config_check (&next, why, len);
+  if (r == 0)
+    e->cfg = next;
+  pthread_mutex_unlock (&e->lock);
+  return r;
+}
+
+int
+adaptra_engine_set_ratio (struct adaptra_engine *e, unsigned ratio,
+                          char *why, size_t len)
+{
+  return tune (e, TUNE_RATIO, ratio, why, len);
+}
+
+int
+adaptra_engine_set_min (struct adaptra_engine *e, uint64_t bytes,
+                        char *why, size_t len)
+{
+  return tune (e, TUNE_MIN, bytes, why, len);
+}
+
+int
+adaptra_engine_set_max (struct adaptra_engine *e, uint64_t bytes,
+                        char *why, size_t len)
+{
+  return tune (e, TUNE_MAX, bytes, why, len);
+}
+
+int
+adaptra_engine_set_mode (struct adaptra_engine *e, enum adaptra_mode mode,
+                         char *why, size_t len)
+{
+  return tune (e, TUNE_MODE, mode, why, len);
+}
+
+void
+adaptra_engine_get_config (struct adaptra_engine *e,
+                           struct adaptra_config *cfg)
+{
+  pthread_mutex_lock (&e->lock);
+  *cfg = e->cfg;
+  pthread_mutex_unlock (&e->lock);
+}

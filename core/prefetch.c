@@ -1,0 +1,339 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Prefetch: the job queue, the workers and the one backend read path.
+ *
+ * A read-ahead window becomes jobs at once, under the engine lock: its
+ * absent pages are inserted IN_FLIGHT, each run of consecutive pages
+ * (up to ADAPTRA_REQUEST_MAX bytes) becomes one job, and the job goes
+ * to the tail of a FIFO queue.  Inserting before reading is what
+ * de-duplicates: any later reader or window finds the pages present,
+ * so the same page is never fetched twice concurrently, and a reader
+ * that needs one waits on page_done instead of reading it again.
+ *
+ *   window --dispatch--> [IN_FLIGHT pages] + job --queue--> worker
+ *                                                  \          |
+ *                         reader needing a page ----+ steal   | pread
+ *                                                             v
+ *                            complete: READY, or discarded if STALE
+ *
+ * Workers are pthreads with their own backend context each (a plugin
+ * that serialises requests gets one request per context, so more
+ * workers mean more parallel requests, and a window is one large
+ * request rather than many small ones).  Demand reads never queue:
+ * the client's thread reads its own misses, and a reader that needs a
+ * page of a job still queued takes that job and runs it itself, so a
+ * demand read never waits behind prefetch.  Prefetch in turn yields:
+ * no new window starts while queued and running prefetch exceeds the
+ * congestion limit.
+ *
+ * A failed prefetch drops its pages; readers waiting for them wake,
+ * find them absent and read them themselves, so the error reaches no
+ * client.  A write that lands while a job is reading flags the job's
+ * pages STALE (pool.c), and the completion discards them.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adaptra/range.h"
+#include "engine-impl.h"
+
+static void
+enqueue (struct adaptra_engine *e, struct adaptra_job *job)
+{
+  uint64_t bytes = (uint64_t) job->npages << e->page_shift;
+
+  job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
+                                                 bytes, e->cfg.export_size);
+  job->next = NULL;
+  if (e->queue_tail)
+    e->queue_tail->next = job;
+  else
+    e->queue_head = job;
+  e->queue_tail = job;
+  e->queued_bytes += bytes;
+  e->flight_bytes += bytes;
+  pthread_cond_signal (&e->job_queued);
+}
+
+static struct adaptra_job *
+dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
+         struct adaptra_job *job)
+{
+  if (prev)
+    prev->next = job->next;
+  else
+    e->queue_head = job->next;
+  if (e->queue_tail == job)
+    e->queue_tail = prev;
+  e->queued_bytes -= (uint64_t) job->npages << e->page_shift;
+  return job;
+}
+
+uint64_t
+adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
+                           uint64_t end, uint64_t mark, uint32_t stream_id,
+                           unsigned method, unsigned flags)
+{
+  const uint32_t job_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  struct adaptra_job *job = NULL;
+  uint32_t room = 0;
+  uint64_t p, inserted = 0;
+
+  if (end > e->eof_page)
+    end = e->eof_page;
+  for (p = start; p < end; p++) {
+    uint32_t f;
+
+    if (adaptra_pool_lookup (&e->pool, p) != ADAPTRA_NO_FRAME) {
+      /* Present already: the run (and its job) ends here. */
+      if (job)
+        enqueue (e, job);
+      job = NULL;
+      continue;
+    }
+    if (!job) {
+      room = end - p < job_max ? (uint32_t) (end - p) : job_max;
+      job = malloc (sizeof *job + room * sizeof job->frames[0]);
+      if (!job)
+        break;
+      job->first = p;
+      job->npages = 0;
+    }
+    f = adaptra_pool_insert (&e->pool, p, stream_id, method,
+                             flags | (p == mark ? ADAPTRA_PG_MARK : 0));
+    if (f == ADAPTRA_NO_FRAME)
+      break;
+    job->frames[job->npages++] = f;
+    inserted++;
+    if (job->npages == room) {
+      enqueue (e, job);
+      job = NULL;
+    }
+  }
+  if (job && job->npages > 0)
+    enqueue (e, job);
+  else
+    free (job);
+  return inserted;
+}
+
+bool
+adaptra_prefetch_congested (const struct adaptra_engine *e)
+{
+  /* At least an eighth of the pool, or four maximal windows, may be in
+   * flight; never more than half of it.
+   */
+  uint64_t pool = e->cfg.pool_bytes;
+  uint64_t four = adaptra_readahead_max_pages (e) << (e->page_shift + 2);
+  uint64_t limit = four > pool / 8 ? four : pool / 8;
+
+  if (limit > pool / 2)
+    limit = pool / 2;
+  return e->flight_bytes > limit;
+}
+
+int
+adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
+               const uint32_t *frames, uint32_t n, uint32_t bytes,
+               bool demand, unsigned char **data)
+{
+  const size_t page = (size_t) 1 << e->page_shift;
+  unsigned char *buf = malloc ((size_t) n << e->page_shift);
+  uint64_t t0 = 0, t1 = 0;
+  uint32_t i;
+  int err;
+
+  if (!buf)
+    err = ENOMEM;
+  else {
+    t0 = adaptra_now (e);
+    err = e->backend.pread (ctx, buf, bytes, first << e->page_shift);
+    t1 = adaptra_now (e);
+  }
+  if (!err) {
+    /* The frames are ours while IN_FLIGHT: fill them without the lock. */
+    memset (buf + bytes, 0, ((size_t) n << e->page_shift) - bytes);
+    for (i = 0; i < n; i++)
+      memcpy (adaptra_pool_data (&e->pool, frames[i]), buf + i * page, page);
+  }
+
+  pthread_mutex_lock (&e->lock);
+  adaptra_stat_add (&e->stats.backend_requests, 1);
+  if (!err) {
+    adaptra_stat_add (&e->stats.backend_bytes, bytes);
+    adaptra_bdp_sample (&e->bdp, bytes, t1 - t0);
+    for (i = 0; i < n; i++) {
+      if (!adaptra_pool_complete (&e->pool, frames[i])) {
+        if (!demand)
+          adaptra_stat_add (&e->stats.prefetch_stale, 1);
+      }
+      else if (demand)
+        adaptra_pool_touch (&e->pool, frames[i]);
+    }
+  }
+  else {
+    adaptra_stat_add (&e->stats.backend_errors, 1);
+    if (!demand)
+      adaptra_stat_add (&e->stats.prefetch_failed, 1);
+    for (i = 0; i < n; i++)
+      adaptra_pool_drop (&e->pool, frames[i]);
+  }
+  if (!demand)
+    e->flight_bytes -= (uint64_t) n << e->page_shift;
+  pthread_cond_broadcast (&e->page_done);
+  pthread_mutex_unlock (&e->lock);
+
+  if (data && !err)
+    *data = buf;
+  else {
+    free (buf);
+    if (data)
+      *data = NULL;
+  }
+  return err;
+}
+
+static void
+run_job (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
+{
+  adaptra_fetch (e, ctx, job->first, job->frames, job->npages, job->bytes,
+                 false, NULL);
+  free (job);
+}
+
+bool
+adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page, void *ctx)
+{
+  struct adaptra_job *job, *prev = NULL;
+
+  for (job = e->queue_head; job; prev = job, job = job->next)
+    if (page >= job->first && page - job->first < job->npages)
+      break;
+  if (!job)
+    return false;
+  dequeue (e, prev, job);
+  pthread_mutex_unlock (&e->lock);
+  run_job (e, ctx, job);
+  pthread_mutex_lock (&e->lock);
+  return true;
+}
+
+bool
+adaptra_prefetch_run_one (struct adaptra_engine *e, void *ctx)
+{
+  struct adaptra_job *job = NULL;
+
+  pthread_mutex_lock (&e->lock);
+  if (e->queue_head)
+    job = dequeue (e, NULL, e->queue_head);
+  pthread_mutex_unlock (&e->lock);
+  if (!job)
+    return false;
+  run_job (e, ctx, job);
+  return true;
+}
+
+void
+adaptra_prefetch_drop_queue (struct adaptra_engine *e)
+{
+  while (e->queue_head) {
+    struct adaptra_job *job = dequeue (e, NULL, e->queue_head);
+    uint32_t i;
+
+    for (i = 0; i < job->npages; i++)
+      adaptra_pool_drop (&e->pool, job->frames[i]);
+    e->flight_bytes -= (uint64_t) job->npages << e->page_shift;
+    free (job);
+  }
+  pthread_cond_broadcast (&e->page_done);
+}
+
+static void *
+worker_main (void *arg)
+{
+  struct adaptra_worker *w = arg;
+  struct adaptra_engine *e = w->e;
+
+  pthread_mutex_lock (&e->lock);
+  for (;;) {
+    struct adaptra_job *job;
+
+    while (!e->stopping && !e->queue_head)
+      pthread_cond_wait (&e->job_queued, &e->lock);
+    if (e->stopping)
+      break;
+    job = dequeue (e, NULL, e->queue_head);
+    pthread_mutex_unlock (&e->lock);
+    run_job (e, w->ctx, job);
+    pthread_mutex_lock (&e->lock);
+  }
+  pthread_mutex_unlock (&e->lock);
+  return NULL;
+}
+
+/* Stop and join the first n workers.  Lock not held. */
+static void
+join_workers (struct adaptra_engine *e, unsigned n)
+{
+  unsigned i;
+
+  pthread_mutex_lock (&e->lock);
+  e->stopping = true;
+  pthread_cond_broadcast (&e->job_queued);
+  pthread_mutex_unlock (&e->lock);
+  for (i = 0; i < n; i++)
+    pthread_join (e->workers[i].thread, NULL);
+  pthread_mutex_lock (&e->lock);
+  e->stopping = false;
+  pthread_mutex_unlock (&e->lock);
+}
+
+int
+adaptra_workers_start (struct adaptra_engine *e, unsigned n, void **ctxs)
+{
+  unsigned i;
+  int err;
+
+  if (e->workers)
+    return EBUSY;
+  if (n == 0)
+    return 0;
+  e->workers = calloc (n, sizeof *e->workers);
+  if (!e->workers)
+    return ENOMEM;
+  for (i = 0; i < n; i++) {
+    e->workers[i].e = e;
+    e->workers[i].ctx = ctxs[i];
+    err = pthread_create (&e->workers[i].thread, NULL, worker_main,
+                          &e->workers[i]);
+    if (err) {
+      join_workers (e, i);
+      free (e->workers);
+      e->workers = NULL;
+      return err;
+    }
+  }
+  e->nworkers = n;
+  return 0;
+}
+
+void
+adaptra_workers_stop (struct adaptra_engine *e)
+{
+  if (!e->workers)
+    return;
+  join_workers (e, e->nworkers);
+  free (e->workers);
+  e->workers = NULL;
+  e->nworkers = 0;
+  pthread_mutex_lock (&e->lock);
+  adaptra_prefetch_drop_queue (e);
+  pthread_mutex_unlock (&e->lock);
+}

@@ -1,0 +1,462 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The read-ahead decision: which stream a read belongs to, which
+ * method sizes its window, and where the window goes.
+ *
+ * As in the seed, read-ahead is consulted only on two events, once per
+ * client request (engine.c finds them):
+ *
+ *   miss  the request needs a page that is not in the pool.
+ *         Synchronous: the reader reads what it needs itself, the rest
+ *         of the window goes to the prefetch workers.
+ *   mark  the request touched a page carrying the look-ahead mark.
+ *         Asynchronous: the stream's next window is queued and the
+ *         reader does not wait for it.
+ *
+ * A fully cached region therefore costs no decisions at all.
+ *
+ * On a miss the stream is looked for in this order: the stream id of
+ * the page just before the miss (the stream read it, ahead or on
+ * demand: this also catches reordered requests inside a window), then
+ * the stream whose expected position is near (stream.c).  A known
+ * forward stream continues with the state method (or the fixed
+ * window), a backward one with a doubled backward window.  Without a
+ * stream:
+ *
+ *   page 0                    initial method, a new stream
+ *   history behind > request  context / accelerated context (the pages
+ *                             before the miss were read, and are still
+ *                             here), a new stream
+ *   history above > request   a backward stream
+ *   otherwise                 random: read as is, no stream, counted
+ *                             as readrandom.  A random scan can never
+ *                             grow a window.
+ *
+ * Requiring more history than the request itself (Linux 2013, "make
+ * context readahead more conservative") means three adjacent reads
+ * are needed before a stream starts away from page 0.
+ *
+ * The window is clamped to [adaptra-min, the effective max], where the
+ * max is adaptra-max, or with auto the larger of 1 MiB and the
+ * backend's bandwidth-delay product, and always at most half of the
+ * pool's inactive plus free pages.  The look-ahead is at least the
+ * pages the reader consumes while the backend fetches a window, so a
+ * steady reader does not catch up with its read-ahead.
+ */
+
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "adaptra/range.h"
+#include "adaptra/window.h"
+#include "engine-impl.h"
+
+#define NO_MARK UINT64_MAX
+
+/* How far back the context method looks, in maximal windows. */
+#define HISTORY_WINDOWS 4
+
+uint64_t
+adaptra_readahead_max_pages (const struct adaptra_engine *e)
+{
+  unsigned shift = e->page_shift;
+  uint64_t floor = ADAPTRA_AUTO_MAX_FLOOR >> shift;
+
+  return adaptra_window_max (e->cfg.max_bytes >> shift, floor ? floor : 1,
+                             adaptra_bdp_bytes (&e->bdp) >> shift,
+                             adaptra_pool_spare (&e->pool));
+}
+
+static void
+bounds_of (const struct adaptra_engine *e, struct adaptra_window_bounds *b)
+{
+  uint64_t min = e->cfg.min_bytes >> e->page_shift;
+
+  b->max = adaptra_readahead_max_pages (e);
+  b->min = min < b->max ? min : b->max;
+  b->ratio = e->cfg.ratio;
+  b->lead = 0;
+}
+
+/* Pages the stream reads while the backend fetches a window of
+ * window pages: the look-ahead that hides the backend's latency.
+ */
+static uint64_t
+lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
+            uint64_t consumed, uint64_t window, uint64_t now)
+{
+  uint64_t dt = now - s->issue_ns;
+  double fetch_ns, pages;
+
+  if (dt == 0 || consumed == 0)
+    return 0;
+  fetch_ns = (double) adaptra_bdp_fetch_ns (&e->bdp, window << e->page_shift);
+  pages = fetch_ns * (double) consumed / (double) dt;
+  return (uint64_t) pages + 1;
+}
+
+static void
+trace (struct adaptra_engine *e, const char *what, int client, uint32_t id,
+       uint64_t index, uint64_t start, uint64_t ra, uint64_t la, uint64_t n)
+{
+  char line[192];
+
+  if (!e->cfg.trace)
+    return;
+  snprintf (line, sizeof line,
+            "readahead-%s(client=%d, stream=%" PRIu32 ", index=%" PRIu64
+            ", ra=%" PRIu64 "+%" PRIu64 "-%" PRIu64 ") = %" PRIu64,
+            what, client, id, index, start, ra, la, n);
+  e->cfg.trace (e->cfg.trace_opaque, line);
+}
+
+/* Record window [start, end) with mark page mark (NO_MARK: none) as
+ * the stream's current one and dispatch its pages from pf_start (the
+ * pages below are the reader's own demand).
+ */
+static void
+issue (struct adaptra_engine *e, struct adaptra_stream *s, unsigned method,
+       uint64_t reader, uint64_t start, uint64_t end, uint64_t mark,
+       uint64_t pf_start, bool at_eof)
+{
+  uint64_t inserted;
+
+  s->method = (uint8_t) method;
+  s->la_index = reader;
+  s->ra_index = start;
+  s->readahead_index = end;
+  s->lookahead_index = mark == NO_MARK ? (s->backward ? start : end) : mark;
+  s->age = e->pool.clock;
+  s->issue_ns = adaptra_now (e);
+  s->lost = 0;
+
+  if (pf_start < start)
+    pf_start = start;
+  if (mark != NO_MARK && mark < pf_start)
+    mark = pf_start < end ? pf_start : NO_MARK;
+  inserted = adaptra_prefetch_dispatch (e, pf_start, end, mark, s->id, method,
+                                        ADAPTRA_PG_READAHEAD);
+  adaptra_stats_count_window (&e->stats, method, inserted, at_eof);
+  trace (e, adaptra_method_name (method), s->client, s->id, reader, start,
+         end - start, mark == NO_MARK ? 0 : end - mark, inserted);
+}
+
+/* Issue a forward window w at start for a reader at page reader. */
+static void
+issue_forward (struct adaptra_engine *e, struct adaptra_stream *s,
+               unsigned method, uint64_t reader, uint64_t start,
+               struct adaptra_window w, uint64_t pf_start)
+{
+  bool at_eof;
+
+  if (w.ra == 0)
+    return;
+  if (!adaptra_window_fit_eof (start, e->eof_page,
+                               method == ADAPTRA_METHOD_CONTEXTA, &w,
+                               &at_eof)) {
+    adaptra_stat_add (&e->stats.readahead_end, 1);
+    return;
+  }
+  issue (e, s, method, reader, start, start + w.ra,
+         w.la ? start + w.ra - w.la : NO_MARK, pf_start, at_eof);
+}
+
+/* Issue a backward window w ending (exclusive) at page end. */
+static void
+issue_backward (struct adaptra_engine *e, struct adaptra_stream *s,
+                uint64_t reader, uint64_t end, struct adaptra_window w)
+{
+  uint64_t start;
+
+  if (end == 0) {
+    adaptra_stat_add (&e->stats.readahead_end, 1);
+    return;
+  }
+  start = end > w.ra ? end - w.ra : 0;
+  issue (e, s, ADAPTRA_METHOD_BACKWARD, reader, start, end,
+         start > 0 && w.la > 0 ? start + w.la : NO_MARK, start, start == 0);
+}
+
+/* The state method's inputs for stream s with the reader at index. */
+static struct adaptra_state_input
+state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
+             uint64_t index, uint64_t la_old)
+{
+  struct adaptra_state_input in;
+
+  in.stream_shift = index > s->la_index ? index - s->la_index : 1;
+  in.global_size = (uint64_t) e->pool.inactive.len + e->pool.nfree;
+  in.global_shift = e->pool.clock - s->age;
+  in.ra_old = s->readahead_index - s->ra_index;
+  in.la_old = la_old;
+  in.lost = s->lost;
+  return in;
+}
+
+/* Forward window of a known stream s for a reader at index, placed at
+ * start; la_old pages are already ahead.  Returns false when the
+ * stream rescued its pages or found no room instead.
+ */
+static bool
+next_window (struct adaptra_engine *e, struct adaptra_stream *s,
+             uint64_t index, uint64_t la_old, struct adaptra_window_bounds *b,
+             struct adaptra_window *w, unsigned *method)
+{
+  struct adaptra_state_input in;
+  struct adaptra_state_decision d;
+  uint64_t moved;
+
+  if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
+    *w = adaptra_window_fixed (e->cfg.fixed_bytes >> e->page_shift, b);
+    *method = ADAPTRA_METHOD_FIXED;
+    return true;
+  }
+  in = state_input (e, s, index, la_old);
+  b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
+  if (b->lead > b->max)
+    b->lead = b->max;
+  d = adaptra_window_state (&in, b);
+  switch (d.action) {
+  case ADAPTRA_STATE_RESCUE:
+    moved = adaptra_pool_rescue (&e->pool, index, la_old);
+    adaptra_stat_add (&e->stats.readahead_rescue, 1);
+    adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
+    trace (e, "rescue", s->client, s->id, index, index, la_old, 0, moved);
+    return false;
+  case ADAPTRA_STATE_NONE:
+    adaptra_stat_add (&e->stats.readahead_shrink, 1);
+    return false;
+  case ADAPTRA_STATE_WINDOW:
+    break;
+  }
+  *w = d.window;
+  *method = ADAPTRA_METHOD_STATE;
+  return true;
+}
+
+/* A new stream for client, or NULL (counted) when the table is full. */
+static struct adaptra_stream *
+new_stream (struct adaptra_engine *e, int client, uint64_t next)
+{
+  struct adaptra_stream *s;
+
+  s = adaptra_streams_new (&e->streams, client, next, adaptra_now (e));
+  if (!s)
+    adaptra_stat_add (&e->stats.streams_refused, 1);
+  return s;
+}
+
+/* Was page read by a client, or is it being read (a reordered
+ * neighbour)?  That is what makes it history rather than read-ahead.
+ */
+static bool
+is_history (const struct adaptra_engine *e, uint64_t page)
+{
+  uint32_t f = adaptra_pool_lookup (&e->pool, page);
+  const struct adaptra_page *p;
+
+  if (f == ADAPTRA_NO_FRAME)
+    return false;
+  p = &e->pool.pages[f];
+  return p->state == ADAPTRA_PAGE_IN_FLIGHT ||
+    (p->flags & (ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVE)) != 0;
+}
+
+/* The stream a miss at index belongs to, if any. */
+static struct adaptra_stream *
+stream_of_miss (struct adaptra_engine *e, uint64_t index, uint64_t last)
+{
+  struct adaptra_stream *s = NULL;
+  uint32_t f;
+
+  if (index > 0) {
+    f = adaptra_pool_lookup (&e->pool, index - 1);
+    if (f != ADAPTRA_NO_FRAME)
+      s = adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+  }
+  if (!s)
+    s = adaptra_streams_find (&e->streams, index);
+  /* A backward stream is expected to read below its last read. */
+  if (s && s->backward && last > s->next + 1)
+    s = NULL;
+  return s;
+}
+
+/* A miss with no stream: start one if the pool shows sequential
+ * history, else it is a random read.
+ */
+static struct adaptra_stream *
+start_stream (struct adaptra_engine *e, int client, uint64_t first,
+              uint64_t last, uint64_t index, struct adaptra_window_bounds *b)
+{
+  uint64_t req = last - index;
+  uint64_t limit = HISTORY_WINDOWS * b->max;
+  struct adaptra_stream *s;
+  struct adaptra_window w;
+  unsigned method;
+  uint64_t h;
+
+  if (index == 0) {
+    if ((s = new_stream (e, client, last)) == NULL)
+      return NULL;
+    if (e->cfg.mode == ADAPTRA_MODE_FIXED)
+      issue_forward (e, s, ADAPTRA_METHOD_FIXED, index, index,
+                     adaptra_window_fixed (e->cfg.fixed_bytes >> e->page_shift,
+                                           b), last);
+    else
+      issue_forward (e, s, ADAPTRA_METHOD_INITIAL, index, index,
+                     adaptra_window_initial (req, b), last);
+    return s;
+  }
+
+  h = is_history (e, index - 1) ? adaptra_pool_history (&e->pool, index,
+                                                         limit) : 0;
+  if (h > req) {
+    if ((s = new_stream (e, client, last)) == NULL)
+      return NULL;
+    if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
+      w = adaptra_window_fixed (e->cfg.fixed_bytes >> e->page_shift, b);
+      method = ADAPTRA_METHOD_FIXED;
+    }
+    else
+      w = adaptra_window_context (index, h, b, &method);
+    issue_forward (e, s, method, index, index, w, last);
+    return s;
+  }
+
+  h = last < e->eof_page && is_history (e, last)
+    ? adaptra_pool_run_from (&e->pool, last, limit) : 0;
+  if (h > last - first) {
+    if ((s = new_stream (e, client, first)) == NULL)
+      return NULL;
+    s->backward = true;
+    issue_backward (e, s, index, first,
+                    adaptra_window_backward (last - first, 0, b));
+    return s;
+  }
+
+  adaptra_stat_add (&e->stats.readrandom, 1);
+  adaptra_stat_add (&e->stats.pgreadrandom, req);
+  return NULL;
+}
+
+uint32_t
+adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
+                        uint64_t last, uint64_t index)
+{
+  struct adaptra_window_bounds b;
+  struct adaptra_stream *s;
+  struct adaptra_window w;
+  unsigned method;
+
+  if (index > 0)
+    adaptra_stat_add (&e->stats.cache_miss, 1);
+  if (e->cfg.mode == ADAPTRA_MODE_OFF)
+    return 0;
+  bounds_of (e, &b);
+  if (b.max == 0)
+    return 0;                   /* memory tight: demand only */
+
+  s = stream_of_miss (e, index, last);
+  if (!s) {
+    s = start_stream (e, client, first, last, index, &b);
+    return s ? s->id : 0;
+  }
+  if (s->backward) {
+    w = adaptra_window_backward (last - first,
+                                 s->readahead_index - s->ra_index, &b);
+    issue_backward (e, s, index, first, w);
+    adaptra_streams_advance (&e->streams, s, first, adaptra_now (e));
+    return s->id;
+  }
+  /* A known stream missed: its window ran out (no mark was reached, or
+   * it was at the end) or its pages were evicted or dropped.  Restart
+   * the window at the miss; nothing of the old one is ahead.
+   */
+  if (next_window (e, s, index, 0, &b, &w, &method))
+    issue_forward (e, s, method, index, index, w, last);
+  adaptra_streams_advance (&e->streams, s, last, adaptra_now (e));
+  return s->id;
+}
+
+/* Re-arm a look-ahead mark further on when the backend is congested,
+ * so that the stream tries again shortly instead of losing its async
+ * trigger.
+ */
+static void
+rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
+       uint64_t index, uint64_t la_old)
+{
+  uint64_t p = index + (la_old / 2 > 0 ? la_old / 2 : 1);
+  uint32_t f;
+
+  if (s->backward || p >= s->readahead_index)
+    return;
+  f = adaptra_pool_lookup (&e->pool, p);
+  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id)
+    e->pool.pages[f].flags |= ADAPTRA_PG_MARK;
+}
+
+void
+adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
+                        uint64_t last, uint32_t f)
+{
+  const struct adaptra_page *page = &e->pool.pages[f];
+  uint64_t index = page->page_no;
+  struct adaptra_window_bounds b;
+  struct adaptra_stream *s;
+  struct adaptra_window w;
+  unsigned method;
+  uint64_t la_old;
+
+  adaptra_stats_count_return (&e->stats, page->method);
+  s = adaptra_streams_get (&e->streams, page->stream_id);
+  if (e->cfg.mode == ADAPTRA_MODE_OFF)
+    return;
+  bounds_of (e, &b);
+  if (b.max == 0)
+    return;
+  if (!s) {
+    /* The stream was reaped while its pages waited: the pages behind
+     * the mark are its history.  Start again from the first hole.
+     */
+    uint64_t ahead = adaptra_pool_run_from (&e->pool, index, b.max);
+    uint64_t h = adaptra_pool_history (&e->pool, index,
+                                       HISTORY_WINDOWS * b.max);
+
+    if (ahead >= b.max || (s = new_stream (e, client, last)) == NULL)
+      return;
+    w = adaptra_window_context (index, h, &b, &method);
+    w.ra = w.ra > ahead ? w.ra - ahead : 0;
+    w.la = w.la < w.ra ? w.la : w.ra;
+    issue_forward (e, s, method, index, index + ahead, w, index + ahead);
+    return;
+  }
+
+  if (s->backward) {
+    if (adaptra_prefetch_congested (e))
+      adaptra_stat_add (&e->stats.io_congestion, 1);
+    else
+      issue_backward (e, s, index, s->ra_index,
+                      adaptra_window_backward (last - first,
+                                               s->readahead_index -
+                                               s->ra_index, &b));
+    adaptra_streams_advance (&e->streams, s, first, adaptra_now (e));
+    return;
+  }
+
+  la_old = s->readahead_index > index ? s->readahead_index - index : 0;
+  if (adaptra_prefetch_congested (e)) {
+    adaptra_stat_add (&e->stats.io_congestion, 1);
+    rearm (e, s, index, la_old);
+  }
+  else if (next_window (e, s, index, la_old, &b, &w, &method))
+    issue_forward (e, s, method, index, s->readahead_index, w,
+                   s->readahead_index);
+  adaptra_streams_advance (&e->streams, s, last, adaptra_now (e));
+}

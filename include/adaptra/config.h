@@ -1,0 +1,68 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Engine parameters, their defaults and their validation.  The names
+ * in messages are the filter's parameter names (adaptra-pool=...), so
+ * the filter can print them as they are.
+ */
+
+#ifndef ADAPTRA_CONFIG_H
+#define ADAPTRA_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum adaptra_mode {
+  ADAPTRA_MODE_ADAPTIVE,        /* the seed's methods */
+  ADAPTRA_MODE_FIXED,           /* constant window (pre-seed kernel) */
+  ADAPTRA_MODE_OFF,             /* no read-ahead; the pool still caches */
+};
+
+/* Limits enforced by adaptra_config_check. */
+#define ADAPTRA_PAGE_MIN 512
+#define ADAPTRA_PAGE_MAX (1024 * 1024)
+#define ADAPTRA_POOL_MIN_PAGES 64       /* a pool smaller than this is useless */
+#define ADAPTRA_POOL_WINDOWS 4          /* pool holds this many max windows */
+#define ADAPTRA_WORKERS_MAX 64
+/* The floor of adaptra-max=auto: the seed's constant maximum. */
+#define ADAPTRA_AUTO_MAX_FLOOR (1024 * 1024)
+
+struct adaptra_config {
+  uint64_t pool_bytes;          /* adaptra-pool: page data budget */
+  uint32_t page_size;           /* adaptra-page: power of 2, 512..1M */
+  uint64_t min_bytes;           /* adaptra-min: smallest new window */
+  uint64_t max_bytes;           /* adaptra-max: largest window, 0 = auto */
+  unsigned ratio;               /* adaptra-ratio: % of thrashing threshold */
+  enum adaptra_mode mode;       /* adaptra-mode */
+  uint64_t fixed_bytes;         /* window of mode fixed */
+  uint32_t streams;             /* adaptra-streams: stream table size */
+  unsigned workers;             /* adaptra-workers: prefetch threads */
+  uint64_t export_size;         /* bytes the backend serves */
+  /* Optional: one line per read-ahead decision (the seed's traces).
+   * Called with the engine lock held: it must not call the engine.
+   */
+  void (*trace) (void *opaque, const char *line);
+  void *trace_opaque;
+};
+
+/* Fill in the defaults: pool 256M, page 4K, min 16K, max auto, ratio
+ * 50, adaptive, fixed 128K, 1024 streams, 4 workers, size 0, no trace.
+ */
+extern void adaptra_config_defaults (struct adaptra_config *cfg);
+
+/* Check every range and cross-constraint.  Returns 0, or -1 with a
+ * one-line message in why (len bytes, always terminated) naming the
+ * parameter and its value, e.g. "adaptra-page=3000 is not a power of 2".
+ */
+extern int adaptra_config_check (const struct adaptra_config *cfg,
+                                 char *why, size_t len);
+
+/* "adaptive", "fixed", "off". */
+extern const char *adaptra_mode_name (enum adaptra_mode mode);
+
+/* Parse a mode name; returns 0, or -1 if unknown. */
+extern int adaptra_mode_parse (const char *name, enum adaptra_mode *mode);
+
+#endif /* ADAPTRA_CONFIG_H */

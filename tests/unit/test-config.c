@@ -1,0 +1,161 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Unit tests of core/config.c: defaults, every rejection and its
+ * message, mode names.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/config.h"
+
+static struct adaptra_config cfg;
+static char why[160];
+
+static int
+setup (void **state)
+{
+  (void) state;
+  adaptra_config_defaults (&cfg);
+  return 0;
+}
+
+/* cfg is rejected with a message containing text. */
+static void
+assert_rejected (const char *text)
+{
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), -1);
+  if (strstr (why, text) == NULL)
+    fail_msg ("message \"%s\" lacks \"%s\"", why, text);
+}
+
+static void
+test_defaults_valid (void **state)
+{
+  (void) state;
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
+  assert_string_equal (why, "");
+  assert_int_equal (cfg.pool_bytes, 256 * 1024 * 1024);
+  assert_int_equal (cfg.page_size, 4096);
+  assert_int_equal (cfg.min_bytes, 16384);
+  assert_int_equal (cfg.max_bytes, 0);
+  assert_int_equal (cfg.ratio, 50);
+  assert_int_equal (cfg.mode, ADAPTRA_MODE_ADAPTIVE);
+  assert_int_equal (cfg.fixed_bytes, 128 * 1024);
+}
+
+static void
+test_page (void **state)
+{
+  (void) state;
+  cfg.page_size = 3000;
+  assert_rejected ("adaptra-page=3000 is not a power of 2");
+  cfg.page_size = 256;
+  assert_rejected ("adaptra-page=256 is outside");
+  cfg.page_size = 2 * 1024 * 1024;
+  assert_rejected ("adaptra-page=2097152");
+  cfg.page_size = 16384;
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
+}
+
+static void
+test_pool (void **state)
+{
+  (void) state;
+  cfg.pool_bytes = 63 * 4096;
+  assert_rejected ("adaptra-pool=258048 holds fewer than 64 pages");
+}
+
+static void
+test_min_max (void **state)
+{
+  (void) state;
+  cfg.min_bytes = 1024;
+  assert_rejected ("adaptra-min=1024 is less than adaptra-page=4096");
+  cfg.min_bytes = 65536;
+  cfg.max_bytes = 32768;
+  assert_rejected ("adaptra-max=32768 is less than adaptra-min=65536");
+  cfg.max_bytes = 128 * 1024 * 1024;
+  assert_rejected ("adaptra-max=134217728 is more than 1/4 of adaptra-pool");
+  cfg.max_bytes = 64 * 1024 * 1024;
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
+  cfg.min_bytes = 65 * 1024 * 1024;
+  cfg.max_bytes = 0;
+  assert_rejected ("adaptra-min=68157440 is more than 1/4");
+}
+
+static void
+test_others (void **state)
+{
+  (void) state;
+  cfg.ratio = 0;
+  assert_rejected ("adaptra-ratio=0 is outside 1..100");
+  cfg.ratio = 101;
+  assert_rejected ("adaptra-ratio=101");
+  cfg.ratio = 100;
+  cfg.streams = 0;
+  assert_rejected ("adaptra-streams=0");
+  cfg.streams = 65537;
+  assert_rejected ("adaptra-streams=65537");
+  cfg.streams = 8;
+  cfg.workers = 65;
+  assert_rejected ("adaptra-workers=65");
+  cfg.workers = 0;
+  cfg.mode = (enum adaptra_mode) 7;
+  assert_rejected ("adaptra-mode=7");
+  cfg.mode = ADAPTRA_MODE_FIXED;
+  cfg.fixed_bytes = 100;
+  assert_rejected ("fixed window 100");
+}
+
+static void
+test_short_buffer (void **state)
+{
+  char tiny[8];
+
+  (void) state;
+  cfg.ratio = 0;
+  assert_int_equal (adaptra_config_check (&cfg, tiny, sizeof tiny), -1);
+  assert_int_equal (strlen (tiny), sizeof tiny - 1);
+}
+
+static void
+test_modes (void **state)
+{
+  enum adaptra_mode m;
+
+  (void) state;
+  assert_int_equal (adaptra_mode_parse ("fixed", &m), 0);
+  assert_int_equal (m, ADAPTRA_MODE_FIXED);
+  assert_int_equal (adaptra_mode_parse ("off", &m), 0);
+  assert_int_equal (m, ADAPTRA_MODE_OFF);
+  assert_int_equal (adaptra_mode_parse ("adaptive", &m), 0);
+  assert_int_equal (m, ADAPTRA_MODE_ADAPTIVE);
+  assert_int_equal (adaptra_mode_parse ("fast", &m), -1);
+  assert_string_equal (adaptra_mode_name (ADAPTRA_MODE_FIXED), "fixed");
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup (test_defaults_valid, setup),
+    cmocka_unit_test_setup (test_page, setup),
+    cmocka_unit_test_setup (test_pool, setup),
+    cmocka_unit_test_setup (test_min_max, setup),
+    cmocka_unit_test_setup (test_others, setup),
+    cmocka_unit_test_setup (test_short_buffer, setup),
+    cmocka_unit_test_setup (test_modes, setup),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,680 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Unit tests of the engine (engine.c, readahead.c, prefetch.c) on a
+ * fake backend (a RAM disk that logs and can fail) and a fake clock.
+ * Prefetch jobs run in the test's thread (adaptra_prefetch_run_one),
+ * so every count below is deterministic; one test runs real workers.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "adaptra/engine.h"
+
+#define PAGE 4096
+#define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
+#define SEC UINT64_C (1000000000)
+
+/* The fake backend. */
+static unsigned char *disk;
+static unsigned calls;                  /* pread calls */
+static unsigned bad_requests;           /* count 0 or past the end */
+static int client_ctx, worker_ctx;      /* contexts are their addresses */
+static void *fail_ctx;                  /* fail reads with this ctx */
+static void (*during_read) (uint64_t offset, uint32_t count);
+static bool gate;                       /* hold reads until released */
+static sem_t entered, release;
+
+/* The fake clock. */
+static uint64_t now_ns;
+
+/* Trace lines: the windows issued. */
+struct traced {
+  char method[16];
+  uint64_t index, start, ra, la, n;
+};
+static struct traced traces[4096];
+static unsigned ntraces;
+
+static struct adaptra_engine *e;
+static int client;
+
+static int
+fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
+{
+  __atomic_fetch_add (&calls, 1, __ATOMIC_SEQ_CST);
+  if (count == 0 || offset > DISK || count > DISK - offset) {
+    __atomic_fetch_add (&bad_requests, 1, __ATOMIC_SEQ_CST);
+    return EINVAL;
+  }
+  if (gate) {
+    sem_post (&entered);
+    sem_wait (&release);
+  }
+  if (fail_ctx == ctx)
+    return EIO;
+  memcpy (buf, disk + offset, count);
+  if (during_read)
+    during_read (offset, count);
+  return 0;
+}
+
+static uint64_t
+fake_now (void *opaque)
+{
+  (void) opaque;
+  return now_ns;
+}
+
+static void
+record_trace (void *opaque, const char *line)
+{
+  struct traced *t = &traces[ntraces];
+
+  (void) opaque;
+  if (ntraces == sizeof traces / sizeof traces[0])
+    return;
+  if (sscanf (line, "readahead-%15[a-z](client=%*d, stream=%*u, index=%"
+              SCNu64 ", ra=%" SCNu64 "+%" SCNu64 "-%" SCNu64 ") = %" SCNu64,
+              t->method, &t->index, &t->start, &t->ra, &t->la, &t->n) == 6)
+    ntraces++;
+}
+
+static void
+base_config (struct adaptra_config *cfg)
+{
+  adaptra_config_defaults (cfg);
+  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
+  cfg->max_bytes = 256 * 1024;          /* 64 pages */
+  cfg->export_size = DISK;
+  cfg->workers = 0;
+  cfg->trace = record_trace;
+}
+
+static void
+start_engine (const struct adaptra_config *cfg)
+{
+  const struct adaptra_backend backend = { .pread = fake_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+
+  e = adaptra_engine_new (cfg, &backend, &clock);
+  assert_non_null (e);
+  client = adaptra_client_open (e, "test");
+  assert_true (client >= 0);
+}
+
+static int
+setup (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t i;
+
+  (void) state;
+  disk = malloc (DISK);
+  if (!disk)
+    return -1;
+  for (i = 0; i < DISK; i++)
+    disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
+  calls = bad_requests = 0;
+  fail_ctx = NULL;
+  during_read = NULL;
+  gate = false;
+  now_ns = SEC;
+  ntraces = 0;
+  base_config (&cfg);
+  start_engine (&cfg);
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  adaptra_client_close (e, client);
+  adaptra_engine_free (e);
+  free (disk);
+  assert_int_equal (bad_requests, 0);
+  return 0;
+}
+
+static void
+restart_engine (const struct adaptra_config *cfg)
+{
+  adaptra_engine_free (e);
+  ntraces = 0;
+  start_engine (cfg);
+}
+
+/* Read through the engine and compare with the disk. */
+static void
+read_check (uint64_t offset, uint32_t count)
+{
+  unsigned char *buf = malloc (count);
+
+  assert_non_null (buf);
+  assert_int_equal (adaptra_read (e, client, &client_ctx, buf, count, offset),
+                    0);
+  assert_memory_equal (buf, disk + offset, count);
+  free (buf);
+}
+
+static unsigned
+drain (void)
+{
+  unsigned n = 0;
+
+  while (adaptra_prefetch_run_one (e, &worker_ctx))
+    n++;
+  return n;
+}
+
+static struct adaptra_stats
+stats (void)
+{
+  struct adaptra_stats s;
+
+  adaptra_stats_snapshot (e, &s);
+  return s;
+}
+
+static void
+test_sequential_scan (void **state)
+{
+  struct adaptra_stats s;
+  uint64_t off;
+  unsigned i;
+
+  (void) state;
+  for (off = 0; off < 4 * 1024 * 1024; off += 16384) {
+    read_check (off, 16384);
+    drain ();
+    now_ns += 1000000;
+  }
+  s = stats ();
+  assert_int_equal (s.client_requests, 256);
+  /* The first window is the initial one, the rest state windows that
+   * grow at most 2x a step up to the 64-page max.
+   */
+  assert_string_equal (traces[0].method, "initial");
+  assert_int_equal (traces[0].ra, 16);
+  for (i = 1; i < ntraces; i++) {
+    assert_string_equal (traces[i].method, "state");
+    assert_true (traces[i].ra <= 2 * traces[i - 1].ra);
+    assert_true (traces[i].ra <= 64);
+  }
+  assert_int_equal (traces[ntraces - 1].ra, 64);
+  /* Every window after the first was started by a mark, and nearly
+   * every page came from read-ahead.
+   */
+  assert_int_equal (s.method[ADAPTRA_METHOD_NONE].readahead_return,
+                    ntraces - 1);
+  assert_int_equal (s.cache_miss, 0);
+  assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit >= 1000);
+  assert_true (s.backend_requests < 40);
+  assert_int_equal (s.readrandom, 0);
+  assert_int_equal (s.streams_active, 1);
+}
+
+static void
+test_random_reads_never_read_ahead (void **state)
+{
+  struct adaptra_stats s;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 2000; i++) {
+    uint64_t page = 1 + (i * UINT64_C (7919)) % (DISK / PAGE - 2);
+
+    read_check (page * PAGE, PAGE);
+    now_ns += 1000;
+  }
+  assert_int_equal (drain (), 0);
+  s = stats ();
+  assert_int_equal (s.method[ADAPTRA_METHOD_NONE].readahead, 0);
+  assert_int_equal (s.method[ADAPTRA_METHOD_NONE].pgreadahead, 0);
+  assert_int_equal (s.streams_active, 0);
+  assert_int_equal (s.readrandom, 2000);
+  assert_int_equal (s.backend_requests, 2000);
+  assert_int_equal (ntraces, 0);
+}
+
+static void
+test_interleaved_streams (void **state)
+{
+  struct adaptra_stream_row rows[16];
+  struct adaptra_stats s;
+  uint64_t base[8];
+  unsigned i, k;
+  size_t n;
+
+  (void) state;
+  for (k = 0; k < 8; k++)
+    base[k] = (UINT64_C (1) << 20) * (2 * k + 1);   /* 1M, 3M, ... 15M */
+  for (i = 0; i < 64; i++)
+    for (k = 0; k < 8; k++) {
+      read_check (base[k] + i * 8192, 8192);
+      drain ();
+      now_ns += 100000;
+    }
+  s = stats ();
+  n = adaptra_streams_snapshot (e, rows, 16);
+  assert_int_equal (n, 8);
+  assert_int_equal (s.streams_active, 8);
+  /* Each started by the context method on its third read... */
+  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 8);
+  assert_int_equal (s.readrandom, 16);
+  /* ...and then followed by its marks. */
+  assert_true (s.method[ADAPTRA_METHOD_STATE].readahead >= 8 * 4);
+  /* Every stream is at the end of its own region. */
+  for (i = 0; i < n; i++) {
+    assert_false (rows[i].backward);
+    assert_int_equal ((rows[i].position - 64 * 8192) % (UINT64_C (2) << 20),
+                      UINT64_C (1) << 20);
+  }
+}
+
+static void
+test_reordered_reads_one_stream (void **state)
+{
+  struct adaptra_stats s;
+  uint64_t base = 5 * 1024 * 1024;
+  unsigned i;
+
+  (void) state;
+  /* Pairs swapped: 1 0 3 2 5 4 ... as a client with requests in
+   * flight delivers them.
+   */
+  for (i = 0; i < 128; i++) {
+    read_check (base + (i ^ 1) * 16384, 16384);
+    drain ();
+    now_ns += 100000;
+  }
+  s = stats ();
+  assert_int_equal (s.streams_active, 1);
+  assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 400);
+  assert_true (s.readrandom <= 3);
+}
+
+static void
+test_backward_stream (void **state)
+{
+  struct adaptra_stream_row row;
+  struct adaptra_stats s;
+  uint64_t off = 8 * 1024 * 1024;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 256; i++) {
+    off -= PAGE;
+    read_check (off, PAGE);
+    drain ();
+    now_ns += 100000;
+  }
+  s = stats ();
+  assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
+  assert_true (row.backward);
+  assert_true (s.method[ADAPTRA_METHOD_BACKWARD].readahead > 3);
+  assert_true (s.method[ADAPTRA_METHOD_BACKWARD].pgreadahead_hit > 200);
+  assert_true (s.backend_requests < 40);
+}
+
+/* Read on page by page from page until a window is issued. */
+static void
+read_until_window (uint64_t page)
+{
+  ntraces = 0;
+  while (ntraces == 0) {
+    read_check (page * PAGE, PAGE);
+    drain ();
+    page++;
+  }
+}
+
+static void
+test_context_from_history (void **state)
+{
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 32; i++) {
+    read_check (UINT64_C (2) * 1024 * 1024 + i * PAGE, PAGE);
+    drain ();
+  }
+  /* The stream is reaped after 2 s idle ... */
+  now_ns += 3 * SEC;
+  read_check (0, PAGE);
+  assert_int_equal (stats ().streams_active, 1);   /* only the new one */
+  /* ... and the pool's history starts it again where it went on. */
+  read_until_window (512 + 32);
+  assert_string_equal (traces[0].method, "context");
+  assert_true (traces[0].index >= 512 + 32);
+  assert_int_equal (stats ().streams_active, 2);
+}
+
+static void
+test_accelerated_context_from_zero (void **state)
+{
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 40; i++) {
+    read_check ((uint64_t) i * PAGE, PAGE);
+    drain ();
+  }
+  now_ns += 3 * SEC;
+  /* Everything from page 0 is still here: a stream from the start. */
+  read_until_window (40);
+  assert_string_equal (traces[0].method, "contexta");
+  assert_int_equal (stats ().method[ADAPTRA_METHOD_CONTEXTA].readahead, 1);
+}
+
+static void
+test_fixed_mode (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t off;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.mode = ADAPTRA_MODE_FIXED;
+  restart_engine (&cfg);
+  for (off = 0; off < 2 * 1024 * 1024; off += 8192) {
+    read_check (off, 8192);
+    drain ();
+  }
+  assert_true (ntraces > 10);
+  for (i = 0; i < ntraces; i++) {
+    assert_string_equal (traces[i].method, "fixed");
+    assert_int_equal (traces[i].ra, 32);         /* 128K */
+  }
+}
+
+static void
+test_mode_off (void **state)
+{
+  char why[128];
+  uint64_t off;
+
+  (void) state;
+  assert_int_equal (adaptra_engine_set_mode (e, ADAPTRA_MODE_OFF,
+                                             why, sizeof why), 0);
+  for (off = 0; off < 1024 * 1024; off += 8192)
+    read_check (off, 8192);
+  assert_int_equal (drain (), 0);
+  assert_int_equal (stats ().method[ADAPTRA_METHOD_NONE].readahead, 0);
+  /* The pool still caches. */
+  calls = 0;
+  read_check (0, 8192);
+  assert_int_equal (calls, 0);
+}
+
+/* Two readers, one page: one backend call. */
+static void *
+reader_thread (void *arg)
+{
+  unsigned char buf[PAGE];
+
+  (void) arg;
+  return (void *) (intptr_t) adaptra_read (e, client, &client_ctx, buf,
+                                           PAGE, 3 * 1024 * 1024);
+}
+
+static void
+test_inflight_dedup (void **state)
+{
+  pthread_t a, b;
+  void *ra, *rb;
+  unsigned i;
+
+  (void) state;
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  gate = true;
+  pthread_create (&a, NULL, reader_thread, NULL);
+  sem_wait (&entered);                  /* a is inside the backend */
+  pthread_create (&b, NULL, reader_thread, NULL);
+  for (i = 0; i < 5000 && stats ().io_block == 0; i++)
+    usleep (1000);
+  assert_int_equal (stats ().io_block, 1);      /* b waits for a */
+  gate = false;
+  sem_post (&release);
+  pthread_join (a, &ra);
+  pthread_join (b, &rb);
+  assert_null (ra);
+  assert_null (rb);
+  assert_int_equal (calls, 1);
+  sem_destroy (&entered);
+  sem_destroy (&release);
+}
+
+static void
+test_reader_runs_queued_job (void **state)
+{
+  struct adaptra_stats s;
+
+  (void) state;
+  read_check (0, PAGE);                 /* initial window queued */
+  calls = 0;
+  /* The next read needs queued pages: it runs their job itself. */
+  read_check (PAGE, PAGE);
+  s = stats ();
+  assert_int_equal (calls, 1);
+  assert_int_equal (s.io_block, 1);
+  assert_int_equal (drain (), 0);
+}
+
+/* A write lands while a prefetch is reading. */
+static void
+write_during_read (uint64_t offset, uint32_t count)
+{
+  (void) offset;
+  (void) count;
+  during_read = NULL;
+  memset (disk + 19 * PAGE + 5, 0xAB, 3 * PAGE);
+  adaptra_invalidate (e, 19 * PAGE + 5, 3 * PAGE);
+}
+
+static void
+test_invalidate_during_prefetch (void **state)
+{
+  (void) state;
+  read_check (16 * PAGE, PAGE);
+  read_check (17 * PAGE, PAGE);
+  read_check (18 * PAGE, PAGE);         /* context window queued */
+  assert_true (stats ().pages_in_flight > 0);
+  during_read = write_during_read;
+  drain ();
+  /* The window was pages 19..21: all of it was read before the write. */
+  assert_int_equal (stats ().prefetch_stale, 3);
+  assert_int_equal (stats ().invalidated, 3);
+  read_check (19 * PAGE, 8 * PAGE);     /* every byte new */
+}
+
+static void
+test_invalidate_ready_pages (void **state)
+{
+  (void) state;
+  read_check (0, 64 * PAGE);
+  drain ();
+  memset (disk + 100, 0x5A, 2 * PAGE);
+  adaptra_invalidate (e, 100, 2 * PAGE);
+  read_check (0, 64 * PAGE);
+}
+
+static void
+test_failed_prefetch_reader_retries (void **state)
+{
+  struct adaptra_stats s;
+
+  (void) state;
+  read_check (0, PAGE);
+  fail_ctx = &worker_ctx;
+  drain ();
+  s = stats ();
+  assert_int_equal (s.prefetch_failed, 1);
+  assert_int_equal (s.pages_in_flight, 0);
+  fail_ctx = NULL;
+  read_check (PAGE, 2 * PAGE);          /* read again, correctly */
+}
+
+static void
+test_failed_demand_read (void **state)
+{
+  unsigned char buf[PAGE];
+
+  (void) state;
+  fail_ctx = &client_ctx;
+  assert_int_equal (adaptra_read (e, client, &client_ctx, buf, PAGE,
+                                  5 * PAGE), EIO);
+  assert_int_equal (stats ().pages_in_flight, 0);
+  fail_ctx = NULL;
+  read_check (5 * PAGE, PAGE);
+}
+
+static void
+test_eof_clamp (void **state)
+{
+  struct adaptra_stats s;
+  unsigned char buf[16];
+  uint64_t off;
+
+  (void) state;
+  for (off = DISK - 64 * PAGE; off + 8192 <= DISK; off += 8192) {
+    read_check (off, 8192);
+    drain ();
+  }
+  read_check (DISK - 100, 100);
+  drain ();
+  s = stats ();
+  assert_true (s.method[ADAPTRA_METHOD_NONE].readahead_eof >= 1);
+  assert_int_equal (adaptra_read (e, client, &client_ctx, buf, 16,
+                                  DISK - 8), EINVAL);
+  /* bad_requests is checked in teardown. */
+}
+
+static void
+test_cache_hint_bounded (void **state)
+{
+  struct adaptra_stats s;
+
+  (void) state;
+  adaptra_cache_hint (e, client, 0, DISK);
+  s = stats ();
+  assert_int_equal (s.cache_hints, 1);
+  /* The pool can spare half of its 1024 pages. */
+  assert_int_equal (s.pages_in_flight, 512);
+  drain ();
+  calls = 0;
+  read_check (PAGE, 500 * PAGE);
+  assert_int_equal (calls, 0);
+  /* Past the end: nothing. */
+  adaptra_cache_hint (e, client, DISK, 4096);
+  assert_int_equal (stats ().pages_in_flight, 0);
+}
+
+static void
+test_thrashing_accounting (void **state)
+{
+  struct adaptra_stats s;
+  unsigned i;
+
+  (void) state;
+  /* A stream with a window read ahead... */
+  for (i = 0; i < 4; i++) {
+    read_check ((uint64_t) i * 4 * PAGE, 4 * PAGE);
+    drain ();
+  }
+  /* ... then a flood of other reads pushes its pages out unread. */
+  for (i = 0; i < 1200; i++)
+    read_check ((UINT64_C (1000) + 2 * i) * PAGE, PAGE);
+  s = stats ();
+  assert_true (s.evicted_unread > 0);
+  assert_true (s.evicted >= s.evicted_unread);
+  adaptra_stats_reset (e);
+  s = stats ();
+  assert_int_equal (s.evicted_unread, 0);
+  assert_int_equal (s.client_requests, 0);
+}
+
+static void
+test_tunables (void **state)
+{
+  struct adaptra_config cfg;
+  char why[128];
+
+  (void) state;
+  assert_int_equal (adaptra_engine_set_ratio (e, 0, why, sizeof why), -1);
+  assert_non_null (strstr (why, "adaptra-ratio=0"));
+  assert_int_equal (adaptra_engine_set_ratio (e, 80, why, sizeof why), 0);
+  assert_int_equal (adaptra_engine_set_max (e, 8192, why, sizeof why), -1);
+  assert_non_null (strstr (why, "adaptra-max=8192"));
+  assert_int_equal (adaptra_engine_set_max (e, 0, why, sizeof why), 0);
+  assert_int_equal (adaptra_engine_set_min (e, 64 * 1024, why, sizeof why), 0);
+  adaptra_engine_get_config (e, &cfg);
+  assert_int_equal (cfg.ratio, 80);
+  assert_int_equal (cfg.max_bytes, 0);
+  assert_int_equal (cfg.min_bytes, 64 * 1024);
+}
+
+static void
+test_workers (void **state)
+{
+  void *ctxs[2] = { &worker_ctx, &worker_ctx };
+  uint64_t off;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_start (e, 2, ctxs), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, ctxs), EBUSY);
+  for (off = 0; off + 65536 <= DISK; off += 65536)
+    read_check (off, 65536);
+  adaptra_workers_stop (e);
+  assert_int_equal (stats ().pages_in_flight, 0);
+  assert_true (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 0);
+}
+
+int
+main (void)
+{
+#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
+  const struct CMUnitTest tests[] = {
+    T (test_sequential_scan),
+    T (test_random_reads_never_read_ahead),
+    T (test_interleaved_streams),
+    T (test_reordered_reads_one_stream),
+    T (test_backward_stream),
+    T (test_context_from_history),
+    T (test_accelerated_context_from_zero),
+    T (test_fixed_mode),
+    T (test_mode_off),
+    T (test_inflight_dedup),
+    T (test_reader_runs_queued_job),
+    T (test_invalidate_during_prefetch),
+    T (test_invalidate_ready_pages),
+    T (test_failed_prefetch_reader_retries),
+    T (test_failed_demand_read),
+    T (test_eof_clamp),
+    T (test_cache_hint_bounded),
+    T (test_thrashing_accounting),
+    T (test_tunables),
+    T (test_workers),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
