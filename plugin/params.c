@@ -1,0 +1,209 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nbdkit-filter.h>
+
+#include "params.h"
+
+enum param_type {
+  PARAM_SIZE,                   /* nbdkit size: 256M */
+  PARAM_SIZE_OR_AUTO,           /* a size, or "auto" stored as 0 */
+  PARAM_UNSIGNED,
+  PARAM_MODE,
+};
+
+/* Setters of a running engine, all of one shape. */
+typedef int (*param_setter) (struct adaptra_engine *e, uint64_t v,
+                             char *why, size_t len);
+
+static int
+set_ratio (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
+{
+  return adaptra_engine_set_ratio (e, v, why, len);
+}
+
+static int
+set_mode (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
+{
+  return adaptra_engine_set_mode (e, v, why, len);
+}
+
+struct param {
+  const char *name;             /* without the "adaptra-" prefix */
+  enum param_type type;
+  size_t offset;                /* of the field in struct adaptra_config */
+  size_t width;                 /* its size: 4 or 8 bytes */
+  param_setter set;             /* NULL: fixed once the server runs */
+};
+
+#define FIELD(f) \
+  offsetof (struct adaptra_config, f), \
+  sizeof (((struct adaptra_config *) 0)->f)
+
+static const struct param params[] = {
+  { "pool",    PARAM_SIZE,         FIELD (pool_bytes), NULL },
+  { "page",    PARAM_SIZE,         FIELD (page_size),  NULL },
+  { "min",     PARAM_SIZE,         FIELD (min_bytes),  adaptra_engine_set_min },
+  { "max",     PARAM_SIZE_OR_AUTO, FIELD (max_bytes),  adaptra_engine_set_max },
+  { "ratio",   PARAM_UNSIGNED,     FIELD (ratio),      set_ratio },
+  { "mode",    PARAM_MODE,         FIELD (mode),       set_mode },
+  { "streams", PARAM_UNSIGNED,     FIELD (streams),    NULL },
+  { "workers", PARAM_UNSIGNED,     FIELD (workers),    NULL },
+};
+#define NPARAMS (sizeof params / sizeof params[0])
+
+static const struct param *
+find_param (const char *name)
+{
+  size_t i;
+
+  if (strncmp (name, "adaptra-", 8) == 0)
+    name += 8;
+  for (i = 0; i < NPARAMS; i++)
+    if (strcmp (params[i].name, name) == 0)
+      return &params[i];
+  return NULL;
+}
+
+/* Parse value as p's type.  Returns 0, or -1 with why set. */
+static int
+parse_value (const struct param *p, const char *value, uint64_t *v,
+             char *why, size_t len)
+{
+  int64_t size;
+  unsigned u;
+  enum adaptra_mode mode;
+
+  switch (p->type) {
+  case PARAM_SIZE_OR_AUTO:
+    if (strcmp (value, "auto") == 0) {
+      *v = 0;
+      return 0;
+    }
+    /* fall through */
+  case PARAM_SIZE:
+    size = nbdkit_parse_size (value);
+    if (size < 0) {
+      snprintf (why, len, "adaptra-%s=%s is not a size%s", p->name, value,
+                p->type == PARAM_SIZE_OR_AUTO ? " or auto" : "");
+      return -1;
+    }
+    *v = size;
+    break;
+  case PARAM_UNSIGNED:
+    if (nbdkit_parse_unsigned (p->name, value, &u) == -1) {
+      snprintf (why, len, "adaptra-%s=%s is not a non-negative integer",
+                p->name, value);
+      return -1;
+    }
+    *v = u;
+    break;
+  case PARAM_MODE:
+    if (adaptra_mode_parse (value, &mode) == -1) {
+      snprintf (why, len,
+                "adaptra-%s=%s is not adaptive, fixed or off", p->name, value);
+      return -1;
+    }
+    *v = mode;
+    break;
+  }
+  /* A value must fit its field: adaptra-page=8G would wrap. */
+  if (p->width == 4 && *v > UINT32_MAX) {
+    snprintf (why, len, "adaptra-%s=%s is too large", p->name, value);
+    return -1;
+  }
+  return 0;
+}
+
+int
+params_parse (struct adaptra_config *cfg, const char *key, const char *value,
+              char *why, size_t len)
+{
+  const struct param *p;
+  uint64_t v;
+  char *field;
+
+  if (strncmp (key, "adaptra-", 8) != 0 || (p = find_param (key)) == NULL)
+    return 0;
+  if (parse_value (p, value, &v, why, len) == -1)
+    return -1;
+  field = (char *) cfg + p->offset;
+  if (p->width == 4) {
+    uint32_t v32 = v;
+    memcpy (field, &v32, 4);
+  }
+  else
+    memcpy (field, &v, 8);
+  return 1;
+}
+
+int
+params_set_runtime (struct adaptra_engine *e, const char *name,
+                    const char *value, char *why, size_t len)
+{
+  const struct param *p = find_param (name);
+  uint64_t v;
+
+  if (p == NULL) {
+    snprintf (why, len, "unknown parameter '%s'", name);
+    return -1;
+  }
+  if (p->set == NULL) {
+    snprintf (why, len, "adaptra-%s is fixed once the server runs", p->name);
+    return -1;
+  }
+  if (parse_value (p, value, &v, why, len) == -1)
+    return -1;
+  return p->set (e, v, why, len);
+}
+
+static void
+print_param (const struct param *p, const struct adaptra_config *cfg,
+             struct adaptra_strbuf *out)
+{
+  const char *field = (const char *) cfg + p->offset;
+  uint64_t v = 0;
+
+  if (p->width == 4) {
+    uint32_t v32;
+    memcpy (&v32, field, 4);
+    v = v32;
+  }
+  else
+    memcpy (&v, field, 8);
+  if (p->type == PARAM_MODE)
+    adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_mode_name (v));
+  else if (p->type == PARAM_SIZE_OR_AUTO && v == 0)
+    adaptra_strbuf_printf (out, "%s auto\n", p->name);
+  else
+    adaptra_strbuf_printf (out, "%s %" PRIu64 "\n", p->name, v);
+}
+
+int
+params_get (struct adaptra_engine *e, const char *name,
+            struct adaptra_strbuf *out, char *why, size_t len)
+{
+  struct adaptra_config cfg;
+  const struct param *p = NULL;
+  size_t i;
+
+  if (name != NULL && (p = find_param (name)) == NULL) {
+    snprintf (why, len, "unknown parameter '%s'", name);
+    return -1;
+  }
+  adaptra_engine_get_config (e, &cfg);
+  if (p != NULL)
+    print_param (p, &cfg, out);
+  else
+    for (i = 0; i < NPARAMS; i++)
+      print_param (&params[i], &cfg, out);
+  return 0;
+}

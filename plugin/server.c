@@ -1,0 +1,390 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The statistics and control socket server.
+ *
+ * One thread runs a private libev loop (never the default loop: nbdkit
+ * or a plugin might use it) with one watcher for the listening socket,
+ * one per client, and an ev_async through which server_stop wakes it.
+ * The data path never waits for this thread: request handlers only take
+ * the engine's short locks to copy counters, and a client that does not
+ * read its replies is cut off rather than waited for.
+ *
+ * Each client has a line buffer of SERVER_MAX_LINE bytes and an output
+ * buffer of CLIENT_MAX_OUTPUT.  A longer line, a full output buffer or
+ * an idle client (CLIENT_IDLE_SECS without a byte) gets an error line
+ * and is closed.  A client that half-closes its side still receives
+ * the replies to everything it sent.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include <nbdkit-filter.h>
+
+#include "server.h"
+
+#define CLIENT_MAX_OUTPUT (4 * 1024 * 1024)
+#define CLIENT_IDLE_SECS 300.
+
+/* What a client's input is still good for. */
+enum client_input {
+  INPUT_REQUESTS,               /* lines to execute */
+  INPUT_DISCARD,                /* after an error: read and drop until
+                                 * EOF, so that closing with unread data
+                                 * does not reset the connection and
+                                 * lose the error reply */
+  INPUT_CLOSED,                 /* EOF, quit, or a dead peer */
+};
+
+struct client {
+  ev_io io;                     /* first: the watcher's address is ours */
+  ev_timer idle;
+  char line[SERVER_MAX_LINE + 1];
+  size_t line_len;
+  struct adaptra_strbuf out;
+  enum client_input input;
+  bool write_shut;              /* we sent EOF (in INPUT_DISCARD) */
+  struct client *next;
+};
+
+/* All of this belongs to the loop thread once it runs; before that
+ * (listen) and after it is joined (stop) to the caller.
+ */
+static char socket_path[sizeof ((struct sockaddr_un *) 0)->sun_path];
+static int listen_fd = -1;
+static struct ev_loop *loop;
+static ev_io listen_watcher;
+static ev_async stop_watcher;
+static pthread_t thread;
+static bool thread_running;
+static server_line_fn handle_line;
+static struct client *clients;
+static unsigned nclients;
+
+/* Is a server accepting on path?  Used to tell a stale socket file,
+ * left by a server that died, from a live one.
+ */
+static bool
+socket_is_live (const struct sockaddr_un *addr)
+{
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool live;
+
+  if (fd == -1)
+    return false;
+  live = connect (fd, (const struct sockaddr *) addr, sizeof *addr) == 0;
+  close (fd);
+  return live;
+}
+
+int
+server_listen (const char *path, mode_t mode)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  struct stat st;
+  mode_t old_umask;
+  int fd, r;
+
+  if (strlen (path) >= sizeof addr.sun_path) {
+    nbdkit_error ("adaptra-stats: socket path is too long (%zu bytes, "
+                  "limit %zu): %s",
+                  strlen (path), sizeof addr.sun_path - 1, path);
+    return -1;
+  }
+  strcpy (addr.sun_path, path);
+
+  if (lstat (path, &st) == 0) {
+    if (!S_ISSOCK (st.st_mode)) {
+      nbdkit_error ("adaptra-stats: %s exists and is not a socket", path);
+      return -1;
+    }
+    if (socket_is_live (&addr)) {
+      nbdkit_error ("adaptra-stats: %s is in use by a running server", path);
+      return -1;
+    }
+    if (unlink (path) == -1) {
+      nbdkit_error ("adaptra-stats: removing stale socket %s: %m", path);
+      return -1;
+    }
+  }
+
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd == -1) {
+    nbdkit_error ("adaptra-stats: socket: %m");
+    return -1;
+  }
+  /* Create the file with no access for others, then widen it to the
+   * requested mode: no moment exists at which it is more open than
+   * asked.  nbdkit is still single-threaded here.
+   */
+  old_umask = umask (0177);
+  r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
+  umask (old_umask);
+  if (r == -1) {
+    nbdkit_error ("adaptra-stats: bind %s: %m", path);
+    close (fd);
+    return -1;
+  }
+  if (chmod (path, mode) == -1 || listen (fd, SOMAXCONN) == -1) {
+    nbdkit_error ("adaptra-stats: %s: %m", path);
+    close (fd);
+    unlink (path);
+    return -1;
+  }
+  listen_fd = fd;
+  strcpy (socket_path, path);
+  return 0;
+}
+
+static void
+client_close (struct client *c)
+{
+  struct client **pp;
+
+  ev_io_stop (loop, &c->io);
+  ev_timer_stop (loop, &c->idle);
+  close (c->io.fd);
+  for (pp = &clients; *pp != c; pp = &(*pp)->next)
+    ;
+  *pp = c->next;
+  nclients--;
+  adaptra_strbuf_free (&c->out);
+  free (c);
+}
+
+/* Watch for what the client can do next: read more requests while it
+ * sends them, write while replies are pending.  Returns false (after
+ * closing it) when there is nothing left to do.
+ */
+static bool
+client_rearm (struct client *c)
+{
+  int events = (c->input == INPUT_CLOSED ? 0 : EV_READ)
+               | (c->out.len ? EV_WRITE : 0);
+
+  if (c->input == INPUT_DISCARD && c->out.len == 0 && !c->write_shut) {
+    shutdown (c->io.fd, SHUT_WR);
+    c->write_shut = true;
+  }
+  if (events == 0) {
+    client_close (c);
+    return false;
+  }
+  ev_io_stop (loop, &c->io);
+  ev_io_set (&c->io, c->io.fd, events);
+  ev_io_start (loop, &c->io);
+  return true;
+}
+
+/* Reply with an error line and execute nothing more: the connection
+ * closes once the reply has been sent and the client has closed its
+ * side (or gone idle).
+ */
+static void
+client_fail (struct client *c, const char *msg)
+{
+  adaptra_strbuf_clear (&c->out);
+  adaptra_strbuf_printf (&c->out, "error: %s\n\n", msg);
+  c->input = INPUT_DISCARD;
+  c->line_len = 0;
+}
+
+/* Execute each complete line in the buffer. */
+static void
+client_run_lines (struct client *c)
+{
+  char *nl;
+
+  while (c->input == INPUT_REQUESTS
+         && (nl = memchr (c->line, '\n', c->line_len)) != NULL) {
+    size_t len = nl - c->line;
+    size_t used = len + 1;
+
+    if (len > 0 && c->line[len - 1] == '\r')
+      len--;
+    c->line[len] = '\0';
+    if (!handle_line (c->line, len, &c->out))
+      c->input = INPUT_CLOSED;
+    memmove (c->line, c->line + used, c->line_len - used);
+    c->line_len -= used;
+    if (c->out.overflow)
+      client_fail (c, "reply too large (the client is not reading)");
+  }
+  if (c->input == INPUT_REQUESTS && c->line_len == SERVER_MAX_LINE)
+    client_fail (c, "line too long (limit 4096 bytes)");
+}
+
+static void
+client_read (struct client *c)
+{
+  ssize_t n;
+
+  /* Discarded input lands in the line buffer, which is not used any
+   * more.
+   */
+  if (c->input == INPUT_DISCARD)
+    c->line_len = 0;
+  n = read (c->io.fd, c->line + c->line_len, SERVER_MAX_LINE - c->line_len);
+  if (n == -1) {
+    if (errno != EAGAIN && errno != EINTR)
+      c->input = INPUT_CLOSED;
+    return;
+  }
+  if (c->input == INPUT_DISCARD) {
+    if (n == 0)
+      c->input = INPUT_CLOSED;
+    return;
+  }
+  if (n == 0) {
+    /* Half-closed: a final request without a newline still runs. */
+    if (c->line_len > 0)
+      c->line[c->line_len++] = '\n';
+    client_run_lines (c);
+    c->input = INPUT_CLOSED;
+    return;
+  }
+  c->line_len += n;
+  client_run_lines (c);
+}
+
+static void
+client_write (struct client *c)
+{
+  ssize_t n = write (c->io.fd, c->out.data, c->out.len);
+
+  if (n == -1) {
+    if (errno != EAGAIN && errno != EINTR) {
+      adaptra_strbuf_clear (&c->out);     /* peer gone: drop the reply */
+      c->input = INPUT_CLOSED;
+    }
+    return;
+  }
+  adaptra_strbuf_consume (&c->out, n);
+}
+
+static void
+client_cb (struct ev_loop *l, ev_io *w, int revents)
+{
+  struct client *c = (struct client *) w;
+
+  if (revents & EV_READ)
+    client_read (c);
+  if ((revents & EV_WRITE) || c->out.len)
+    client_write (c);
+  if (client_rearm (c))
+    ev_timer_again (loop, &c->idle);
+}
+
+static void
+idle_cb (struct ev_loop *l, ev_timer *w, int revents)
+{
+  struct client *c = (struct client *) ((char *) w
+                                        - offsetof (struct client, idle));
+
+  client_close (c);
+}
+
+static void
+accept_cb (struct ev_loop *l, ev_io *w, int revents)
+{
+  static const char busy[] = "error: too many clients\n";
+  struct client *c;
+  int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+  if (fd == -1)
+    return;
+  if (nclients >= SERVER_MAX_CLIENTS
+      || (c = calloc (1, sizeof *c)) == NULL) {
+    if (write (fd, busy, sizeof busy - 1) == -1) {
+      /* The client is being turned away: nothing to do about it. */
+    }
+    close (fd);
+    return;
+  }
+  c->out = ADAPTRA_STRBUF_INIT (CLIENT_MAX_OUTPUT);
+  ev_io_init (&c->io, client_cb, fd, EV_READ);
+  ev_init (&c->idle, idle_cb);
+  c->idle.repeat = CLIENT_IDLE_SECS;
+  ev_io_start (loop, &c->io);
+  ev_timer_again (loop, &c->idle);
+  c->next = clients;
+  clients = c;
+  nclients++;
+}
+
+static void
+stop_cb (struct ev_loop *l, ev_async *w, int revents)
+{
+  ev_break (loop, EVBREAK_ALL);
+}
+
+static void *
+server_thread (void *arg)
+{
+  ev_run (loop, 0);
+  while (clients)
+    client_close (clients);
+  return NULL;
+}
+
+int
+server_start (server_line_fn fn)
+{
+  int err;
+
+  if (listen_fd == -1)
+    return 0;
+  loop = ev_loop_new (EVFLAG_AUTO);
+  if (loop == NULL) {
+    nbdkit_error ("adaptra-stats: cannot create an event loop");
+    return -1;
+  }
+  handle_line = fn;
+  ev_io_init (&listen_watcher, accept_cb, listen_fd, EV_READ);
+  ev_io_start (loop, &listen_watcher);
+  ev_async_init (&stop_watcher, stop_cb);
+  ev_async_start (loop, &stop_watcher);
+  err = pthread_create (&thread, NULL, server_thread, NULL);
+  if (err) {
+    errno = err;
+    nbdkit_error ("adaptra-stats: pthread_create: %m");
+    ev_loop_destroy (loop);
+    loop = NULL;
+    return -1;
+  }
+  thread_running = true;
+  return 0;
+}
+
+void
+server_stop (void)
+{
+  if (thread_running) {
+    ev_async_send (loop, &stop_watcher);
+    pthread_join (thread, NULL);
+    thread_running = false;
+  }
+  if (loop) {
+    ev_loop_destroy (loop);
+    loop = NULL;
+  }
+  if (listen_fd >= 0) {
+    close (listen_fd);
+    listen_fd = -1;
+    unlink (socket_path);
+  }
+}

@@ -1,0 +1,52 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The statistics and control socket: a unix socket served by a libev
+ * loop in its own thread.  It knows nothing of the protocol: each
+ * request line goes to a handler that appends the reply.
+ */
+
+#ifndef ADAPTRA_SERVER_H
+#define ADAPTRA_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "adaptra/strbuf.h"
+
+/* Longest request line accepted, without its newline. */
+#define SERVER_MAX_LINE 4096
+
+/* Most socket clients served at once; more are told so and closed. */
+#define SERVER_MAX_CLIENTS 16
+
+/* Execute one request line (len bytes, NUL-terminated, newline
+ * stripped; it may contain other NULs) and append the reply to out.
+ * Return false to close the connection once the reply is sent.
+ */
+typedef bool (*server_line_fn) (const char *line, size_t len,
+                                struct adaptra_strbuf *out);
+
+/* Create the socket at path (absolute), with file mode mode, and
+ * listen on it.  A stale socket file (nothing accepts on it) is
+ * replaced; a live one, or any other kind of file, is an error.  Call
+ * from .get_ready, so errors reach the user and clients can queue in
+ * the backlog before the loop runs.  Returns 0, or -1 after
+ * nbdkit_error.
+ */
+extern int server_listen (const char *path, mode_t mode);
+
+/* Start the loop thread serving requests with fn.  Call from
+ * .after_fork.  Returns 0, or -1 after nbdkit_error.
+ */
+extern int server_start (server_line_fn fn);
+
+/* Stop the loop, close every connection and remove the socket file.
+ * Safe to call when nothing was started.
+ */
+extern void server_stop (void);
+
+#endif /* ADAPTRA_SERVER_H */

@@ -1,0 +1,169 @@
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Test helper: drives an adaptra server (reads through libnbd, requests
+# on the control socket) and checks what the counters say.  Run with
+# the system python3, which has the nbd module.
+#
+#   stats_client.py NBD_SOCKET CONTROL_SOCKET
+
+import json
+import random
+import re
+import socket
+import sys
+
+import nbd
+
+nbd_sock, ctl_path = sys.argv[1], sys.argv[2]
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    if not cond:
+        print("FAIL:", what, file=sys.stderr)
+        sys.exit(1)
+    checks += 1
+
+
+class Control:
+    """One connection to the control socket."""
+
+    def __init__(self):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(10)
+        self.s.connect(ctl_path)
+        self.buf = b""
+
+    def send_raw(self, data):
+        self.s.sendall(data)
+
+    def reply(self):
+        while b"\n\n" not in self.buf:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise EOFError("control socket closed")
+            self.buf += chunk
+        text, self.buf = self.buf.split(b"\n\n", 1)
+        return text.decode()
+
+    def ask(self, line):
+        self.send_raw(line.encode() + b"\n")
+        return self.reply()
+
+    def stats(self):
+        return json.loads(self.ask("stats json"))
+
+
+def totals(s):
+    return s["counters"]
+
+
+ctl = Control()
+h = nbd.NBD()
+h.connect_unix(nbd_sock)
+size = h.get_size()
+
+# The banner identifies the protocol.
+check(ctl.ask("help").startswith("adaptra control protocol 1\n"), "banner")
+
+# A sequential scan: read-ahead hits dominate, nothing is random.
+check(ctl.ask("reset") == "ok", "reset")
+for off in range(0, 32 * 1024 * 1024, 128 * 1024):
+    h.pread(128 * 1024, off)
+s = stats = ctl.stats()
+c = totals(s)
+check(s["version"] == 1, "json version")
+check(c["readahead"] > 0, "sequential scan issued windows: %r" % c)
+check(c["pgreadahead_hit"] >= 0.9 * c["pgreadahead"],
+      "sequential: %d of %d read-ahead pages hit"
+      % (c["pgreadahead_hit"], c["pgreadahead"]))
+check(c["readrandom"] <= 1, "sequential: readrandom %d" % c["readrandom"])
+check(c["client_bytes"] == 32 * 1024 * 1024, "client bytes counted")
+check(s["derived"]["readahead_hit_pct"] >= 90, "derived hit ratio")
+check(sum(m["readahead"] for m in s["methods"].values()) == c["readahead"],
+      "per-method windows add up to the total")
+
+# Random 4K reads far apart: counted as random, no window at all.
+check(ctl.ask("reset") == "ok", "reset again")
+after_reset = totals(ctl.stats())
+check(after_reset["readahead"] == 0 and after_reset["client_requests"] == 0,
+      "reset zeroes the counters")
+rng = random.Random(7)
+pages = size // 4096
+for _ in range(400):
+    h.pread(4096, rng.randrange(pages // 2, pages) * 4096)
+c = totals(ctl.stats())
+check(c["readahead"] == 0, "random reads grew a window: %r" % c)
+check(c["readrandom"] >= 300, "random reads counted: %d" % c["readrandom"])
+
+# Tunables: validated like the command line.
+check(ctl.ask("set ratio 30") == "ok", "set ratio 30")
+check(ctl.ask("get ratio") == "ratio 30", "get ratio")
+check(ctl.ask("set ratio 0").startswith("error: adaptra-ratio=0"),
+      "ratio 0 refused")
+check(ctl.ask("set ratio abc").startswith("error: adaptra-ratio=abc"),
+      "non-numeric ratio refused")
+check(ctl.ask("set max 1G").startswith("error: adaptra-max="),
+      "max larger than a quarter of the pool refused")
+check(ctl.ask("set max 2M") == "ok" and ctl.ask("get max") == "max 2097152",
+      "set max 2M")
+check(ctl.ask("set max auto") == "ok" and ctl.ask("get max") == "max auto",
+      "set max auto")
+check(ctl.ask("set mode fixed") == "ok", "set mode fixed")
+check(ctl.ask("set mode sideways").startswith("error: adaptra-mode=sideways"),
+      "bad mode refused")
+check(ctl.ask("set pool 1G").startswith("error: adaptra-pool is fixed"),
+      "pool cannot change at run time")
+check(ctl.ask("get ratio") == "ratio 30", "failed sets changed nothing")
+
+# Prometheus exposition: HELP/TYPE before samples, names and values.
+families = {}
+for line in ctl.ask("metrics").splitlines():
+    m = re.match(r"# (HELP|TYPE) (adaptra_[a-z_]+) (.+)$", line)
+    if m:
+        families.setdefault(m.group(2), {})[m.group(1)] = m.group(3)
+        continue
+    m = re.match(r'(adaptra_[a-z_]+)(\{method="[a-z]+"\})? (\d+)$', line)
+    check(m is not None, "exposition line: %r" % line)
+    fam = families.get(m.group(1), {})
+    check("HELP" in fam and fam.get("TYPE") in ("counter", "gauge"),
+          "sample after its HELP and TYPE: %r" % line)
+    check((fam["TYPE"] == "counter") == m.group(1).endswith("_total"),
+          "counter names end in _total: %r" % line)
+check("adaptra_readahead_total" in families, "method family present")
+
+# The streams table lists the sequential stream's client.
+check("unix:pid=" in ctl.ask("streams"), "streams names the client")
+
+# Junk: errors, then the connection still works.
+check(ctl.ask("bogus").startswith("error: unknown command"), "unknown command")
+ctl.send_raw(b"\x00\x01\xff\xfe\n")
+check(ctl.reply() == "error: request contains binary data", "binary junk")
+check(ctl.ask("stats json").startswith("{"), "still serving after junk")
+
+# An over-long line gets an error and the connection is closed.
+long = Control()
+long.send_raw(b"x" * 5000 + b"\n")
+check(long.reply().startswith("error: line too long"), "over-long line")
+try:
+    while long.s.recv(4096):
+        pass
+    closed = True
+except OSError:
+    closed = True
+check(closed, "over-long line closes the connection")
+
+# A client that half-closes still gets its replies.
+half = Control()
+half.send_raw(b"get ratio\nget mode")
+half.s.shutdown(socket.SHUT_WR)
+check(half.reply() == "ratio 30", "half-closed: first reply")
+check(half.reply() == "mode fixed", "half-closed: unterminated last line")
+
+# The data path kept working throughout.
+check(len(h.pread(4096, 0)) == 4096, "reads still served")
+h.shutdown()
+print("stats_client: %d checks passed" % checks)

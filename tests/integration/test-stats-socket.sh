@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The statistics and control socket: counters move as the workload
+# implies, tunables are validated, junk is refused, the socket is
+# private, stale sockets are replaced and live ones are not, and
+# adaptra-stat's output parses.
+
+source "$(dirname "$0")/functions.sh"
+requires /usr/bin/python3 -c 'import nbd'
+requires runuser --version
+
+srcdir=$(cd "$(dirname "$0")" && pwd)
+# Others may traverse the directory but not read it, so that the
+# permission test reaches the socket itself.
+chmod 0711 "$tmpdir"
+img="$tmpdir/disk.img"
+sock="$tmpdir/stats.sock"
+head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
+
+# A stale socket (bound, never listened on, process gone) is replaced.
+/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$sock"
+test -S "$sock"
+
+cat > "$tmpdir/run.sh" <<RUN
+set -euo pipefail
+sock=$sock
+# The protocol, from a real client.
+/usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"
+
+# adaptra-stat: text output has one "name value" per counter.
+adaptra-stat "\$sock" > $tmpdir/text
+grep -Eq '^readahead +[0-9]+$' $tmpdir/text
+grep -Eq '^readahead_hit_pct +[0-9.]+$' $tmpdir/text
+# --json parses with a real JSON parser.
+adaptra-stat "\$sock" --json | /usr/bin/python3 -c '
+import json, sys; d = json.load(sys.stdin); assert d["version"] == 1, d'
+adaptra-stat "\$sock" --prometheus | grep -q '^# TYPE adaptra_readahead_total counter$'
+adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
+# --watch prints a header and lines of ten numeric columns.
+timeout -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch || :
+test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
+# A bad command exits 1 with the server's error.
+! adaptra-stat "\$sock" --command 'set ratio 500' > $tmpdir/bad
+grep -q '^error: adaptra-ratio=500' $tmpdir/bad
+
+# Only the owner may connect (mode 0600).
+test "\$(stat -c %a "\$sock")" = 600
+! runuser -u nobody -- adaptra-stat "\$sock" 2> $tmpdir/denied
+grep -q 'permission denied' $tmpdir/denied
+
+# A second server may not take over a live socket.
+! $NBDKIT -U $tmpdir/other.sock --filter=$ADAPTRA_FILTER memory 1M \
+    adaptra-stats=\$sock 2> $tmpdir/live
+grep -q 'is in use by a running server' $tmpdir/live
+RUN
+
+run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
+  --run "$client bash $tmpdir/run.sh \"\$unixsocket\""
+
+# A clean exit removes the socket.
+test ! -e "$sock"
+
+# adaptra-stat's errors for a missing socket and a foreign one.
+! adaptra-stat "$sock" 2> "$tmpdir/missing"
+grep -q 'is nbdkit running with adaptra-stats=' "$tmpdir/missing"
+/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 400 Bad\n\n"); c.close()' \
+  "$tmpdir/foreign.sock" &
+for _ in $(seq 50); do [ -S "$tmpdir/foreign.sock" ] && break; sleep 0.1; done
+! adaptra-stat "$tmpdir/foreign.sock" 2> "$tmpdir/foreign"
+wait
+grep -q 'not an adaptra control socket' "$tmpdir/foreign"
+echo "test-stats-socket: ok"
