@@ -39,6 +39,7 @@ static int client_ctx, worker_ctx;      /* contexts are their addresses */
 static void *fail_ctx;                  /* fail reads with this ctx */
 static void (*during_read) (uint64_t offset, uint32_t count);
 static bool gate;                       /* hold reads until released */
+static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t entered, release;
 
 /* The fake clock. */
@@ -69,7 +70,10 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
   }
   if (fail_ctx == ctx)
     return EIO;
+  /* Like a real backend, a read and a write do not interleave. */
+  pthread_mutex_lock (&disk_lock);
   memcpy (buf, disk + offset, count);
+  pthread_mutex_unlock (&disk_lock);
   if (during_read)
     during_read (offset, count);
   return 0;
@@ -614,6 +618,34 @@ test_thrashing_accounting (void **state)
 }
 
 static void
+test_rescue_pages_in_danger (void **state)
+{
+  struct adaptra_stats s;
+  unsigned i;
+
+  (void) state;
+  read_check (0, PAGE);                 /* window [0, 4), mark on page 2 */
+  drain ();
+  /* Other reads age the pool by 900 of its 1024 pages meanwhile. */
+  for (i = 0; i < 900; i++)
+    read_check ((UINT64_C (1000) + 3 * i) * PAGE, PAGE);
+  read_check (PAGE, PAGE);
+  read_check (2 * PAGE, PAGE);          /* the mark */
+  s = stats ();
+  /* Pages 2 and 3 would be evicted before the reader gets there:
+   * they move back to the inactive head, and no window is issued.
+   */
+  assert_int_equal (s.readahead_rescue, 1);
+  assert_int_equal (s.pgreadahead_rescue, 2);
+  assert_int_equal (s.method[ADAPTRA_METHOD_NONE].readahead, 1);
+  assert_string_equal (traces[ntraces - 1].method, "rescue");
+  assert_int_equal (drain (), 0);
+  calls = 0;
+  read_check (3 * PAGE, PAGE);
+  assert_int_equal (calls, 0);
+}
+
+static void
 test_tunables (void **state)
 {
   struct adaptra_config cfg;
@@ -649,6 +681,73 @@ test_workers (void **state)
   assert_true (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 0);
 }
 
+/* Concurrency: workers, three sequential readers on regions nobody
+ * writes, one writer elsewhere.  Afterwards no page may be stale.
+ */
+static void *
+stress_reader (void *arg)
+{
+  uint64_t base = (uint64_t) (intptr_t) arg * 4 * 1024 * 1024;
+  unsigned char *buf = malloc (65536);
+  uint64_t off;
+  intptr_t bad = 0;
+
+  for (off = 0; off + 12288 <= 2 * 1024 * 1024 && buf; off += 12288) {
+    if (adaptra_read (e, client, &client_ctx, buf, 12288, base + off) != 0 ||
+        memcmp (buf, disk + base + off, 12288) != 0)
+      bad++;
+  }
+  free (buf);
+  return (void *) bad;
+}
+
+static void *
+stress_writer (void *arg)
+{
+  unsigned i;
+
+  (void) arg;
+  for (i = 0; i < 3000; i++) {
+    /* Regions 2M..4M, 6M..8M, 10M..12M: beside the readers'. */
+    uint64_t off = (UINT64_C (4) * 1024 * 1024) * (i % 3) +
+      2 * 1024 * 1024 + (i * UINT64_C (5003)) % (2 * 1024 * 1024 - 9000);
+    unsigned char buf[PAGE];
+
+    pthread_mutex_lock (&disk_lock);
+    memset (disk + off, (int) i, 9000);
+    pthread_mutex_unlock (&disk_lock);
+    adaptra_invalidate (e, off, 9000);
+    /* Reading the written area races with nothing: check it. */
+    if (adaptra_read (e, client, &client_ctx, buf, sizeof buf, off) != 0 ||
+        memcmp (buf, disk + off, sizeof buf) != 0)
+      return (void *) 1;
+  }
+  return NULL;
+}
+
+static void
+test_concurrent_stress (void **state)
+{
+  void *ctxs[2] = { &worker_ctx, &worker_ctx };
+  pthread_t readers[3], writer;
+  void *r;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_start (e, 2, ctxs), 0);
+  for (i = 0; i < 3; i++)
+    pthread_create (&readers[i], NULL, stress_reader, (void *) (intptr_t) i);
+  pthread_create (&writer, NULL, stress_writer, NULL);
+  for (i = 0; i < 3; i++) {
+    pthread_join (readers[i], &r);
+    assert_null (r);
+  }
+  pthread_join (writer, &r);
+  assert_null (r);
+  adaptra_workers_stop (e);
+  read_check (0, 12 * 1024 * 1024);
+}
+
 int
 main (void)
 {
@@ -672,8 +771,10 @@ main (void)
     T (test_eof_clamp),
     T (test_cache_hint_bounded),
     T (test_thrashing_accounting),
+    T (test_rescue_pages_in_danger),
     T (test_tunables),
     T (test_workers),
+    T (test_concurrent_stress),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
