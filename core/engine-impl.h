@@ -27,7 +27,12 @@
 struct adaptra_client {
   bool used;
   char name[64];
+  uint64_t requests, bytes;     /* its reads */
+  uint64_t readahead_hits;      /* pages it read that read-ahead brought */
+  uint64_t backend_bytes;       /* bytes its own misses read */
+  uint64_t streams_started;
 };
+
 
 /* A prefetch job: one backend read of a run of consecutive pages that
  * were inserted IN_FLIGHT for it.
@@ -75,6 +80,16 @@ struct adaptra_engine {
 
   struct adaptra_stats stats;   /* live counters */
 };
+
+/* The client with this id, or NULL (closed, or no client).  Lock held. */
+static inline struct adaptra_client *
+adaptra_client_of (struct adaptra_engine *e, int client)
+{
+  if (client < 0 || (size_t) client >= e->nclients ||
+      !e->clients[client].used)
+    return NULL;
+  return &e->clients[client];
+}
 
 static inline uint64_t
 adaptra_now (const struct adaptra_engine *e)

@@ -145,6 +145,7 @@ adaptra_client_open (struct adaptra_engine *e, const char *name)
     }
   }
   if (i < e->nclients) {
+    memset (&e->clients[i], 0, sizeof e->clients[i]);
     e->clients[i].used = true;
     snprintf (e->clients[i].name, sizeof e->clients[i].name, "%s",
               name ? name : "");
@@ -210,10 +211,11 @@ read_uncached (struct adaptra_engine *e, void *ctx, unsigned char *buf,
  * held on entry and exit.
  */
 static int
-read_run (struct adaptra_engine *e, void *ctx, uint32_t stream_id,
+read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
           unsigned char *buf, uint64_t offset, uint32_t count,
           uint64_t *pp, uint64_t last)
 {
+  struct adaptra_client *c;
   const uint64_t job_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
   uint64_t p = *pp;
   uint64_t cap = last - p < job_max ? last - p : job_max;
@@ -251,6 +253,9 @@ read_run (struct adaptra_engine *e, void *ctx, uint32_t stream_id,
   }
   free (frames);
   pthread_mutex_lock (&e->lock);
+  c = adaptra_client_of (e, client);
+  if (c && !err)
+    c->backend_bytes += bytes;
   *pp = p + n;
   return err;
 }
@@ -259,8 +264,9 @@ read_run (struct adaptra_engine *e, void *ctx, uint32_t stream_id,
  * them out without the lock, unpin them.  Lock held on entry and exit.
  */
 static void
-copy_ready (struct adaptra_engine *e, unsigned char *buf, uint64_t offset,
-            uint32_t count, uint64_t *pp, uint64_t last)
+copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
+            unsigned char *buf, uint64_t offset, uint32_t count,
+            uint64_t *pp, uint64_t last)
 {
   uint32_t batch[PIN_BATCH];
   uint64_t p = *pp;
@@ -270,8 +276,11 @@ copy_ready (struct adaptra_engine *e, unsigned char *buf, uint64_t offset,
          (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
          e->pool.pages[f].state == ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
-    if (adaptra_pool_touch (&e->pool, f))
+    if (adaptra_pool_touch (&e->pool, f)) {
       adaptra_stats_count_hits (&e->stats, e->pool.pages[f].method, 1);
+      if (c)
+        c->readahead_hits++;
+    }
     batch[n++] = f;
   }
   pthread_mutex_unlock (&e->lock);
@@ -321,6 +330,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
   struct adaptra_span span;
+  struct adaptra_client *c;
   uint32_t stream_id;
   bool blocked = false;
   uint64_t p;
@@ -335,6 +345,10 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   }
   adaptra_stat_add (&e->stats.client_requests, 1);
   adaptra_stat_add (&e->stats.client_bytes, count);
+  if ((c = adaptra_client_of (e, client)) != NULL) {
+    c->requests++;
+    c->bytes += count;
+  }
   adaptra_streams_reap_one (&e->streams, adaptra_now (e));
 
   span = adaptra_span_of (offset, count, e->page_shift);
@@ -345,9 +359,11 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
     if (f == ADAPTRA_NO_FRAME)
-      err = read_run (e, ctx, stream_id, buf, offset, count, &p, span.last);
+      err = read_run (e, client, ctx, stream_id, buf, offset, count, &p,
+                      span.last);
     else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
-      copy_ready (e, buf, offset, count, &p, span.last);
+      copy_ready (e, adaptra_client_of (e, client), buf, offset, count, &p,
+                  span.last);
     else {
       if (!blocked) {
         adaptra_stat_add (&e->stats.io_block, 1);
@@ -463,6 +479,37 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
       ? (s->lookahead_index - s->ra_index) << shift
       : (s->readahead_index - s->lookahead_index) << shift;
     r->idle_ns = now - s->atime_ns;
+  }
+  pthread_mutex_unlock (&e->lock);
+  return n;
+}
+
+size_t
+adaptra_clients_snapshot (struct adaptra_engine *e,
+                          struct adaptra_client_row *rows, size_t max)
+{
+  struct adaptra_stream *s;
+  size_t i, n = 0;
+
+  pthread_mutex_lock (&e->lock);
+  for (i = 0; i < e->nclients && n < max; i++) {
+    const struct adaptra_client *c = &e->clients[i];
+    struct adaptra_client_row *r = &rows[n];
+
+    if (!c->used)
+      continue;
+    r->id = (int) i;
+    memcpy (r->name, c->name, sizeof r->name);
+    r->requests = c->requests;
+    r->bytes = c->bytes;
+    r->readahead_hits = c->readahead_hits;
+    r->backend_bytes = c->backend_bytes;
+    r->streams_started = c->streams_started;
+    r->streams_active = 0;
+    for (s = adaptra_streams_first (&e->streams); s;
+         s = adaptra_streams_after (&e->streams, s))
+      r->streams_active += s->client == (int) i;
+    n++;
   }
   pthread_mutex_unlock (&e->lock);
   return n;

@@ -245,9 +245,13 @@ new_stream (struct adaptra_engine *e, int client, uint64_t next)
 {
   struct adaptra_stream *s;
 
+  struct adaptra_client *c = adaptra_client_of (e, client);
+
   s = adaptra_streams_new (&e->streams, client, next, adaptra_now (e));
   if (!s)
     adaptra_stat_add (&e->stats.streams_refused, 1);
+  else if (c)
+    c->streams_started++;
   return s;
 }
 

@@ -131,6 +131,23 @@ extern size_t adaptra_streams_snapshot (struct adaptra_engine *e,
                                         struct adaptra_stream_row *rows,
                                         size_t max);
 
+/* One client (connection), for per-client accounting. */
+struct adaptra_client_row {
+  int id;
+  char name[64];
+  uint64_t requests;            /* reads */
+  uint64_t bytes;               /* bytes read */
+  uint64_t readahead_hits;      /* pages served that read-ahead brought */
+  uint64_t backend_bytes;       /* bytes its own misses read */
+  uint64_t streams_started;
+  uint64_t streams_active;      /* streams it started that still live */
+};
+
+/* Fill up to max rows, one per open client; returns the number filled. */
+extern size_t adaptra_clients_snapshot (struct adaptra_engine *e,
+                                        struct adaptra_client_row *rows,
+                                        size_t max);
+
 /* Run-time tunables.  Each validates the changed configuration with
  * adaptra_config_check and returns 0, or -1 with the message in why.
  */

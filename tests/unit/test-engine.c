@@ -200,6 +200,7 @@ stats (void)
 static void
 test_sequential_scan (void **state)
 {
+  struct adaptra_client_row row;
   struct adaptra_stats s;
   uint64_t off;
   unsigned i;
@@ -223,6 +224,16 @@ test_sequential_scan (void **state)
     assert_true (traces[i].ra <= 64);
   }
   assert_int_equal (traces[ntraces - 1].ra, 64);
+  /* The client's own row agrees. */
+  assert_int_equal (adaptra_clients_snapshot (e, &row, 1), 1);
+  assert_string_equal (row.name, "test");
+  assert_int_equal (row.requests, 256);
+  assert_int_equal (row.bytes, 4 * 1024 * 1024);
+  assert_int_equal (row.streams_started, 1);
+  assert_int_equal (row.streams_active, 1);
+  assert_int_equal (row.readahead_hits,
+                    s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit);
+  assert_int_equal (row.backend_bytes, 4 * PAGE);
   /* Every window after the first was started by a mark, and nearly
    * every page came from read-ahead.
    */
