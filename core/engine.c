@@ -319,8 +319,7 @@ decide (struct adaptra_engine *e, int client, struct adaptra_span span)
   }
   s = adaptra_streams_get (&e->streams, seen_stream);
   if (s)
-    adaptra_streams_advance (&e->streams, s,
-                             s->backward ? span.first : span.last,
+    adaptra_streams_advance (&e->streams, s, span.first, span.last,
                              adaptra_now (e));
   return 0;
 }

@@ -239,6 +239,16 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
   return true;
 }
 
+/* A window issued on a miss starts at the miss, and the reader reads
+ * the req pages it needs itself: size the read-ahead beyond them.
+ */
+static struct adaptra_window
+beyond (struct adaptra_window w, uint64_t req)
+{
+  w.ra += req;
+  return w;
+}
+
 /* A new stream for client, or NULL (counted) when the table is full. */
 static struct adaptra_stream *
 new_stream (struct adaptra_engine *e, int client, uint64_t next)
@@ -328,7 +338,7 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
       method = ADAPTRA_METHOD_FIXED;
     }
     else
-      w = adaptra_window_context (index, h, b, &method);
+      w = beyond (adaptra_window_context (index, h, b, &method), req);
     issue_forward (e, s, method, index, index, w, last);
     return s;
   }
@@ -375,16 +385,29 @@ adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
     w = adaptra_window_backward (last - first,
                                  s->readahead_index - s->ra_index, &b);
     issue_backward (e, s, index, first, w);
-    adaptra_streams_advance (&e->streams, s, first, adaptra_now (e));
+    adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
     return s->id;
   }
-  /* A known stream missed: its window ran out (no mark was reached, or
-   * it was at the end) or its pages were evicted or dropped.  Restart
-   * the window at the miss; nothing of the old one is ahead.
+  /* A known stream missed.  Behind its window: an unrelated read near
+   * it, which must not drag the stream back.  Inside or past its
+   * window: the window ran out (no mark was reached, or it ended at a
+   * hole) or its pages were evicted or dropped, so restart the window
+   * at the miss.
    */
+  if (index < s->ra_index) {
+    /* Within a window's length behind: a request of this stream that
+     * arrived late.  Read it for the stream, issue nothing.
+     */
+    if (s->ra_index - index <= s->readahead_index - s->ra_index)
+      return s->id;
+    adaptra_stat_add (&e->stats.readrandom, 1);
+    adaptra_stat_add (&e->stats.pgreadrandom, last - index);
+    return 0;
+  }
   if (next_window (e, s, index, 0, &b, &w, &method))
-    issue_forward (e, s, method, index, index, w, last);
-  adaptra_streams_advance (&e->streams, s, last, adaptra_now (e));
+    issue_forward (e, s, method, index, index, beyond (w, last - index),
+                   last);
+  adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
   return s->id;
 }
 
@@ -450,7 +473,7 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
                       adaptra_window_backward (last - first,
                                                s->readahead_index -
                                                s->ra_index, &b));
-    adaptra_streams_advance (&e->streams, s, first, adaptra_now (e));
+    adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
     return;
   }
 
@@ -462,5 +485,5 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
   else if (next_window (e, s, index, la_old, &b, &w, &method))
     issue_forward (e, s, method, index, s->readahead_index, w,
                    s->readahead_index);
-  adaptra_streams_advance (&e->streams, s, last, adaptra_now (e));
+  adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
 }

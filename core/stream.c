@@ -258,13 +258,17 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
 
 void
 adaptra_streams_advance (struct adaptra_streams *t, struct adaptra_stream *s,
-                         uint64_t next, uint64_t now_ns)
+                         uint64_t first, uint64_t last, uint64_t now_ns)
 {
+  uint64_t next = s->backward ? first : last;
+
   s->atime_ns = now_ns;
   if (t->lru_head != slot_of (t, s)) {
     lru_remove (t, s);
     lru_push_head (t, s);
   }
+  if (s->backward ? next >= s->next : next <= s->next)
+    return;
   if (s->next >> ADAPTRA_STREAM_GRANULE_SHIFT !=
       next >> ADAPTRA_STREAM_GRANULE_SHIFT) {
     hash_remove (t, s);

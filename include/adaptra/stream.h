@@ -90,11 +90,14 @@ extern struct adaptra_stream *adaptra_streams_new (struct adaptra_streams *t,
                                                    int client, uint64_t next,
                                                    uint64_t now_ns);
 
-/* The stream read something: make it the most recently used and expect
- * page next from it.
+/* The stream read pages [first, last): make it the most recently used
+ * and move its expected page on to last (first, for a backward
+ * stream).  A reordered read behind that position does not move it
+ * back.
  */
 extern void adaptra_streams_advance (struct adaptra_streams *t,
-                                     struct adaptra_stream *s, uint64_t next,
+                                     struct adaptra_stream *s,
+                                     uint64_t first, uint64_t last,
                                      uint64_t now_ns);
 
 /* Free the least recently used stream if it has been idle for

@@ -74,12 +74,21 @@ test_find_by_position (void **state)
   assert_ptr_equal (adaptra_streams_find (&table, 50000 + 17), b);
   assert_null (adaptra_streams_find (&table, 1000 + 2 * 256 + 1));
   assert_null (adaptra_streams_find (&table, 20000));
-  /* Advancing moves it in the hash. */
-  adaptra_streams_advance (&table, a, 9000, 2);
+  /* Advancing moves it in the hash; a late read does not move it back. */
+  adaptra_streams_advance (&table, a, 8990, 9000, 2);
   assert_null (adaptra_streams_find (&table, 1000));
   assert_ptr_equal (adaptra_streams_find (&table, 9001), a);
+  adaptra_streams_advance (&table, a, 990, 1000, 3);
+  assert_int_equal (a->next, 9000);
+  /* A backward stream moves down. */
+  b->backward = true;
+  adaptra_streams_advance (&table, b, 49000, 49500, 4);
+  assert_int_equal (b->next, 49000);
+  adaptra_streams_advance (&table, b, 49600, 50000, 5);
+  assert_int_equal (b->next, 49000);
   /* Page 0 has no granule below it. */
-  adaptra_streams_advance (&table, b, 0, 3);
+  adaptra_streams_free (&table, b);
+  b = adaptra_streams_new (&table, 1, 0, 6);
   assert_ptr_equal (adaptra_streams_find (&table, 5), b);
 }
 
@@ -92,7 +101,7 @@ test_most_recent_wins (void **state)
   a = adaptra_streams_new (&table, 1, 1000, 0);
   b = adaptra_streams_new (&table, 2, 1010, 5);
   assert_ptr_equal (adaptra_streams_find (&table, 1005), b);
-  adaptra_streams_advance (&table, a, 1000, 9);
+  adaptra_streams_advance (&table, a, 990, 1000, 9);
   assert_ptr_equal (adaptra_streams_find (&table, 1005), a);
   assert_ptr_equal (adaptra_streams_first (&table), a);
   assert_ptr_equal (adaptra_streams_after (&table, a), b);
@@ -107,7 +116,7 @@ test_reap_idle (void **state)
   (void) state;
   a = adaptra_streams_new (&table, 1, 1000, 0);
   b = adaptra_streams_new (&table, 1, 9000, 0);
-  adaptra_streams_advance (&table, b, 9001, SEC);
+  adaptra_streams_advance (&table, b, 9000, 9001, SEC);
   assert_false (adaptra_streams_reap_one (&table, 2 * SEC - 1));
   assert_true (adaptra_streams_reap_one (&table, 2 * SEC));
   assert_int_equal (a->id, 0);
