@@ -24,6 +24,9 @@
 /* Largest single backend request, prefetch or demand. */
 #define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
 
+/* Smallest share of a window that is worth a request of its own. */
+#define ADAPTRA_JOB_MIN (256 * 1024)
+
 struct adaptra_client {
   bool used;
   char name[64];
@@ -72,7 +75,7 @@ struct adaptra_engine {
   struct adaptra_client *clients;
   size_t nclients;
   struct adaptra_worker *workers;
-  unsigned nworkers;
+  unsigned nworkers;            /* running (set under the lock) */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */

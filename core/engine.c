@@ -365,7 +365,12 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
                   span.last);
     else {
       if (!blocked) {
+        struct adaptra_stream *s =
+          adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+
         adaptra_stat_add (&e->stats.io_block, 1);
+        if (s)
+          s->late++;
         blocked = true;
       }
       if (!adaptra_prefetch_steal (e, p, ctx))

@@ -7,8 +7,9 @@
  *
  * A read-ahead window becomes jobs at once, under the engine lock: its
  * absent pages are inserted IN_FLIGHT, each run of consecutive pages
- * (up to ADAPTRA_REQUEST_MAX bytes) becomes one job, and the job goes
- * to the tail of a FIFO queue.  Inserting before reading is what
+ * becomes one job or, for a large window, one job per worker (so that
+ * the workers fetch it in parallel), and the jobs go to the tail of a
+ * FIFO queue.  Inserting before reading is what
  * de-duplicates: any later reader or window finds the pages present,
  * so the same page is never fetched twice concurrently, and a reader
  * that needs one waits on page_done instead of reading it again.
@@ -76,18 +77,40 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
   return job;
 }
 
+/* Pages per job for a window of n pages: split so that every worker
+ * gets a share and the window arrives in about one backend latency,
+ * but not below ADAPTRA_JOB_MIN bytes (a serialising backend prefers
+ * fewer, larger requests) nor above ADAPTRA_REQUEST_MAX.
+ */
+static uint32_t
+job_pages (const struct adaptra_engine *e, uint64_t n)
+{
+  uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
+  uint64_t ceiling = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t share = e->nworkers > 1 ? (n + e->nworkers - 1) / e->nworkers : n;
+
+  if (share < floor)
+    share = floor;
+  if (share > ceiling)
+    share = ceiling;
+  return share > 0 ? (uint32_t) share : 1;
+}
+
 uint64_t
 adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
                            uint64_t end, uint64_t mark, uint32_t stream_id,
                            unsigned method, unsigned flags)
 {
-  const uint32_t job_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint32_t job_max;
   struct adaptra_job *job = NULL;
   uint32_t room = 0;
   uint64_t p, inserted = 0;
 
   if (end > e->eof_page)
     end = e->eof_page;
+  if (start >= end)
+    return 0;
+  job_max = job_pages (e, end - start);
   for (p = start; p < end; p++) {
     uint32_t f;
 
@@ -320,7 +343,9 @@ adaptra_workers_start (struct adaptra_engine *e, unsigned n, void **ctxs)
       return err;
     }
   }
+  pthread_mutex_lock (&e->lock);
   e->nworkers = n;
+  pthread_mutex_unlock (&e->lock);
   return 0;
 }
 
@@ -332,8 +357,8 @@ adaptra_workers_stop (struct adaptra_engine *e)
   join_workers (e, e->nworkers);
   free (e->workers);
   e->workers = NULL;
-  e->nworkers = 0;
   pthread_mutex_lock (&e->lock);
+  e->nworkers = 0;
   adaptra_prefetch_drop_queue (e);
   pthread_mutex_unlock (&e->lock);
 }

@@ -182,6 +182,32 @@ issue_backward (struct adaptra_engine *e, struct adaptra_stream *s,
          start > 0 && w.la > 0 ? start + w.la : NO_MARK, start, start == 0);
 }
 
+/* With adaptra-max=auto, a stream whose reader had to wait for its
+ * read-ahead (the window arrived late: the backend's latency is more
+ * than the window covers) doubles its own cap, zfetch style, beyond the
+ * bandwidth-delay estimate; the pool bound still applies.  The
+ * estimate alone cannot see the parallelism a backend offers.
+ */
+static void
+raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
+           struct adaptra_window_bounds *b)
+{
+  uint64_t spare = adaptra_pool_spare (&e->pool);
+  uint64_t ceiling = (e->cfg.pool_bytes / ADAPTRA_POOL_WINDOWS)
+    >> e->page_shift;
+
+  if (e->cfg.max_bytes != 0)
+    return;
+  if (s->late > 0) {
+    s->cap = 2 * (s->cap > b->max ? s->cap : b->max);
+    if (s->cap > ceiling)
+      s->cap = ceiling;
+    s->late = 0;
+  }
+  if (s->cap > b->max)
+    b->max = s->cap < spare ? s->cap : spare;
+}
+
 /* The state method's inputs for stream s with the reader at index. */
 static struct adaptra_state_input
 state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
@@ -217,6 +243,7 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
     return true;
   }
   in = state_input (e, s, index, la_old);
+  raise_cap (e, s, b);
   b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
   if (b->lead > b->max)
     b->lead = b->max;

@@ -679,6 +679,31 @@ test_rescue_pages_in_danger (void **state)
 }
 
 static void
+test_auto_max_grows_when_late (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t off, biggest = 0;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 16 * 1024 * 1024;
+  cfg.max_bytes = 0;                    /* auto: 1M floor here */
+  restart_engine (&cfg);
+  /* No worker runs: every read waits for (runs) its read-ahead, as a
+   * reader does whose backend is slower than the window covers.
+   */
+  for (off = 0; off < 8 * 1024 * 1024; off += 65536)
+    read_check (off, 65536);
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].ra > biggest)
+      biggest = traces[i].ra;
+  assert_true (stats ().io_block > 0);
+  assert_true (biggest > 256);          /* beyond the 1M floor */
+  assert_true (biggest <= 1024);        /* a quarter of the pool */
+}
+
+static void
 test_tunables (void **state)
 {
   struct adaptra_config cfg;
@@ -806,6 +831,7 @@ main (void)
     T (test_cache_hint_bounded),
     T (test_thrashing_accounting),
     T (test_rescue_pages_in_danger),
+    T (test_auto_max_grows_when_late),
     T (test_tunables),
     T (test_workers),
     T (test_concurrent_stress),
