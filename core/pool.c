@@ -443,26 +443,42 @@ adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f)
   return true;
 }
 
+/* Does page_no count towards a run? */
+static bool
+counts (const struct adaptra_pool *pool, uint64_t page_no, bool read_only)
+{
+  uint32_t f = adaptra_pool_lookup (pool, page_no);
+  const struct adaptra_page *p;
+
+  if (f == ADAPTRA_NO_FRAME)
+    return false;
+  if (!read_only)
+    return true;
+  p = &pool->pages[f];
+  if (p->state == ADAPTRA_PAGE_IN_FLIGHT)
+    return !(p->flags & ADAPTRA_PG_READAHEAD);
+  return (p->flags & (ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVATE |
+                      ADAPTRA_PG_ACTIVE)) != 0;
+}
+
 uint64_t
 adaptra_pool_history (const struct adaptra_pool *pool, uint64_t index,
-                      uint64_t max)
+                      uint64_t max, bool read_only)
 {
   uint64_t n = 0;
 
-  while (n < max && n < index &&
-         adaptra_pool_lookup (pool, index - n - 1) != ADAPTRA_NO_FRAME)
+  while (n < max && n < index && counts (pool, index - n - 1, read_only))
     n++;
   return n;
 }
 
 uint64_t
 adaptra_pool_run_from (const struct adaptra_pool *pool, uint64_t index,
-                       uint64_t max)
+                       uint64_t max, bool read_only)
 {
   uint64_t n = 0;
 
-  while (n < max && index + n >= index &&
-         adaptra_pool_lookup (pool, index + n) != ADAPTRA_NO_FRAME)
+  while (n < max && index + n >= index && counts (pool, index + n, read_only))
     n++;
   return n;
 }

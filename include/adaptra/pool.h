@@ -141,14 +141,18 @@ extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
 extern bool adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f);
 
 /* Number of consecutive present pages just before page index
- * (index-1, index-2, ...), at most max.
+ * (index-1, index-2, ...), at most max.  With read_only, count only
+ * pages that a client read, or that are in flight for a client (not
+ * for read-ahead): the evidence of a stream.
  */
 extern uint64_t adaptra_pool_history (const struct adaptra_pool *pool,
-                                      uint64_t index, uint64_t max);
+                                      uint64_t index, uint64_t max,
+                                      bool read_only);
 
-/* Number of consecutive present pages from index upwards, at most max. */
+/* The same from index upwards (index, index+1, ...). */
 extern uint64_t adaptra_pool_run_from (const struct adaptra_pool *pool,
-                                       uint64_t index, uint64_t max);
+                                       uint64_t index, uint64_t max,
+                                       bool read_only);
 
 /* Rescue: move the READY, unpinned, inactive, not-to-be-activated pages
  * among the n pages from first back to the inactive head, stopping at

@@ -176,16 +176,38 @@ test_history_and_run (void **state)
   (void) state;
   for (i = 10; i < 20; i++)
     add_ready (i, 0);
-  assert_int_equal (adaptra_pool_history (&pool, 20, 100), 10);
-  assert_int_equal (adaptra_pool_history (&pool, 20, 4), 4);
-  assert_int_equal (adaptra_pool_history (&pool, 10, 100), 0);
-  assert_int_equal (adaptra_pool_run_from (&pool, 15, 100), 5);
+  assert_int_equal (adaptra_pool_history (&pool, 20, 100, false), 10);
+  assert_int_equal (adaptra_pool_history (&pool, 20, 4, false), 4);
+  assert_int_equal (adaptra_pool_history (&pool, 10, 100, false), 0);
+  assert_int_equal (adaptra_pool_run_from (&pool, 15, 100, false), 5);
   /* In-flight pages count as present. */
   adaptra_pool_insert (&pool, 9, 0, 0, 0);
-  assert_int_equal (adaptra_pool_history (&pool, 20, 100), 11);
+  assert_int_equal (adaptra_pool_history (&pool, 20, 100, false), 11);
   /* History never runs below page 0. */
   add_ready (0, 0);
-  assert_int_equal (adaptra_pool_history (&pool, 1, 100), 1);
+  assert_int_equal (adaptra_pool_history (&pool, 1, 100, false), 1);
+}
+
+static void
+test_history_of_reads (void **state)
+{
+  uint64_t i;
+
+  (void) state;
+  /* Pages 10..19 read ahead; 16..19 then read by a client. */
+  for (i = 10; i < 20; i++)
+    add_ready (i, ADAPTRA_PG_READAHEAD);
+  for (i = 16; i < 20; i++)
+    adaptra_pool_touch (&pool, adaptra_pool_lookup (&pool, i));
+  assert_int_equal (adaptra_pool_history (&pool, 20, 100, true), 4);
+  assert_int_equal (adaptra_pool_run_from (&pool, 16, 100, true), 4);
+  assert_int_equal (adaptra_pool_run_from (&pool, 10, 100, true), 0);
+  /* A demand read in flight counts, read-ahead in flight does not. */
+  adaptra_pool_insert (&pool, 20, 0, 0, 0);
+  adaptra_pool_insert (&pool, 21, 0, 0, ADAPTRA_PG_READAHEAD);
+  assert_int_equal (adaptra_pool_history (&pool, 21, 100, true), 5);
+  assert_int_equal (adaptra_pool_history (&pool, 22, 100, true), 0);
+  assert_int_equal (adaptra_pool_history (&pool, 22, 100, false), 12);
 }
 
 static void
@@ -264,6 +286,7 @@ main (void)
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_history_of_reads, setup, teardown),
     cmocka_unit_test_setup_teardown (test_invalidate, setup, teardown),
     cmocka_unit_test_setup_teardown (test_pinned_never_evicted,
                                      setup, teardown),
