@@ -121,6 +121,7 @@ adaptra_engine_set_size (struct adaptra_engine *e, uint64_t export_size)
   pthread_mutex_lock (&e->lock);
   e->cfg.export_size = export_size;
   e->eof_page = adaptra_pages_in (export_size, e->page_shift);
+  adaptra_prefetch_drop_queue (e);
   adaptra_pool_invalidate (&e->pool, 0, UINT64_MAX);
   pthread_mutex_unlock (&e->lock);
 }

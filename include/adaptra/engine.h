@@ -46,7 +46,11 @@ extern struct adaptra_engine *adaptra_engine_new (
 /* Stop the workers (if running) and free everything. */
 extern void adaptra_engine_free (struct adaptra_engine *e);
 
-/* The export size changed (or is first known): drop every page. */
+/* The export size changed (or is first known): drop every page and
+ * every queued prefetch.  A prefetch already running still reads
+ * within the old size, so shrink the export only when no worker
+ * reads.
+ */
 extern void adaptra_engine_set_size (struct adaptra_engine *e,
                                      uint64_t export_size);
 

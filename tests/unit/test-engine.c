@@ -705,6 +705,37 @@ test_auto_max_grows_when_late (void **state)
 }
 
 static void
+test_size_and_clients (void **state)
+{
+  struct adaptra_client_row rows[32];
+  unsigned char buf[PAGE];
+  int ids[20];
+  unsigned i;
+
+  (void) state;
+  read_check (0, 8 * PAGE);
+  drain ();
+  /* A smaller export: every page goes, reads past the end fail. */
+  adaptra_engine_set_size (e, 64 * PAGE);
+  assert_int_equal (stats ().pages_inactive, 0);
+  assert_int_equal (adaptra_read (e, client, &client_ctx, buf, PAGE,
+                                  64 * PAGE), EINVAL);
+  read_check (60 * PAGE, 4 * PAGE);
+  drain ();
+  /* The table of clients grows; closed ones leave the rows. */
+  for (i = 0; i < 20; i++) {
+    ids[i] = adaptra_client_open (e, "more");
+    assert_true (ids[i] > 0);
+  }
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 21);
+  for (i = 0; i < 20; i += 2)
+    adaptra_client_close (e, ids[i]);
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 11);
+  assert_int_equal (stats ().clients_active, 11);
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 3), 3);
+}
+
+static void
 test_tunables (void **state)
 {
   struct adaptra_config cfg;
@@ -833,6 +864,7 @@ main (void)
     T (test_thrashing_accounting),
     T (test_rescue_pages_in_danger),
     T (test_auto_max_grows_when_late),
+    T (test_size_and_clients),
     T (test_tunables),
     T (test_workers),
     T (test_concurrent_stress),
