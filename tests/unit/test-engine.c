@@ -735,6 +735,50 @@ test_size_and_clients (void **state)
   assert_int_equal (adaptra_clients_snapshot (e, rows, 3), 3);
 }
 
+/* 32 interleaved streams in a 1024-page pool: returns the pages
+ * read ahead and evicted unread.
+ */
+static void
+many_streams (uint64_t *pgreadahead, uint64_t *unread, uint64_t *requests)
+{
+  struct adaptra_stats s;
+  unsigned round, k;
+
+  for (round = 0; round < 120; round++)
+    for (k = 0; k < 32; k++) {
+      read_check ((UINT64_C (512) * 1024 * k + round * 4096), 4096);
+      drain ();
+      now_ns += 10000;
+    }
+  s = stats ();
+  *pgreadahead = s.method[ADAPTRA_METHOD_NONE].pgreadahead;
+  *unread = s.evicted_unread;
+  *requests = s.backend_requests;
+}
+
+static void
+test_small_pool_settles (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t ra_fixed, unread_fixed, req_fixed, ra, unread, req;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.mode = ADAPTRA_MODE_FIXED;
+  restart_engine (&cfg);
+  many_streams (&ra_fixed, &unread_fixed, &req_fixed);
+  base_config (&cfg);
+  restart_engine (&cfg);
+  many_streams (&ra, &unread, &req);
+  /* The constant 128K windows of 32 streams do not fit: most of
+   * their pages are pushed out before the reader comes.  The adaptive
+   * windows fit, and read the same data in far fewer requests.
+   */
+  assert_true (unread_fixed * 2 > ra_fixed);
+  assert_true (unread * 100 <= ra);
+  assert_true (req * 4 < req_fixed);
+}
+
 static void
 test_tunables (void **state)
 {
@@ -865,6 +909,7 @@ main (void)
     T (test_rescue_pages_in_danger),
     T (test_auto_max_grows_when_late),
     T (test_size_and_clients),
+    T (test_small_pool_settles),
     T (test_tunables),
     T (test_workers),
     T (test_concurrent_stress),
