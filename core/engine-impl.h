@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "adaptra/bdp.h"
 #include "adaptra/config.h"
@@ -23,6 +24,10 @@
 
 /* Largest single backend request, prefetch or demand. */
 #define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
+
+/* Wait queues for in-flight pages, and the pages each one covers. */
+#define ADAPTRA_WAIT_QUEUES 64
+#define ADAPTRA_WAIT_GROUP_SHIFT 6
 
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
@@ -48,6 +53,8 @@ struct adaptra_job {
   uint32_t frames[];            /* the frames, in page order */
 };
 
+struct adaptra_bounce;
+
 struct adaptra_worker {
   struct adaptra_engine *e;
   void *ctx;                    /* its backend context */
@@ -62,8 +69,14 @@ struct adaptra_engine {
 
   /* lock protects everything below except stats (atomic counters). */
   pthread_mutex_t lock;
-  pthread_cond_t page_done;     /* an in-flight page completed or dropped */
+  /* An in-flight page completed or was dropped: readers wait on the
+   * queue of the page's group (ADAPTRA_WAIT_GROUP consecutive pages),
+   * so a completion wakes only readers of nearby pages.
+   */
+  pthread_cond_t page_done[ADAPTRA_WAIT_QUEUES];
   pthread_cond_t job_queued;    /* a job was queued, or stop requested */
+  pthread_key_t bounce_key;     /* each thread's bounce buffer */
+  struct adaptra_bounce *bounces;   /* all of them, under the lock */
   struct adaptra_config cfg;    /* tunables may change at run time */
   uint64_t eof_page;            /* pages in the export */
   struct adaptra_pool pool;
@@ -92,6 +105,26 @@ adaptra_client_of (struct adaptra_engine *e, int client)
       !e->clients[client].used)
     return NULL;
   return &e->clients[client];
+}
+
+/* The queue on which a reader of page waits. */
+static inline pthread_cond_t *
+adaptra_wait_queue (struct adaptra_engine *e, uint64_t page)
+{
+  return &e->page_done[(page >> ADAPTRA_WAIT_GROUP_SHIFT) %
+                       ADAPTRA_WAIT_QUEUES];
+}
+
+/* Wake the readers of pages [first, first + n).  Lock held. */
+static inline void
+adaptra_wake (struct adaptra_engine *e, uint64_t first, uint64_t n)
+{
+  uint64_t g = first >> ADAPTRA_WAIT_GROUP_SHIFT;
+  uint64_t last = n > 0 ? (first + n - 1) >> ADAPTRA_WAIT_GROUP_SHIFT : g;
+  uint64_t i;
+
+  for (i = g; i <= last && i - g < ADAPTRA_WAIT_QUEUES; i++)
+    pthread_cond_broadcast (&e->page_done[i % ADAPTRA_WAIT_QUEUES]);
 }
 
 static inline uint64_t
@@ -144,17 +177,43 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e);
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     void *ctx);
 
+/* A client's read: its buffer and the bytes it wants. */
+struct adaptra_request {
+  unsigned char *buf;
+  uint64_t offset;
+  uint32_t count;
+};
+
+/* Copy the part of page p's data (src) that the request wants. */
+static inline void
+adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
+                  const unsigned char *src)
+{
+  uint64_t page_start = p << shift;
+  uint64_t page_end = page_start + (UINT64_C (1) << shift);
+  uint64_t from = r->offset > page_start ? r->offset : page_start;
+  uint64_t to = r->offset + r->count < page_end
+    ? r->offset + r->count : page_end;
+
+  memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
+}
+
 /* Read the n consecutive pages from first, whose frames the caller
  * owns IN_FLIGHT, from the backend with ctx (bytes of them: fewer than
  * n pages at the end of the export) and complete them.  Called
- * without the lock.  A demand read also touches the pages and, if
- * data is not NULL, hands back the bytes read (malloc'd, caller frees;
- * *data is NULL on error).  Returns 0 or the backend's errno, in which
- * case the frames are dropped.
+ * without the lock.  For a client's own read (demand not NULL) the
+ * pages are also touched and copied out to the request.  Returns 0 or
+ * the backend's errno, in which case the frames are dropped.
  */
 extern int adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,
-                          bool demand, unsigned char **data);
+                          const struct adaptra_request *demand);
+
+/* The destructor of bounce_key's values (a thread exits). */
+extern void adaptra_bounce_free (void *bounce);
+
+/* Free every thread's bounce buffer.  Lock held or no other thread. */
+extern void adaptra_bounce_free_all (struct adaptra_engine *e);
 
 /* Drop every queued job and free its pages.  Lock held. */
 extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e);

@@ -20,7 +20,7 @@
  *                   (delayed) activation;
  *        IN_FLIGHT  count io_block once; run the queued job holding
  *                   the page in this thread if it has not started,
- *                   else wait for page_done;
+ *                   else wait for it (a queue per group of pages);
  *        absent     insert the run of absent pages IN_FLIGHT (so that
  *                   nobody else reads them meanwhile) and read it from
  *                   the backend with the client's own context.
@@ -66,6 +66,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
 {
   struct adaptra_engine *e;
   char why[160];
+  unsigned i;
 
   if (adaptra_config_check (cfg, why, sizeof why) == -1 ||
       !backend->pread || !clock->now_ns) {
@@ -91,8 +92,16 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   }
   e->pool.lost = on_lost;
   e->pool.lost_opaque = e;
+  if (pthread_key_create (&e->bounce_key, adaptra_bounce_free) != 0) {
+    adaptra_streams_fini (&e->streams);
+    adaptra_pool_fini (&e->pool);
+    free (e);
+    errno = EAGAIN;
+    return NULL;
+  }
   pthread_mutex_init (&e->lock, NULL);
-  pthread_cond_init (&e->page_done, NULL);
+  for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
+    pthread_cond_init (&e->page_done[i], NULL);
   pthread_cond_init (&e->job_queued, NULL);
   return e;
 }
@@ -100,14 +109,20 @@ adaptra_engine_new (const struct adaptra_config *cfg,
 void
 adaptra_engine_free (struct adaptra_engine *e)
 {
+  unsigned i;
+
   if (!e)
     return;
   adaptra_workers_stop (e);
   pthread_mutex_lock (&e->lock);
   adaptra_prefetch_drop_queue (e);
   pthread_mutex_unlock (&e->lock);
+  /* Threads that outlive the engine never look at the key again. */
+  pthread_key_delete (e->bounce_key);
+  adaptra_bounce_free_all (e);
   pthread_cond_destroy (&e->job_queued);
-  pthread_cond_destroy (&e->page_done);
+  for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
+    pthread_cond_destroy (&e->page_done[i]);
   pthread_mutex_destroy (&e->lock);
   adaptra_streams_fini (&e->streams);
   adaptra_pool_fini (&e->pool);
@@ -167,25 +182,12 @@ adaptra_client_close (struct adaptra_engine *e, int client)
   pthread_mutex_unlock (&e->lock);
 }
 
-/* Copy the part of page p's data (src) that the request wants. */
-static void
-copy_out (unsigned char *buf, uint64_t offset, uint32_t count, uint64_t p,
-          unsigned shift, const unsigned char *src)
-{
-  uint64_t page_start = p << shift;
-  uint64_t page_end = page_start + (UINT64_C (1) << shift);
-  uint64_t from = offset > page_start ? offset : page_start;
-  uint64_t to = offset + count < page_end ? offset + count : page_end;
-
-  memcpy (buf + (from - offset), src + (from - page_start), to - from);
-}
-
 /* No frame can be had (all pinned or in flight): read page p through
  * without caching it.  Lock held on entry and exit.
  */
 static int
-read_uncached (struct adaptra_engine *e, void *ctx, unsigned char *buf,
-               uint64_t offset, uint32_t count, uint64_t p)
+read_uncached (struct adaptra_engine *e, void *ctx,
+               const struct adaptra_request *r, uint64_t p)
 {
   uint64_t bytes = adaptra_clamp_to_size (p << e->page_shift,
                                           UINT64_C (1) << e->page_shift,
@@ -198,7 +200,7 @@ read_uncached (struct adaptra_engine *e, void *ctx, unsigned char *buf,
   pthread_mutex_unlock (&e->lock);
   err = e->backend.pread (ctx, page, (uint32_t) bytes, p << e->page_shift);
   if (!err)
-    copy_out (buf, offset, count, p, e->page_shift, page);
+    adaptra_copy_out (r, p, e->page_shift, page);
   free (page);
   pthread_mutex_lock (&e->lock);
   adaptra_stat_add (&e->stats.backend_requests, 1);
@@ -213,16 +215,14 @@ read_uncached (struct adaptra_engine *e, void *ctx, unsigned char *buf,
  */
 static int
 read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
-          unsigned char *buf, uint64_t offset, uint32_t count,
-          uint64_t *pp, uint64_t last)
+          const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
-  struct adaptra_client *c;
   const uint64_t job_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  struct adaptra_client *c;
   uint64_t p = *pp;
   uint64_t cap = last - p < job_max ? last - p : job_max;
   uint32_t *frames = malloc (cap * sizeof *frames);
-  unsigned char *data;
-  uint32_t n = 0, i;
+  uint32_t n = 0;
   uint64_t bytes;
   int err;
 
@@ -239,19 +239,13 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
   if (n == 0) {
     free (frames);
     *pp = p + 1;
-    return read_uncached (e, ctx, buf, offset, count, p);
+    return read_uncached (e, ctx, r, p);
   }
   bytes = adaptra_clamp_to_size (p << e->page_shift,
                                  (uint64_t) n << e->page_shift,
                                  e->cfg.export_size);
   pthread_mutex_unlock (&e->lock);
-  err = adaptra_fetch (e, ctx, p, frames, n, (uint32_t) bytes, true, &data);
-  if (!err) {
-    for (i = 0; i < n; i++)
-      copy_out (buf, offset, count, p + i, e->page_shift,
-                data + ((size_t) i << e->page_shift));
-    free (data);
-  }
+  err = adaptra_fetch (e, ctx, p, frames, n, (uint32_t) bytes, r);
   free (frames);
   pthread_mutex_lock (&e->lock);
   c = adaptra_client_of (e, client);
@@ -266,8 +260,7 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
  */
 static void
 copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
-            unsigned char *buf, uint64_t offset, uint32_t count,
-            uint64_t *pp, uint64_t last)
+            const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
   uint32_t batch[PIN_BATCH];
   uint64_t p = *pp;
@@ -286,8 +279,8 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
   }
   pthread_mutex_unlock (&e->lock);
   for (i = 0; i < n; i++)
-    copy_out (buf, offset, count, p + i, e->page_shift,
-              adaptra_pool_data (&e->pool, batch[i]));
+    adaptra_copy_out (r, p + i, e->page_shift,
+                      adaptra_pool_data (&e->pool, batch[i]));
   pthread_mutex_lock (&e->lock);
   for (i = 0; i < n; i++)
     adaptra_pool_unpin (&e->pool, batch[i]);
@@ -329,6 +322,9 @@ int
 adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
+  const struct adaptra_request r = {
+    .buf = buf, .offset = offset, .count = count,
+  };
   struct adaptra_span span;
   struct adaptra_client *c;
   uint32_t stream_id;
@@ -359,11 +355,9 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
     if (f == ADAPTRA_NO_FRAME)
-      err = read_run (e, client, ctx, stream_id, buf, offset, count, &p,
-                      span.last);
+      err = read_run (e, client, ctx, stream_id, &r, &p, span.last);
     else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
-      copy_ready (e, adaptra_client_of (e, client), buf, offset, count, &p,
-                  span.last);
+      copy_ready (e, adaptra_client_of (e, client), &r, &p, span.last);
     else {
       if (!blocked) {
         struct adaptra_stream *s =
@@ -375,7 +369,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
         blocked = true;
       }
       if (!adaptra_prefetch_steal (e, p, ctx))
-        pthread_cond_wait (&e->page_done, &e->lock);
+        pthread_cond_wait (adaptra_wait_queue (e, p), &e->lock);
     }
   }
   pthread_mutex_unlock (&e->lock);

@@ -12,7 +12,7 @@
  * FIFO queue.  Inserting before reading is what
  * de-duplicates: any later reader or window finds the pages present,
  * so the same page is never fetched twice concurrently, and a reader
- * that needs one waits on page_done instead of reading it again.
+ * that needs one waits for it instead of reading it again.
  *
  *   window --dispatch--> [IN_FLIGHT pages] + job --queue--> worker
  *                                                  \          |
@@ -162,13 +162,97 @@ adaptra_prefetch_congested (const struct adaptra_engine *e)
   return e->flight_bytes > limit;
 }
 
+/* Each thread keeps one bounce buffer for the backend reads it makes:
+ * a fresh allocation per read would be a fresh mmap and a page fault
+ * per page of every large read.  Reads above BOUNCE_KEEP bytes
+ * allocate their own, so an idle thread holds at most that much.  The
+ * engine lists the buffers, so that it can free those of threads that
+ * outlive it.
+ */
+#define BOUNCE_KEEP (4 * 1024 * 1024)
+
+struct adaptra_bounce {
+  struct adaptra_engine *e;
+  struct adaptra_bounce **prev, *next;   /* the engine's list */
+  size_t cap;
+  unsigned char *data;
+};
+
+static void
+bounce_unlink_and_free (struct adaptra_bounce *b)
+{
+  *b->prev = b->next;
+  if (b->next)
+    b->next->prev = b->prev;
+  free (b->data);
+  free (b);
+}
+
+void
+adaptra_bounce_free (void *p)
+{
+  struct adaptra_bounce *b = p;
+  struct adaptra_engine *e = b->e;
+
+  pthread_mutex_lock (&e->lock);
+  bounce_unlink_and_free (b);
+  pthread_mutex_unlock (&e->lock);
+}
+
+void
+adaptra_bounce_free_all (struct adaptra_engine *e)
+{
+  while (e->bounces)
+    bounce_unlink_and_free (e->bounces);
+}
+
+/* A buffer of size bytes; *owned: the caller frees it. */
+static unsigned char *
+bounce_get (struct adaptra_engine *e, size_t size, bool *owned)
+{
+  struct adaptra_bounce *b;
+
+  *owned = size > BOUNCE_KEEP;
+  if (*owned)
+    return malloc (size);
+  b = pthread_getspecific (e->bounce_key);
+  if (!b) {
+    b = calloc (1, sizeof *b);
+    if (!b)
+      return NULL;
+    if (pthread_setspecific (e->bounce_key, b) != 0) {
+      free (b);
+      return NULL;
+    }
+    b->e = e;
+    pthread_mutex_lock (&e->lock);
+    b->next = e->bounces;
+    if (b->next)
+      b->next->prev = &b->next;
+    b->prev = &e->bounces;
+    e->bounces = b;
+    pthread_mutex_unlock (&e->lock);
+  }
+  if (b->cap < size) {
+    free (b->data);
+    b->cap = 0;
+    b->data = malloc (size);
+    if (!b->data)
+      return NULL;
+    b->cap = size;
+  }
+  return b->data;
+}
+
 int
 adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
                const uint32_t *frames, uint32_t n, uint32_t bytes,
-               bool demand, unsigned char **data)
+               const struct adaptra_request *demand)
 {
   const size_t page = (size_t) 1 << e->page_shift;
-  unsigned char *buf = malloc ((size_t) n << e->page_shift);
+  const size_t size = (size_t) n << e->page_shift;
+  bool owned;
+  unsigned char *buf = bounce_get (e, size, &owned);
   uint64_t t0 = 0, t1 = 0;
   uint32_t i;
   int err;
@@ -182,10 +266,15 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
   }
   if (!err) {
     /* The frames are ours while IN_FLIGHT: fill them without the lock. */
-    memset (buf + bytes, 0, ((size_t) n << e->page_shift) - bytes);
-    for (i = 0; i < n; i++)
+    memset (buf + bytes, 0, size - bytes);
+    for (i = 0; i < n; i++) {
       memcpy (adaptra_pool_data (&e->pool, frames[i]), buf + i * page, page);
+      if (demand)
+        adaptra_copy_out (demand, first + i, e->page_shift, buf + i * page);
+    }
   }
+  if (owned)
+    free (buf);
 
   pthread_mutex_lock (&e->lock);
   adaptra_stat_add (&e->stats.backend_requests, 1);
@@ -210,16 +299,8 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
   }
   if (!demand)
     e->flight_bytes -= (uint64_t) n << e->page_shift;
-  pthread_cond_broadcast (&e->page_done);
+  adaptra_wake (e, first, n);
   pthread_mutex_unlock (&e->lock);
-
-  if (data && !err)
-    *data = buf;
-  else {
-    free (buf);
-    if (data)
-      *data = NULL;
-  }
   return err;
 }
 
@@ -227,7 +308,7 @@ static void
 run_job (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
 {
   adaptra_fetch (e, ctx, job->first, job->frames, job->npages, job->bytes,
-                 false, NULL);
+                 NULL);
   free (job);
 }
 
@@ -273,9 +354,9 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e)
     for (i = 0; i < job->npages; i++)
       adaptra_pool_drop (&e->pool, job->frames[i]);
     e->flight_bytes -= (uint64_t) job->npages << e->page_shift;
+    adaptra_wake (e, job->first, job->npages);
     free (job);
   }
-  pthread_cond_broadcast (&e->page_done);
 }
 
 static void *
