@@ -23,7 +23,7 @@ enum adaptra_mode {
 /* Limits enforced by adaptra_config_check. */
 #define ADAPTRA_PAGE_MIN 512
 #define ADAPTRA_PAGE_MAX (1024 * 1024)
-#define ADAPTRA_POOL_MIN_PAGES 64       /* a pool smaller than this is useless */
+#define ADAPTRA_POOL_MIN_PAGES 64       /* fewer pages are of no use */
 #define ADAPTRA_POOL_WINDOWS 4          /* pool holds this many max windows */
 #define ADAPTRA_WORKERS_MAX 64
 /* The floor of adaptra-max=auto: the seed's constant maximum. */

@@ -41,7 +41,7 @@ struct adaptra_stream {
    */
   uint64_t ra_index, readahead_index, lookahead_index, la_index;
   uint64_t next;                /* page the stream is expected to read next */
-  uint64_t age;                 /* pool aging clock when the window was issued */
+  uint64_t age;                 /* pool aging clock when it was issued */
   uint64_t issue_ns;            /* time the window was issued */
   uint64_t atime_ns;            /* last read */
   uint64_t lost;                /* its pages evicted unread since then */
