@@ -77,12 +77,18 @@ s = stats = ctl.stats()
 c = totals(s)
 check(s["version"] == 1, "json version")
 check(c["readahead"] > 0, "sequential scan issued windows: %r" % c)
-check(c["pgreadahead_hit"] >= 0.9 * c["pgreadahead"],
-      "sequential: %d of %d read-ahead pages hit"
-      % (c["pgreadahead_hit"], c["pgreadahead"]))
+# Nearly every page the client read came from read-ahead.  (Not every
+# page read ahead was read: the last windows reach past where the scan
+# stops.)
+scan_pages = 32 * 1024 * 1024 // 4096
+check(c["pgreadahead_hit"] >= 0.95 * scan_pages,
+      "sequential: %d of %d pages read were read-ahead hits"
+      % (c["pgreadahead_hit"], scan_pages))
 check(c["readrandom"] <= 1, "sequential: readrandom %d" % c["readrandom"])
 check(c["client_bytes"] == 32 * 1024 * 1024, "client bytes counted")
-check(s["derived"]["readahead_hit_pct"] >= 90, "derived hit ratio")
+check(abs(s["derived"]["readahead_hit_pct"]
+          - 100. * c["pgreadahead_hit"] / c["pgreadahead"]) < 0.01,
+      "derived hit ratio")
 check(sum(m["readahead"] for m in s["methods"].values()) == c["readahead"],
       "per-method windows add up to the total")
 
