@@ -463,6 +463,18 @@ adaptra_close (void *handle)
   free (h);
 }
 
+/* Without workers, queued read-ahead runs in the reader's thread, with
+ * its context, before the reply: otherwise it would run only when a
+ * later read needed its pages, holding them unevictable meanwhile.
+ */
+static void
+run_queued_prefetch (nbdkit_next *next)
+{
+  if (nworkers == 0)
+    while (adaptra_prefetch_run_one (engine, next))
+      ;
+}
+
 static int
 adaptra_pread (nbdkit_next *next, void *handle,
                void *buf, uint32_t count, uint64_t offset, uint32_t flags,
@@ -474,6 +486,7 @@ adaptra_pread (nbdkit_next *next, void *handle,
   if (!h->engaged)
     return next->pread (next, buf, count, offset, flags, err);
   r = adaptra_read (engine, h->client, next, buf, count, offset);
+  run_queued_prefetch (next);
   if (r) {
     *err = r;
     nbdkit_error ("adaptra: pread of %" PRIu32 " bytes at %" PRIu64 ": %s",
@@ -532,8 +545,10 @@ adaptra_cache (nbdkit_next *next, void *handle,
 {
   struct adaptra_handle *h = handle;
 
-  if (h->engaged)
+  if (h->engaged) {
     adaptra_cache_hint (engine, h->client, offset, count);
+    run_queued_prefetch (next);
+  }
   return 0;
 }
 
