@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,4 +268,46 @@ test_expect_bytes (const char *what, uint64_t base,
       exit (EXIT_FAILURE);
     }
   }
+}
+
+int64_t
+test_stat (const char *path, const char *name)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  char reply[64 * 1024];
+  size_t got = 0;
+  size_t name_len = strlen (name);
+  char *line;
+  int fd;
+
+  if (strlen (path) >= sizeof addr.sun_path)
+    return -1;
+  strcpy (addr.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (fd == -1)
+    return -1;
+  if (connect (fd, (struct sockaddr *) &addr, sizeof addr) == -1
+      || write (fd, "stats\n", 6) != 6) {
+    close (fd);
+    return -1;
+  }
+  /* The reply ends with an empty line. */
+  while (got < sizeof reply - 1) {
+    ssize_t r = read (fd, reply + got, sizeof reply - 1 - got);
+    if (r <= 0)
+      break;
+    got += r;
+    reply[got] = '\0';
+    if (strstr (reply, "\n\n") != NULL)
+      break;
+  }
+  close (fd);
+  reply[got] = '\0';
+
+  for (line = reply; line != NULL && *line != '\0';
+       line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL) {
+    if (strncmp (line, name, name_len) == 0 && line[name_len] == ' ')
+      return strtoll (line + name_len + 1, NULL, 10);
+  }
+  return -1;
 }

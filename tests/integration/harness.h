@@ -69,4 +69,10 @@ extern void test_expect_bytes (const char *what, uint64_t base,
                                const void *got, const void *want,
                                size_t count);
 
+/* The value of counter or gauge name in the "stats" reply of the
+ * statistics socket at path (adaptra-stats=path), or -1 if the socket
+ * does not answer or the reply has no such line.
+ */
+extern int64_t test_stat (const char *path, const char *name);
+
 #endif /* ADAPTRA_TEST_HARNESS_H */
