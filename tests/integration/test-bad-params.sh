@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Every parameter given nonsense is refused at start-up, with an error
+# line naming the parameter and the value (as given, or in bytes for a
+# size).  nbdkit's own parse helpers (nbdkit_parse_size, ..._unsigned)
+# print a line of their own first; that is tolerated and counted, any
+# third line is not.
+
+source "$(dirname "$0")/functions.sh"
+
+cases=0
+two_lines=0
+known_failures=0
+
+# start PARAM...: nbdkit with the filter over a 1M RAM disk, which
+# must exit at once; sets $rc and leaves stderr in $tmpdir/err.
+start ()
+{
+  rc=0
+  timeout 20 env LD_PRELOAD="$preload" "$NBDKIT" -U - \
+    --filter="$ADAPTRA_FILTER" memory 1M "$@" --run "$client true" \
+    > /dev/null 2> "$tmpdir/err" || rc=$?
+  # Sanitizer runs may add reports; they would fail the checks below.
+}
+
+# names NAME VALUES: does exactly one line of the error name
+# adaptra-NAME=VALUE, VALUES being alternatives (value as given|bytes)?
+names ()
+{
+  test "$(grep -cE -- "adaptra-$1=($2)( |:|$)" "$tmpdir/err")" -eq 1
+}
+
+# rejects NAME VALUES PARAM...: start with PARAMs must fail with one
+# line naming adaptra-NAME=VALUES (an extended regexp of alternatives).
+rejects ()
+{
+  local name=$1 values=$2 lines
+  shift 2
+  cases=$((cases + 1))
+  start "$@"
+  lines=$(wc -l < "$tmpdir/err")
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || ! names "$name" "$values" ||
+     [ "$lines" -gt 2 ]; then
+    echo "FAIL: $* (exit $rc): expected one line naming adaptra-$name=$values:"
+    cat "$tmpdir/err"
+    exit 1
+  fi
+  if [ "$lines" -eq 2 ]; then
+    two_lines=$((two_lines + 1))
+    echo "two lines for $*:"
+    sed 's/^/  /' "$tmpdir/err"
+  fi
+}
+
+# known_bug NAME VALUES PARAM...: a case that is refused, but without
+# naming the parameter (reported, see docs/RELIABILITY.md).  When it is
+# fixed this fails, so that the case moves to "rejects".
+known_bug ()
+{
+  local name=$1 values=$2
+  shift 2
+  start "$@"
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    echo "FAIL: $* was accepted (exit $rc)"
+    cat "$tmpdir/err"
+    exit 1
+  fi
+  if names "$name" "$values"; then
+    echo "FIXED: $* now names the parameter: make it a 'rejects' case"
+    exit 1
+  fi
+  known_failures=$((known_failures + 1))
+  echo "known bug: $* is refused without naming adaptra-$name:"
+  sed 's/^/  /' "$tmpdir/err"
+}
+
+# Sizes: negative, huge, non-numeric, empty, too small.
+for p in pool page min max; do
+  rejects $p '-1' adaptra-$p=-1
+  rejects $p 'abc' adaptra-$p=abc
+  rejects $p '99E' adaptra-$p=99E
+  rejects $p '18446744073709551615' adaptra-$p=18446744073709551615
+  rejects $p '' adaptra-$p=
+done
+rejects pool '0' adaptra-pool=0
+rejects pool '100' adaptra-pool=100
+rejects pool '1P|1125899906842624' adaptra-pool=1P
+# Pages: not a power of 2, out of range.
+rejects page '0' adaptra-page=0
+rejects page '3000' adaptra-page=3000
+rejects page '256' adaptra-page=256
+rejects page '2M|2097152' adaptra-page=2M
+rejects page '4095' adaptra-page=4095
+# Windows: min > max, below a page, more than the pool allows.
+rejects max '512K|524288' adaptra-min=1M adaptra-max=512K
+rejects min '0' adaptra-min=0
+rejects min '1' adaptra-min=1
+rejects min '128M|134217728' adaptra-min=128M
+rejects max '1G|1073741824' adaptra-max=1G
+# Pool smaller than one window, or than 64 pages.
+rejects max '512K|524288' adaptra-pool=1M adaptra-max=512K
+rejects pool '32M|33554432' adaptra-page=1M adaptra-pool=32M
+# Unsigned: negative, non-numeric, huge, out of range.
+for p in ratio streams workers; do
+  rejects $p '-1' adaptra-$p=-1
+  rejects $p 'many' adaptra-$p=many
+  rejects $p '4294967296' adaptra-$p=4294967296
+  rejects $p '1e3' adaptra-$p=1e3
+done
+rejects ratio '0' adaptra-ratio=0
+rejects ratio '101' adaptra-ratio=101
+rejects streams '0' adaptra-streams=0
+rejects streams '65537' adaptra-streams=65537
+rejects workers '65' adaptra-workers=65
+rejects mode 'fast' adaptra-mode=fast
+rejects mode '' adaptra-mode=
+rejects mode 'ADAPTIVE' adaptra-mode=ADAPTIVE
+# The statistics socket and its mode.
+rejects stats-mode '999' adaptra-stats-mode=999
+rejects stats-mode 'abc' adaptra-stats-mode=abc
+rejects stats-mode '-1' adaptra-stats-mode=-1
+rejects stats-mode '' adaptra-stats-mode=
+long=/tmp/$(printf 'x%.0s' $(seq 120))
+cases=$((cases + 1))
+start adaptra-stats="$long"
+grep -q "adaptra-stats: socket path is too long" "$tmpdir/err"
+cases=$((cases + 1))
+start adaptra-stats=/nonexistent/dir/stats.sock
+test "$rc" -ne 0
+grep -q "adaptra-stats: .*/nonexistent/dir/stats.sock" "$tmpdir/err"
+
+# Refused, but the message does not name the parameter as given.
+known_bug stats '' adaptra-stats=
+known_bug pool '256K|262144' adaptra-mode=fixed adaptra-pool=256K
+known_bug pool '1P|1125899906842624' adaptra-page=1M adaptra-pool=1P
+
+echo "test-bad-params: $cases cases refused with a line naming the" \
+     "parameter ($two_lines with nbdkit's own line first)," \
+     "$known_failures known bugs"
+echo "test-bad-params: ok"
