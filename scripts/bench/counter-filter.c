@@ -23,9 +23,16 @@
  * requests in .close, which can take seconds under the cache filter),
  * and nbdkit 1.32 can crash when SIGTERM arrives in that window.
  * .close runs outer-to-inner, so when this filter's .close sees no
- * connection left, every layer above has finished.  The file then says
- * "open_connections 0"; scripts/bench/run waits for that before it
- * stops the server, and still has the counters if shutdown crashes.
+ * client connection left, every layer above has finished.  The file
+ * then says "open_connections 0"; scripts/bench/run waits for that
+ * before it stops the server, and still has the counters if shutdown
+ * crashes.
+ *
+ * Only client connections count: a filter above may open contexts of
+ * its own (adaptra's prefetch context lives until .cleanup).  Such a
+ * context is opened outside any client connection, where
+ * nbdkit_peer_pid fails (logging one "no connection in this thread"
+ * error); a client on the benchmark's unix socket has a peer pid.
  *
  * nbdkit's stats filter could count too, but it writes a text report
  * meant for people; this one writes exactly what scripts/bench/run
@@ -54,6 +61,9 @@ static atomic_uint_fast64_t cache_bytes;  /* bytes asked by caches */
 static atomic_int_fast64_t in_flight;     /* preads running now */
 static atomic_int_fast64_t peak_in_flight;/* maximum of in_flight */
 static atomic_int_fast64_t connections;   /* client connections open */
+
+/* Handles that tell a client connection from a filter's own context. */
+static int client_handle, context_handle;
 
 /* Serialises writers of counter-file. */
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -159,17 +169,21 @@ counter_open (nbdkit_next_open *next, nbdkit_context *context,
 {
   if (next (context, readonly, exportname) == -1)
     return NULL;
+  if (nbdkit_peer_pid () == -1)
+    return &context_handle;
   atomic_fetch_add (&connections, 1);
   /* Written at open too, so the file never shows a stale 0 from an
    * earlier connection (fio's probe) while the workload's are open.
    */
   write_counters ();
-  return NBDKIT_HANDLE_NOT_NEEDED;
+  return &client_handle;
 }
 
 static void
 counter_close (void *handle)
 {
+  if (handle != &client_handle)
+    return;
   atomic_fetch_sub (&connections, 1);
   write_counters ();
 }
