@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# qemu-img convert and qemu-img compare read an image from an
+# nbd+unix:// URI through the filter, over a plugin slowed by nbdkit's
+# delay filter so that read-ahead matters.  The copy must be
+# byte-exact, compare must find a changed byte, and read-ahead must
+# have served most of the sequential reads.  The pool is smaller than
+# the image, so that compare cannot find the image left by convert.
+
+source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/clients.sh"
+requires qemu-img --version
+requires adaptra-stat --help
+
+size=$((96 * 1024 * 1024))
+img="$tmpdir/disk.img"
+head -c "$size" /dev/urandom > "$img"
+
+start_adaptra qemu --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
+
+# convert: qemu-img keeps several coroutines reading in parallel.
+qemu-img convert -f raw -O raw "$uri" "$tmpdir/copy.img"
+cmp "$img" "$tmpdir/copy.img"
+expect_readahead_hits $((size / 2)) "qemu-img convert"
+
+# compare: identical, then one byte changed near the end is found.
+reset_counters
+qemu-img compare -f raw -F raw "$uri" "$img"
+expect_readahead_hits $((size / 2)) "qemu-img compare"
+/usr/bin/python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1)[0]
+    f.seek(int(sys.argv[2])); f.write(bytes([b ^ 0xff]))' \
+  "$tmpdir/copy.img" $((size - 3 * 4096))
+rc=0
+qemu-img compare -f raw -F raw "$uri" "$tmpdir/copy.img" > "$tmpdir/diff" ||
+  rc=$?
+cat "$tmpdir/diff"
+test "$rc" -eq 1
+grep -q "Content mismatch at offset $((size - 3 * 4096))" "$tmpdir/diff"
+echo "test-qemu-img: ok"
