@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Several connections with many requests in flight over a delayed
+# plugin, and the counters that show read-ahead served them.
+#
+# nbdcopy splits the image into 128 MiB parts and gives each part to
+# one of its connections, so a 256 MiB copy is two streams on two
+# connections: each must get read-ahead hits of its own (sampled from
+# the clients table while the copy runs, since a client's row goes
+# when it disconnects).  A stream that hops between connections -- a
+# client that sends consecutive requests on whichever connection is
+# free -- is then read by two libnbd handles taking turns, and must
+# still be recognised as one sequential stream.
+
+source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/clients.sh"
+requires nbdcopy --version
+requires /usr/bin/python3 -c 'import nbd'
+requires adaptra-stat --help
+
+size=$((256 * 1024 * 1024))
+img="$tmpdir/disk.img"
+head -c "$size" /dev/urandom > "$img"
+
+start_adaptra multi --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
+
+nbdcopy --connections=4 --requests=16 --request-size=262144 \
+  "$uri" "$tmpdir/copy.img" &
+copier=$!
+while kill -0 "$copier" 2>/dev/null; do
+  adaptra-stat "$stats" --command clients
+  sleep 0.2
+done > "$tmpdir/clients"
+wait "$copier"
+cmp "$img" "$tmpdir/copy.img"
+expect_readahead_hits $((size * 9 / 10)) "nbdcopy"
+# Columns: id client requests bytes ra_hits ...; the id is per connection.
+busy=$(awk '$1 ~ /^[0-9]+$/ && $5 > 0 { print $1 }' "$tmpdir/clients" |
+         sort -u | wc -l)
+echo "nbdcopy: $busy connections had read-ahead hits"
+test "$busy" -ge 2
+
+# One stream over two connections taking turns, 128K requests.
+reset_counters
+/usr/bin/python3 -c '
+import nbd, sys
+handles = [nbd.NBD() for _ in range(2)]
+for h in handles:
+    h.connect_unix(sys.argv[1])
+with open(sys.argv[2], "rb") as f:
+    for i, off in enumerate(range(0, 32 << 20, 128 << 10)):
+        f.seek(off)
+        if handles[i % 2].pread(128 << 10, off) != f.read(128 << 10):
+            sys.exit("mismatch at %d" % off)
+for h in handles:
+    h.shutdown()' "$sock" "$img"
+expect_readahead_hits $((32 * 1024 * 1024 * 9 / 10)) "alternating connections"
+test "$(counter readrandom)" -le 1
+echo "test-nbdcopy-multi: ok"
