@@ -271,9 +271,14 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
          e->pool.pages[f].state == ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
     if (adaptra_pool_touch (&e->pool, f)) {
+      struct adaptra_stream *s =
+        adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+
       adaptra_stats_count_hits (&e->stats, e->pool.pages[f].method, 1);
       if (c)
         c->readahead_hits++;
+      if (s)
+        s->hits++;
     }
     batch[n++] = f;
   }

@@ -148,6 +148,7 @@ issue (struct adaptra_engine *e, struct adaptra_stream *s, unsigned method,
   s->age = e->pool.clock;
   s->issue_ns = adaptra_now (e);
   s->lost = 0;
+  s->hits = 0;
 
   if (pf_start < start)
     pf_start = start;
@@ -322,14 +323,16 @@ stream_of_miss (struct adaptra_engine *e, uint64_t index, uint64_t last)
     return s;
   /* Found by position only: a forward stream takes misses from a
    * window behind its expected page (late requests) to a little past
-   * its window; a backward one, reads that end at or below its last
-   * read and not far below its window.  A random read elsewhere near
-   * it must not drive it.
+   * it (its pages were evicted, or the requests overtook others); a
+   * backward one, reads that end at or below its last read and not far
+   * below its window.  Not a miss just past its window: the page
+   * before it is absent, so the stream's own reader, which reads
+   * through the window, is not there; a random read landing past a
+   * finished scan's last window is.  A random read elsewhere near a
+   * stream must not drive it.
    */
   s = adaptra_streams_find (&e->streams, index);
-  if (s && !s->backward &&
-      index > (s->next > s->readahead_index ? s->next : s->readahead_index)
-      + POSITION_SLACK)
+  if (s && !s->backward && index > s->next + POSITION_SLACK)
     s = NULL;
   if (s && s->backward &&
       (last > s->next + 1 || last + POSITION_SLACK < s->ra_index))
@@ -449,6 +452,22 @@ adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
  * so that the stream tries again shortly instead of losing its async
  * trigger.
  */
+/* Is the request [first, last) that hit s's mark from s's own reader?
+ * The seed's test: more than half the pages from the previous mark to
+ * this one were read since the window was issued (in any order, so
+ * reordered requests pass), or the request itself is as large as a
+ * window.  A read that merely lands on the mark is not the reader.
+ */
+static bool
+reader_of (const struct adaptra_stream *s, uint64_t first, uint64_t last,
+           const struct adaptra_window_bounds *b)
+{
+  uint64_t interval = s->lookahead_index > s->la_index
+    ? s->lookahead_index - s->la_index : 1;
+
+  return (s->hits + (last - first)) * 2 > interval || last - first >= b->max;
+}
+
 static void
 rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
        uint64_t index, uint64_t la_old)
@@ -484,13 +503,17 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
     return;
   if (!s) {
     /* The stream was reaped while its pages waited: the pages behind
-     * the mark are its history.  Start again from the first hole.
+     * the mark that a client read are its history; start again from
+     * the first hole.  Without such history the read that landed here
+     * is not the stream's (a random read into a window that a finished
+     * scan left behind), and starts nothing.
      */
     uint64_t ahead = adaptra_pool_run_from (&e->pool, index, b.max, false);
     uint64_t h = adaptra_pool_history (&e->pool, index,
-                                       HISTORY_WINDOWS * b.max, false);
+                                       HISTORY_WINDOWS * b.max, true);
 
-    if (ahead >= b.max || (s = new_stream (e, client, last)) == NULL)
+    if (h <= EVIDENCE * (last - first) || ahead >= b.max
+        || (s = new_stream (e, client, last)) == NULL)
       return;
     w = adaptra_window_context (index, h, &b, &method);
     w.ra = w.ra > ahead ? w.ra - ahead : 0;
@@ -512,6 +535,13 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
   }
 
   la_old = s->readahead_index > index ? s->readahead_index - index : 0;
+  if (!reader_of (s, first, last, &b)) {
+    /* Another reader (a random read, say) landed on the mark: issue
+     * nothing, but keep a mark ahead for the stream's own reader.
+     */
+    rearm (e, s, index, la_old);
+    return;
+  }
   if (adaptra_prefetch_congested (e)) {
     adaptra_stat_add (&e->stats.io_congestion, 1);
     rearm (e, s, index, la_old);

@@ -45,6 +45,7 @@ struct adaptra_stream {
   uint64_t issue_ns;            /* time the window was issued */
   uint64_t atime_ns;            /* last read */
   uint64_t lost;                /* its pages evicted unread since then */
+  uint64_t hits;                /* its read-ahead pages read since then */
   uint64_t cap;                 /* its own window cap (max=auto), pages */
   uint32_t late;                /* reads that waited for its read-ahead */
   /* Links: recency list of used slots, and position hash chain. */

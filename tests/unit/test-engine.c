@@ -269,6 +269,65 @@ test_random_reads_never_read_ahead (void **state)
   assert_int_equal (ntraces, 0);
 }
 
+/* The page carrying the current look-ahead mark of the (only) stream. */
+static uint64_t
+current_mark (void)
+{
+  struct adaptra_stream_row row;
+
+  assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
+  return (row.window_offset + row.window_bytes - row.lookahead_bytes) / PAGE;
+}
+
+/* A scan stops; a read elsewhere lands on its look-ahead mark, while
+ * the stream lives and after it was reaped.  Neither is the stream's
+ * reader (the seed's test: it read less than half the pages since the
+ * last mark), so neither issues a window.
+ */
+static void
+test_random_read_on_a_mark_issues_nothing (void **state)
+{
+  struct adaptra_stream_row row;
+  struct adaptra_stats before, after;
+  uint64_t mark, end;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 16; i++) {
+    read_check (i * 16384, 16384);
+    drain ();
+    now_ns += 1000000;
+  }
+  before = stats ();
+  mark = current_mark ();
+  assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
+  end = (row.window_offset + row.window_bytes) / PAGE;
+  read_check (mark * PAGE, PAGE);
+  drain ();
+  after = stats ();
+  assert_int_equal (after.method[ADAPTRA_METHOD_NONE].readahead,
+                    before.method[ADAPTRA_METHOD_NONE].readahead);
+  assert_int_equal (after.method[ADAPTRA_METHOD_NONE].readahead_return,
+                    before.method[ADAPTRA_METHOD_NONE].readahead_return + 1);
+
+  /* The mark was re-armed further on for the stream's own reader.  A
+   * random read lands on it once the stream is idle long enough to be
+   * reaped: the pages behind it were read ahead, never read, so they
+   * are no history to restart a stream from.
+   */
+  mark += (end - mark) / 2;             /* where rearm puts it */
+  assert_true (mark > 64);
+  now_ns += 3 * SEC;
+  before = stats ();
+  read_check (mark * PAGE, PAGE);
+  drain ();
+  after = stats ();
+  assert_int_equal (after.method[ADAPTRA_METHOD_NONE].readahead,
+                    before.method[ADAPTRA_METHOD_NONE].readahead);
+  assert_int_equal (after.method[ADAPTRA_METHOD_NONE].readahead_return,
+                    before.method[ADAPTRA_METHOD_NONE].readahead_return + 1);
+}
+
 static void
 test_interleaved_streams (void **state)
 {
@@ -889,6 +948,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     T (test_sequential_scan),
     T (test_random_reads_never_read_ahead),
+    T (test_random_read_on_a_mark_issues_nothing),
     T (test_interleaved_streams),
     T (test_reordered_reads_one_stream),
     T (test_backward_stream),
