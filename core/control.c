@@ -68,14 +68,48 @@ reply_error (struct adaptra_strbuf *out, const char *msg)
   adaptra_strbuf_printf (out, "error: %s\n", msg);
 }
 
+/* The connected clients, in a calloc'd array (*n of them), or NULL
+ * after an error reply.
+ */
+static struct adaptra_client_row *
+get_clients (const struct adaptra_control_ops *ops, size_t *n,
+             struct adaptra_strbuf *out)
+{
+  struct adaptra_client_row *rows;
+
+  rows = calloc (ADAPTRA_CONTROL_MAX_CLIENTS, sizeof *rows);
+  if (rows == NULL) {
+    reply_error (out, "out of memory");
+    return NULL;
+  }
+  *n = ops->clients (ops->opaque, rows, ADAPTRA_CONTROL_MAX_CLIENTS);
+  return rows;
+}
+
+static const char *
+client_name (const struct adaptra_client_row *clients, size_t nclients,
+             int id)
+{
+  size_t i;
+
+  for (i = 0; i < nclients; i++)
+    if (clients[i].id == id)
+      return clients[i].name;
+  return "-";                   /* the client that started it has gone */
+}
+
 static void
 do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
 {
   struct adaptra_stream_row *rows;
-  size_t n, i;
+  struct adaptra_client_row *clients;
+  size_t n, nclients, i;
 
+  if ((clients = get_clients (ops, &nclients, out)) == NULL)
+    return;
   rows = calloc (ADAPTRA_CONTROL_MAX_STREAMS, sizeof *rows);
   if (rows == NULL) {
+    free (clients);
     reply_error (out, "out of memory");
     return;
   }
@@ -85,19 +119,36 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
                          "window_at", "window", "lookahead", "idle_ms");
   for (i = 0; i < n; i++) {
     const struct adaptra_stream_row *r = &rows[i];
-    const char *name = ops->client_name (ops->opaque, r->client);
 
     adaptra_strbuf_printf (out,
                            "%-6" PRIu32 " %-24s %-8s %-3s %14" PRIu64
                            " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
                            " %8" PRIu64 "\n",
-                           r->id, name ? name : "-",
+                           r->id, client_name (clients, nclients, r->client),
                            adaptra_method_name (r->method),
                            r->backward ? "bwd" : "fwd", r->position,
                            r->window_offset, r->window_bytes,
                            r->lookahead_bytes, r->idle_ns / 1000000);
   }
   free (rows);
+  free (clients);
+}
+
+/* "clients" as a table, or "metrics"' per-client families. */
+static void
+do_clients (const struct adaptra_control_ops *ops, bool prometheus,
+            struct adaptra_strbuf *out)
+{
+  struct adaptra_client_row *clients;
+  size_t n;
+
+  if ((clients = get_clients (ops, &n, out)) == NULL)
+    return;
+  if (prometheus)
+    adaptra_report_clients_prometheus (clients, n, out);
+  else
+    adaptra_report_clients (clients, n, out);
+  free (clients);
 }
 
 static void
@@ -109,6 +160,7 @@ do_help (struct adaptra_strbuf *out)
     "stats json          the same as JSON\n"
     "metrics             Prometheus text exposition\n"
     "streams             live streams\n"
+    "clients             connected clients\n"
     "get [NAME]          parameter values\n"
     "set NAME VALUE      change ratio, min, max or mode\n"
     "reset               zero the counters\n"
@@ -140,9 +192,12 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
   else if (strcmp (cmd, "metrics") == 0 && args == 0) {
     ops->snapshot (ops->opaque, &s);
     adaptra_report_prometheus (&s, out);
+    do_clients (ops, true, out);
   }
   else if (strcmp (cmd, "streams") == 0 && args == 0)
     do_streams (ops, out);
+  else if (strcmp (cmd, "clients") == 0 && args == 0)
+    do_clients (ops, false, out);
   else if (strcmp (cmd, "get") == 0 && args <= 1) {
     if (ops->get (ops->opaque, args ? req->words[1] : NULL, out,
                   why, sizeof why) == -1)

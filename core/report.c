@@ -196,3 +196,82 @@ adaptra_report_prometheus (const struct adaptra_stats *s,
   }
   return out->overflow ? -1 : 0;
 }
+
+int
+adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
+                        struct adaptra_strbuf *out)
+{
+  size_t i;
+
+  adaptra_strbuf_printf (out, "%-6s %-24s %10s %14s %12s %14s %8s %8s\n",
+                         "id", "client", "requests", "bytes", "ra_hits",
+                         "backend_bytes", "started", "streams");
+  for (i = 0; i < n; i++)
+    adaptra_strbuf_printf (out,
+                           "%-6d %-24s %10" PRIu64 " %14" PRIu64 " %12"
+                           PRIu64 " %14" PRIu64 " %8" PRIu64 " %8" PRIu64
+                           "\n",
+                           rows[i].id, rows[i].name, rows[i].requests,
+                           rows[i].bytes, rows[i].readahead_hits,
+                           rows[i].backend_bytes, rows[i].streams_started,
+                           rows[i].streams_active);
+  return out->overflow ? -1 : 0;
+}
+
+/* A client name as a Prometheus label value: backslash, double quote
+ * and newline escaped.
+ */
+static void
+print_label_value (const char *v, struct adaptra_strbuf *out)
+{
+  for (; *v; v++) {
+    if (*v == '\\' || *v == '"')
+      adaptra_strbuf_printf (out, "\\%c", *v);
+    else if (*v == '\n')
+      adaptra_strbuf_printf (out, "\\n");
+    else
+      adaptra_strbuf_printf (out, "%c", *v);
+  }
+}
+
+int
+adaptra_report_clients_prometheus (const struct adaptra_client_row *rows,
+                                   size_t n, struct adaptra_strbuf *out)
+{
+  static const struct {
+    const char *name;
+    size_t offset;
+    const char *help;
+  } families[] = {
+    { "requests", offsetof (struct adaptra_client_row, requests),
+      "Read requests from the client" },
+    { "bytes", offsetof (struct adaptra_client_row, bytes),
+      "Bytes read by the client" },
+    { "readahead_hits", offsetof (struct adaptra_client_row, readahead_hits),
+      "Pages the client read that read-ahead had brought" },
+    { "backend_bytes", offsetof (struct adaptra_client_row, backend_bytes),
+      "Bytes the client's own misses read from the backend" },
+    { "streams_started",
+      offsetof (struct adaptra_client_row, streams_started),
+      "Streams the client started" },
+  };
+  size_t f, i;
+
+  for (f = 0; f < sizeof families / sizeof families[0]; f++) {
+    adaptra_strbuf_printf (out, "# HELP adaptra_client_%s_total %s\n"
+                           "# TYPE adaptra_client_%s_total counter\n",
+                           families[f].name, families[f].help,
+                           families[f].name);
+    for (i = 0; i < n; i++) {
+      uint64_t v = *(const uint64_t *) ((const char *) &rows[i]
+                                        + families[f].offset);
+
+      adaptra_strbuf_printf (out, "adaptra_client_%s_total{client=\"",
+                             families[f].name);
+      print_label_value (rows[i].name, out);
+      adaptra_strbuf_printf (out, "\",id=\"%d\"} %" PRIu64 "\n",
+                             rows[i].id, v);
+    }
+  }
+  return out->overflow ? -1 : 0;
+}

@@ -67,11 +67,6 @@ static struct adaptra_engine *engine;
 static nbdkit_next **worker_next;
 static unsigned nworkers;
 
-/* Names of clients by engine client id, for the "streams" table. */
-#define MAX_NAMED_CLIENTS 1024
-static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *client_names[MAX_NAMED_CLIENTS];
-
 struct adaptra_handle {
   int client;                   /* engine client id, -1 if none */
   bool engaged;                 /* reads go through the engine */
@@ -86,11 +81,7 @@ adaptra_load (void)
 static void
 adaptra_unload (void)
 {
-  size_t i;
-
   free (stats_path);
-  for (i = 0; i < MAX_NAMED_CLIENTS; i++)
-    free (client_names[i]);
 }
 
 static int
@@ -243,19 +234,10 @@ control_streams (void *opaque, struct adaptra_stream_row *rows, size_t max)
   return adaptra_streams_snapshot (engine, rows, max);
 }
 
-/* The returned name stays valid: names are only freed at unload, and
- * a reused id replaces its name only after the old client closed.
- */
-static const char *
-control_client_name (void *opaque, int client)
+static size_t
+control_clients (void *opaque, struct adaptra_client_row *rows, size_t max)
 {
-  const char *name = NULL;
-
-  pthread_mutex_lock (&names_lock);
-  if (client >= 0 && client < MAX_NAMED_CLIENTS)
-    name = client_names[client];
-  pthread_mutex_unlock (&names_lock);
-  return name;
+  return adaptra_clients_snapshot (engine, rows, max);
 }
 
 static int
@@ -276,7 +258,7 @@ static const struct adaptra_control_ops control_ops = {
   .snapshot = control_snapshot,
   .reset = control_reset,
   .streams = control_streams,
-  .client_name = control_client_name,
+  .clients = control_clients,
   .get = control_get,
   .set = control_set,
 };
@@ -421,13 +403,6 @@ adaptra_open (nbdkit_next_open *next, nbdkit_context *context,
     return NULL;
   }
   h->engaged = true;
-  if (h->client < MAX_NAMED_CLIENTS) {
-    char *name = strdup (peer);
-    pthread_mutex_lock (&names_lock);
-    free (client_names[h->client]);
-    client_names[h->client] = name;
-    pthread_mutex_unlock (&names_lock);
-  }
   return h;
 }
 

@@ -13,6 +13,7 @@
  *   stats json          the same as one line of JSON (versioned)
  *   metrics             Prometheus text exposition
  *   streams             one row per live stream
+ *   clients             one row per connected client
  *   get [NAME]          a parameter's value, or all of them
  *   set NAME VALUE      change a tunable: ratio, min, max, mode
  *   reset               zero the counters
@@ -41,14 +42,17 @@
 /* Most streams the "streams" command lists. */
 #define ADAPTRA_CONTROL_MAX_STREAMS 4096
 
+/* Most clients the "clients", "streams" and "metrics" commands list. */
+#define ADAPTRA_CONTROL_MAX_CLIENTS 1024
+
 struct adaptra_control_ops {
   void *opaque;
   void (*snapshot) (void *opaque, struct adaptra_stats *s);
   void (*reset) (void *opaque);
   size_t (*streams) (void *opaque, struct adaptra_stream_row *rows,
                      size_t max);
-  /* Name of a client id, for the streams table. */
-  const char *(*client_name) (void *opaque, int client);
+  size_t (*clients) (void *opaque, struct adaptra_client_row *rows,
+                     size_t max);
   /* Append "NAME VALUE" lines (name NULL: every parameter); 0 or -1
    * with why.
    */

@@ -12,6 +12,7 @@
 #ifndef ADAPTRA_REPORT_H
 #define ADAPTRA_REPORT_H
 
+#include "adaptra/engine.h"
 #include "adaptra/stats.h"
 #include "adaptra/strbuf.h"
 
@@ -54,5 +55,17 @@ extern int adaptra_report_json (const struct adaptra_stats *s,
  */
 extern int adaptra_report_prometheus (const struct adaptra_stats *s,
                                       struct adaptra_strbuf *out);
+
+/* Append the n clients of rows as a table, one line each. */
+extern int adaptra_report_clients (const struct adaptra_client_row *rows,
+                                   size_t n, struct adaptra_strbuf *out);
+
+/* Append the per-client counters of the n clients of rows in the
+ * Prometheus exposition format, as families adaptra_client_*_total
+ * with a client label (the client's peer name).
+ */
+extern int adaptra_report_clients_prometheus (
+  const struct adaptra_client_row *rows, size_t n,
+  struct adaptra_strbuf *out);
 
 #endif /* ADAPTRA_REPORT_H */

@@ -27,7 +27,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$sock"
 test -S "$sock"
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euo pipefail
+set -euxo pipefail
 sock=$sock
 # The protocol, from a real client.
 /usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"

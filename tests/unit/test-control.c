@@ -52,10 +52,16 @@ fake_streams (void *opaque, struct adaptra_stream_row *rows, size_t max)
   return 1;
 }
 
-static const char *
-fake_client_name (void *opaque, int client)
+static size_t
+fake_clients (void *opaque, struct adaptra_client_row *rows, size_t max)
 {
-  return client == 1 ? "unix:pid=99" : NULL;
+  rows[0] = (struct adaptra_client_row) {
+    .id = 1, .name = "unix:pid=99", .requests = 12, .bytes = 49152,
+  };
+  rows[1] = (struct adaptra_client_row) {
+    .id = 2, .name = "odd\"name", .requests = 3,
+  };
+  return 2;
 }
 
 static int
@@ -89,7 +95,7 @@ static const struct adaptra_control_ops ops = {
   .snapshot = fake_snapshot,
   .reset = fake_reset,
   .streams = fake_streams,
-  .client_name = fake_client_name,
+  .clients = fake_clients,
   .get = fake_get,
   .set = fake_set,
 };
@@ -147,6 +153,21 @@ streams_lists_rows_with_client_names (void **state)
   assert_non_null (strstr (r, "state"));
   assert_non_null (strstr (r, " 1048576 "));
   assert_non_null (strstr (r, " 262144 "));
+}
+
+static void
+clients_table_and_metrics_labels (void **state)
+{
+  const char *r = run_str ("clients");
+
+  assert_non_null (strstr (r, "unix:pid=99"));
+  assert_non_null (strstr (r, " 49152 "));
+  r = run_str ("metrics");
+  assert_non_null (strstr (r, "# TYPE adaptra_client_requests_total counter\n"
+                           "adaptra_client_requests_total{client=\"unix:pid=99\""
+                           ",id=\"1\"} 12\n"));
+  /* Label values are escaped. */
+  assert_non_null (strstr (r, "{client=\"odd\\\"name\",id=\"2\"} 3\n"));
 }
 
 static void
@@ -217,6 +238,7 @@ main (void)
     cmocka_unit_test_setup (stats_variants_take_a_snapshot, setup),
     cmocka_unit_test_setup (words_may_be_separated_by_runs_of_blanks, setup),
     cmocka_unit_test_setup (streams_lists_rows_with_client_names, setup),
+    cmocka_unit_test_setup (clients_table_and_metrics_labels, setup),
     cmocka_unit_test_setup (set_passes_name_and_value_and_reports_errors,
                             setup),
     cmocka_unit_test_setup (get_one_or_all_and_unknown, setup),
