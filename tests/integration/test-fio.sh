@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# fio's nbd engine through the filter: a sequential write laying down
+# checksummed blocks, a sequential read that verifies every block
+# (served from read-ahead), and random 4K reads that must start no
+# window at all.
+
+source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/clients.sh"
+requires fio --version
+requires fio --enghelp=nbd
+requires adaptra-stat --help
+
+size=$((64 * 1024 * 1024))
+img="$tmpdir/disk.img"
+truncate -s "$size" "$img"
+
+start_adaptra fio --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
+
+common=(--ioengine=nbd --uri="$uri" --size="$size" --iodepth=8)
+# Writes go through to the plugin and drop what the pool holds.
+fio --name=seq "${common[@]}" --bs=64k --rw=write \
+  --verify=crc32c --do_verify=0 --output="$tmpdir/write.out"
+
+reset_counters
+fio --name=seq "${common[@]}" --bs=64k --rw=read \
+  --verify=crc32c --verify_only --output="$tmpdir/verify.out"
+grep -q 'err= 0' "$tmpdir/verify.out"
+expect_readahead_hits $((size * 9 / 10)) "fio sequential verify"
+
+# The same verification must fail on a corrupted block, or it proves
+# nothing: flip a byte a quarter into the image, behind the pool
+# (which holds only the image's second half after the scan above).
+/usr/bin/python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1)[0]
+    f.seek(int(sys.argv[2])); f.write(bytes([b ^ 0xff]))' \
+  "$img" $((size / 4 + 1000))
+if fio --name=seq "${common[@]}" --bs=64k --rw=read \
+     --verify=crc32c --verify_only --output="$tmpdir/corrupt.out" \
+     2> "$tmpdir/corrupt.err"; then
+  echo "fio verified a corrupted image"
+  exit 1
+fi
+grep -q "verify: bad header\\|crc32c: verify failed" "$tmpdir/corrupt.err"
+
+# Random reads, on a second server whose pool is empty: pages left by
+# the sequential reads would let a random read that lands just after
+# one of them continue a stream from the pool (the context method).
+start_adaptra fio-random --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
+common=(--ioengine=nbd --uri="$uri" --size="$size" --iodepth=8)
+fio --name=rand "${common[@]}" --bs=4k --rw=randread --number_ios=500 \
+  --randrepeat=1 --output="$tmpdir/rand.out"
+grep -q 'err= 0' "$tmpdir/rand.out"
+echo "fio random: readahead $(counter readahead)," \
+  "readrandom $(counter readrandom)"
+test "$(counter readahead)" -eq 0
+test "$(counter pgreadahead)" -eq 0
+test "$(counter readrandom)" -ge 200
+echo "test-fio: ok"
