@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A remote store: nginx serves a disk image over HTTP with Range
+# support on 127.0.0.1, nbdkit's curl plugin reads it, adaptra sits on
+# top.  nbdcopy must read it byte-exact, mostly from read-ahead.
+#
+# The curl plugin's thread model is serialize_requests: one request at
+# a time per plugin handle.  adaptra's prefetch workers open handles of
+# their own, so read-ahead still overlaps the client's requests, and
+# each window is fetched in few large ranged GETs rather than many
+# small ones: backend requests must be far fewer than client requests.
+#
+# nginx runs as a single process (no master, no daemon) as the user
+# running the test, from a config generated here; nothing outside the
+# tmpdir is touched, and the test stops it on exit.
+
+source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/clients.sh"
+requires nginx -v
+requires nbdkit curl --version
+requires nbdcopy --version
+requires adaptra-stat --help
+
+size=$((64 * 1024 * 1024))
+www="$tmpdir/www"
+mkdir "$www"
+head -c "$size" /dev/urandom > "$www/disk.img"
+
+# A free port: bind port 0, note what the kernel chose, release it.
+port=$(/usr/bin/python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+cat > "$tmpdir/nginx.conf" <<CONF
+daemon off;
+master_process off;
+pid $tmpdir/nginx.pid;
+error_log $tmpdir/nginx-error.log;
+events { worker_connections 64; }
+http {
+  access_log $tmpdir/nginx-access.log;
+  client_body_temp_path $tmpdir/nginx-body;
+  proxy_temp_path $tmpdir/nginx-proxy;
+  fastcgi_temp_path $tmpdir/nginx-fastcgi;
+  uwsgi_temp_path $tmpdir/nginx-uwsgi;
+  scgi_temp_path $tmpdir/nginx-scgi;
+  server {
+    listen 127.0.0.1:$port;
+    root $www;
+  }
+}
+CONF
+nginx -p "$tmpdir" -c "$tmpdir/nginx.conf" -e "$tmpdir/nginx-error.log" &
+nginx_pid=$!
+cleanup_fns+=("kill $nginx_pid; wait $nginx_pid")
+url="http://127.0.0.1:$port/disk.img"
+for _ in $(seq 100); do
+  /usr/bin/python3 -c '
+import sys, urllib.request
+urllib.request.urlopen(sys.argv[1], timeout=1)' "$url" 2>/dev/null && break
+  sleep 0.1
+done
+
+# Range support, as the curl plugin needs it.
+/usr/bin/python3 -c '
+import sys, urllib.request
+r = urllib.request.urlopen(urllib.request.Request(
+    sys.argv[1], headers={"Range": "bytes=4096-8191"}))
+assert r.status == 206 and len(r.read()) == 4096, r.status' "$url"
+
+# A little latency per request, as from a store across a network.
+start_adaptra curl --filter=delay curl "$url" delay-read=2ms \
+  adaptra-pool=32M
+
+nbdcopy --connections=1 --requests=4 --request-size=65536 \
+  "$uri" "$tmpdir/copy.img"
+cmp "$www/disk.img" "$tmpdir/copy.img"
+expect_readahead_hits $((size * 9 / 10)) "curl"
+creq=$(counter client_requests)
+breq=$(counter backend_requests)
+echo "curl: $creq client requests, $breq backend requests (ranged GETs)"
+test "$((breq * 4))" -le "$creq"
+# nginx saw the ranged GETs (206 Partial Content) adaptra sent.
+test "$(grep -c '" 206 ' "$tmpdir/nginx-access.log")" -ge "$breq"
+echo "test-curl-nginx: ok"
