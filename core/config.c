@@ -91,11 +91,6 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
   if (cfg->mode != ADAPTRA_MODE_ADAPTIVE && cfg->mode != ADAPTRA_MODE_FIXED &&
       cfg->mode != ADAPTRA_MODE_OFF)
     return reject (why, len, "adaptra-mode=%d is not a mode", (int) cfg->mode);
-  if (cfg->fixed_bytes < page ||
-      cfg->fixed_bytes > cfg->pool_bytes / ADAPTRA_POOL_WINDOWS)
-    return reject (why, len,
-                   "fixed window %" PRIu64 " is outside adaptra-page.."
-                   "adaptra-pool/%d", cfg->fixed_bytes, ADAPTRA_POOL_WINDOWS);
   if (cfg->streams < 1 || cfg->streams > ADAPTRA_STREAMS_MAX)
     return reject (why, len, "adaptra-streams=%" PRIu32 " is outside 1..%d",
                    cfg->streams, ADAPTRA_STREAMS_MAX);

@@ -86,6 +86,15 @@ adaptra_readahead_max_pages (const struct adaptra_engine *e)
                              adaptra_pool_spare (&e->pool));
 }
 
+/* The legacy window in pages: at least one, whatever the page size. */
+static uint64_t
+fixed_pages (const struct adaptra_engine *e)
+{
+  uint64_t n = e->cfg.fixed_bytes >> e->page_shift;
+
+  return n ? n : 1;
+}
+
 static void
 bounds_of (const struct adaptra_engine *e, struct adaptra_window_bounds *b)
 {
@@ -253,7 +262,7 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
   uint64_t moved;
 
   if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
-    *w = adaptra_window_fixed (e->cfg.fixed_bytes >> e->page_shift, b);
+    *w = adaptra_window_fixed (fixed_pages (e), b);
     *method = ADAPTRA_METHOD_FIXED;
     return true;
   }
@@ -359,8 +368,7 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
       return NULL;
     if (e->cfg.mode == ADAPTRA_MODE_FIXED)
       issue_forward (e, s, ADAPTRA_METHOD_FIXED, index, index,
-                     adaptra_window_fixed (e->cfg.fixed_bytes >> e->page_shift,
-                                           b), last);
+                     adaptra_window_fixed (fixed_pages (e), b), last);
     else
       issue_forward (e, s, ADAPTRA_METHOD_INITIAL, index, index,
                      adaptra_window_initial (req, b), last);
@@ -372,7 +380,7 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
     if ((s = new_stream (e, client, last)) == NULL)
       return NULL;
     if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
-      w = adaptra_window_fixed (e->cfg.fixed_bytes >> e->page_shift, b);
+      w = adaptra_window_fixed (fixed_pages (e), b);
       method = ADAPTRA_METHOD_FIXED;
     }
     else

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -92,6 +93,10 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
   int r;
 
   if (strcmp (key, "adaptra-stats") == 0) {
+    if (value[0] == '\0') {
+      nbdkit_error ("adaptra-stats= needs the path of a socket to create");
+      return -1;
+    }
     free (stats_path);
     /* After the fork nbdkit runs in "/": resolve the path now. */
     stats_path = nbdkit_absolute_path (value);
@@ -125,10 +130,20 @@ static int
 adaptra_config_complete (nbdkit_next_config_complete *next,
                          nbdkit_backend *nxdata)
 {
+  long phys = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
   char why[256];
 
   if (adaptra_config_check (&config, why, sizeof why) == -1) {
     nbdkit_error ("%s", why);
+    return -1;
+  }
+  /* The pool is allocated once the server runs, where a failure may no
+   * longer reach the user: refuse what cannot fit now.
+   */
+  if (phys > 0 && page > 0 && config.pool_bytes > (uint64_t) phys * page) {
+    nbdkit_error ("adaptra-pool=%" PRIu64 " is more than this machine's "
+                  "memory (%" PRIu64 " bytes)",
+                  config.pool_bytes, (uint64_t) phys * page);
     return -1;
   }
   return next (nxdata);
@@ -315,7 +330,8 @@ adaptra_after_fork (nbdkit_backend *backend)
   config.trace = trace_line;
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
   if (engine == NULL) {
-    nbdkit_error ("adaptra: cannot create the engine: %m");
+    nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
+                  PRIu64 ": %m", config.pool_bytes);
     close_worker_contexts ();
     return -1;
   }

@@ -36,7 +36,10 @@ struct adaptra_config {
   uint64_t max_bytes;           /* adaptra-max: largest window, 0 = auto */
   unsigned ratio;               /* adaptra-ratio: % of thrashing threshold */
   enum adaptra_mode mode;       /* adaptra-mode */
-  uint64_t fixed_bytes;         /* window of mode fixed */
+  uint64_t fixed_bytes;         /* window of mode fixed; not a parameter,
+                                   so not checked: the window is at least
+                                   a page and within the bounds of every
+                                   window */
   uint32_t streams;             /* adaptra-streams: stream table size */
   unsigned workers;             /* adaptra-workers: prefetch threads */
   uint64_t export_size;         /* bytes the backend serves */

@@ -13,7 +13,6 @@ source "$(dirname "$0")/functions.sh"
 
 cases=0
 two_lines=0
-known_failures=0
 
 # start PARAM...: nbdkit with the filter over a 1M RAM disk, which
 # must exit at once; sets $rc and leaves stderr in $tmpdir/err.
@@ -55,27 +54,6 @@ rejects ()
   fi
 }
 
-# known_bug NAME VALUES PARAM...: a case that is refused, but without
-# naming the parameter (reported, see docs/RELIABILITY.md).  When it is
-# fixed this fails, so that the case moves to "rejects".
-known_bug ()
-{
-  local name=$1 values=$2
-  shift 2
-  start "$@"
-  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
-    echo "FAIL: $* was accepted (exit $rc)"
-    cat "$tmpdir/err"
-    exit 1
-  fi
-  if names "$name" "$values"; then
-    echo "FIXED: $* now names the parameter: make it a 'rejects' case"
-    exit 1
-  fi
-  known_failures=$((known_failures + 1))
-  echo "known bug: $* is refused without naming adaptra-$name:"
-  sed 's/^/  /' "$tmpdir/err"
-}
 
 # Sizes: negative, huge, non-numeric, empty, too small.
 for p in pool page min max; do
@@ -132,10 +110,10 @@ start adaptra-stats=/nonexistent/dir/stats.sock
 test "$rc" -ne 0
 grep -q "adaptra-stats: .*/nonexistent/dir/stats.sock" "$tmpdir/err"
 
-# Refused, but the message does not name the parameter as given.
-known_bug stats '' adaptra-stats=
-known_bug pool '256K|262144' adaptra-mode=fixed adaptra-pool=256K
-known_bug pool '256T|281474976710656' adaptra-page=128K adaptra-min=128K \
+# Refused, naming the parameter (these were refused without naming it
+# before: see docs/RELIABILITY.md).
+rejects stats '' adaptra-stats=
+rejects pool '256T|281474976710656' adaptra-page=128K adaptra-min=128K \
   adaptra-pool=256T
 
 # Valid edge values start.
@@ -153,17 +131,11 @@ accepts adaptra-page=512 adaptra-min=512 adaptra-pool=512K
 accepts adaptra-page=128K adaptra-min=128K adaptra-pool=64M
 accepts adaptra-ratio=1 adaptra-streams=1 adaptra-workers=0 adaptra-mode=off
 accepts adaptra-ratio=100 adaptra-streams=65536 adaptra-workers=64
-# A documented page size that is refused (the fixed window of 128K,
-# not a parameter, must hold a page): fails once fixed, like known_bug.
-start adaptra-page=1M adaptra-min=1M adaptra-pool=64M
-if [ "$rc" -eq 0 ]; then
-  echo "FIXED: adaptra-page=1M starts: make it an 'accepts' case"
-  exit 1
-fi
-known_failures=$((known_failures + 1))
-echo "known bug: adaptra-page=1M adaptra-min=1M adaptra-pool=64M is refused:"
-sed 's/^/  /' "$tmpdir/err"
+# The legacy fixed window (128K, not a parameter) adapts to pages
+# larger than it and to pools too small for four of it.
+accepts adaptra-page=1M adaptra-min=1M adaptra-pool=64M
+accepts adaptra-mode=fixed adaptra-pool=256K
 
 echo "test-bad-params: $cases cases right ($two_lines refusals with" \
-     "nbdkit's own line first), $known_failures known bugs"
+     "nbdkit's own line first)"
 echo "test-bad-params: ok"

@@ -112,9 +112,27 @@ test_others (void **state)
   cfg.workers = 0;
   cfg.mode = (enum adaptra_mode) 7;
   assert_rejected ("adaptra-mode=7");
+}
+
+/* The legacy window is no parameter: pages larger than it, and pools
+ * too small for four of it, are still valid configurations.
+ */
+static void
+test_fixed_window_never_rejects (void **state)
+{
+  struct adaptra_config cfg;
+  char why[160];
+
+  adaptra_config_defaults (&cfg);
   cfg.mode = ADAPTRA_MODE_FIXED;
-  cfg.fixed_bytes = 100;
-  assert_rejected ("fixed window 100");
+  cfg.page_size = 1024 * 1024;
+  cfg.min_bytes = 1024 * 1024;
+  cfg.pool_bytes = UINT64_C (64) * 1024 * 1024;
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
+  adaptra_config_defaults (&cfg);
+  cfg.mode = ADAPTRA_MODE_FIXED;
+  cfg.pool_bytes = 256 * 1024;
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
 }
 
 static void
@@ -153,6 +171,7 @@ main (void)
     cmocka_unit_test_setup (test_pool, setup),
     cmocka_unit_test_setup (test_min_max, setup),
     cmocka_unit_test_setup (test_others, setup),
+    cmocka_unit_test_setup (test_fixed_window_never_rejects, setup),
     cmocka_unit_test_setup (test_short_buffer, setup),
     cmocka_unit_test_setup (test_modes, setup),
   };
