@@ -61,3 +61,16 @@ reset_counters ()
 {
   adaptra-stat "$stats" --command reset >/dev/null
 }
+
+# flip_byte FILE OFFSET: invert the byte at OFFSET, so that FILE surely
+# differs from what it was.
+flip_byte ()
+{
+  /usr/bin/python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2]))
+    b = f.read(1)[0]
+    f.seek(int(sys.argv[2]))
+    f.write(bytes([b ^ 0xff]))' "$1" "$2"
+}

@@ -64,12 +64,13 @@ urllib.request.urlopen(sys.argv[1], timeout=1)' "$url" 2>/dev/null && break
   sleep 0.1
 done
 
-# Range support, as the curl plugin needs it.
+# nginx is up, with Range support, as the curl plugin needs.
 /usr/bin/python3 -c '
 import sys, urllib.request
 r = urllib.request.urlopen(urllib.request.Request(
     sys.argv[1], headers={"Range": "bytes=4096-8191"}))
-assert r.status == 206 and len(r.read()) == 4096, r.status' "$url"
+assert r.status == 206 and len(r.read()) == 4096, r.status' "$url" ||
+  { cat "$tmpdir/nginx-error.log"; exit 1; }
 
 # A little latency per request, as from a store across a network.
 start_adaptra curl --filter=delay curl "$url" delay-read=2ms \

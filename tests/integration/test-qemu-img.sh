@@ -31,12 +31,7 @@ expect_readahead_hits $((size / 2)) "qemu-img convert"
 reset_counters
 qemu-img compare -f raw -F raw "$uri" "$img"
 expect_readahead_hits $((size / 2)) "qemu-img compare"
-/usr/bin/python3 -c '
-import sys
-with open(sys.argv[1], "r+b") as f:
-    f.seek(int(sys.argv[2])); b = f.read(1)[0]
-    f.seek(int(sys.argv[2])); f.write(bytes([b ^ 0xff]))' \
-  "$tmpdir/copy.img" $((size - 3 * 4096))
+flip_byte "$tmpdir/copy.img" $((size - 3 * 4096))
 rc=0
 qemu-img compare -f raw -F raw "$uri" "$tmpdir/copy.img" > "$tmpdir/diff" ||
   rc=$?
