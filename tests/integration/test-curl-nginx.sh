@@ -86,4 +86,5 @@ echo "curl: $creq client requests, $breq backend requests (ranged GETs)"
 test "$((breq * 4))" -le "$creq"
 # nginx saw the ranged GETs (206 Partial Content) adaptra sent.
 test "$(grep -c '" 206 ' "$tmpdir/nginx-access.log")" -ge "$breq"
+stop_servers
 echo "test-curl-nginx: ok"

@@ -64,4 +64,5 @@ echo "fio random: readahead $(counter readahead)," \
 test "$(counter readahead)" -eq 0
 test "$(counter pgreadahead)" -eq 0
 test "$(counter readrandom)" -ge 200
+stop_servers
 echo "test-fio: ok"

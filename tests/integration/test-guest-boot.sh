@@ -51,4 +51,5 @@ cat "$tmpdir/serial"
 test "$rc" -eq 33
 test "$(tr -d '\r' < "$tmpdir/serial")" = "$expected"
 expect_readahead_hits $((8 * 1024 * 1024 * 9 / 10)) "guest boot"
+stop_servers
 echo "test-guest-boot: ok"

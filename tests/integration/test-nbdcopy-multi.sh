@@ -60,4 +60,5 @@ for h in handles:
     h.shutdown()' "$sock" "$img"
 expect_readahead_hits $((32 * 1024 * 1024 * 9 / 10)) "alternating connections"
 test "$(counter readrandom)" -le 1
+stop_servers
 echo "test-nbdcopy-multi: ok"

@@ -30,6 +30,7 @@ mkdir "$mnt"
 # nbdfuse stays in the foreground until the file system is unmounted;
 # it writes its pid file once the mount is ready.
 nbdfuse -r -P "$tmpdir/nbdfuse.pid" "$mnt/disk" "$uri" &
+nbdfuse_pid=$!
 cleanup_fns+=("fusermount3 -u -z '$mnt' 2>/dev/null")
 for _ in $(seq 100); do
   [ -s "$tmpdir/nbdfuse.pid" ] && break
@@ -42,5 +43,6 @@ expect_readahead_hits $((size * 8 / 10)) "nbdfuse"
 test "$(counter readrandom)" -le 2
 
 fusermount3 -u "$mnt"
-wait
+wait "$nbdfuse_pid"
+stop_servers
 echo "test-nbdfuse: ok"

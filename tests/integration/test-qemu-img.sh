@@ -38,4 +38,5 @@ qemu-img compare -f raw -F raw "$uri" "$tmpdir/copy.img" > "$tmpdir/diff" ||
 cat "$tmpdir/diff"
 test "$rc" -eq 1
 grep -q "Content mismatch at offset $((size - 3 * 4096))" "$tmpdir/diff"
+stop_servers
 echo "test-qemu-img: ok"
