@@ -26,8 +26,19 @@ import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$sock"
 test -S "$sock"
 
+# fails CMD...: CMD must exit non-zero.  (A bare "! CMD" would not
+# stop a set -e script when CMD succeeds.)
+fails ()
+{
+  if "$@"; then
+    echo "FAIL: '$*' succeeded" >&2
+    exit 1
+  fi
+}
+
 cat > "$tmpdir/run.sh" <<RUN
 set -euxo pipefail
+$(declare -f fails)
 sock=$sock
 # The protocol, from a real client.
 /usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"
@@ -45,16 +56,16 @@ adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
 timeout -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch || :
 test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
 # A bad command exits 1 with the server's error.
-! adaptra-stat "\$sock" --command 'set ratio 500' > $tmpdir/bad
+fails adaptra-stat "\$sock" --command 'set ratio 500' > $tmpdir/bad
 grep -q '^error: adaptra-ratio=500' $tmpdir/bad
 
 # Only the owner may connect (mode 0600).
 test "\$(stat -c %a "\$sock")" = 600
-! runuser -u nobody -- adaptra-stat "\$sock" 2> $tmpdir/denied
+fails runuser -u nobody -- adaptra-stat "\$sock" 2> $tmpdir/denied
 grep -q 'permission denied' $tmpdir/denied
 
 # A second server may not take over a live socket.
-! $NBDKIT -U $tmpdir/other.sock --filter=$ADAPTRA_FILTER memory 1M \
+fails $NBDKIT -U $tmpdir/other.sock --filter=$ADAPTRA_FILTER memory 1M \
     adaptra-stats=\$sock 2> $tmpdir/live
 grep -q 'is in use by a running server' $tmpdir/live
 RUN
@@ -66,7 +77,7 @@ run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
 test ! -e "$sock"
 
 # adaptra-stat's errors for a missing socket and a foreign one.
-! adaptra-stat "$sock" 2> "$tmpdir/missing"
+fails adaptra-stat "$sock" 2> "$tmpdir/missing"
 grep -q 'is nbdkit running with adaptra-stats=' "$tmpdir/missing"
 /usr/bin/python3 -c '
 import socket, sys
@@ -74,7 +85,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
 c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 400 Bad\n\n"); c.close()' \
   "$tmpdir/foreign.sock" &
 for _ in $(seq 50); do [ -S "$tmpdir/foreign.sock" ] && break; sleep 0.1; done
-! adaptra-stat "$tmpdir/foreign.sock" 2> "$tmpdir/foreign"
+fails adaptra-stat "$tmpdir/foreign.sock" 2> "$tmpdir/foreign"
 wait
 grep -q 'not an adaptra control socket' "$tmpdir/foreign"
 echo "test-stats-socket: ok"
