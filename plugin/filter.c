@@ -546,7 +546,6 @@ adaptra_cache (nbdkit_next *next, void *handle,
 static struct nbdkit_filter filter = {
   .name              = "adaptra",
   .longname          = "nbdkit adaptive read-ahead filter",
-  .version           = PACKAGE_VERSION,
   .load              = adaptra_load,
   .unload            = adaptra_unload,
   .config            = adaptra_config,
