@@ -17,15 +17,20 @@ requires test -f Makefile
 
 here=$(cd "$(dirname "$0")" && pwd)
 dest="$tmpdir/dest"
+# A make of our own, not a child of make check's: no jobserver, no
+# "Entering directory" lines in the output parsed below.
+submake ()
+{
+  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory "$@"
+}
 # The directories as this build's Makefile expands them (distcheck
 # configures its own filterdir): an extra makefile only prints them.
 echo 'print-dirs: ; @echo $(filterdir) $(bindir) $(man1dir)' \
   > "$tmpdir/print-dirs.mk"
 read -r filterdir bindir man1dir < <(
-  make -s --no-print-directory -f Makefile -f "$tmpdir/print-dirs.mk" \
-    print-dirs)
+  submake -f Makefile -f "$tmpdir/print-dirs.mk" print-dirs)
 test -n "$man1dir"
-make -s --no-print-directory install DESTDIR="$dest" \
+submake install DESTDIR="$dest" \
   > "$tmpdir/install.log" 2>&1 || { cat "$tmpdir/install.log"; exit 1; }
 
 echo "installed: $filterdir/nbdkit-adaptra-filter.so, $bindir/adaptra-stat"
@@ -42,7 +47,7 @@ NBDKIT_PRELOAD="$preload" bash "$here/check-installed.sh" \
   "$dest$filterdir/nbdkit-adaptra-filter.so" "$dest$bindir/adaptra-stat" \
   "$dest$man1dir" "$here/../../plugin/nbdkit-adaptra-filter.pod"
 
-make -s --no-print-directory uninstall DESTDIR="$dest" \
+submake uninstall DESTDIR="$dest" \
   > "$tmpdir/uninstall.log" 2>&1 || { cat "$tmpdir/uninstall.log"; exit 1; }
 left=$(find "$dest" -type f | wc -l)
 test "$left" -eq 0
