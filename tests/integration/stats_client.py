@@ -93,8 +93,10 @@ check(sum(m["readahead"] for m in s["methods"].values()) == c["readahead"],
       "per-method windows add up to the total")
 
 # Random 4K reads far apart: counted as random, no window at all.  They
-# start 8 MiB past where the scan stopped, beyond its last window: a read
-# exactly where a scan stopped would rightly continue it.
+# start 16 MiB past where the scan stopped, beyond its last window (at
+# most a quarter of the 32M pool): a read just past a window whose
+# pages nobody read may be its stream's reader that overtook its own
+# requests, and rightly continue it.
 check(ctl.ask("reset") == "ok", "reset again")
 after_reset = totals(ctl.stats())
 check(after_reset["readahead"] == 0 and after_reset["client_requests"] == 0,
@@ -102,12 +104,12 @@ check(after_reset["readahead"] == 0 and after_reset["client_requests"] == 0,
 rng = random.Random(7)
 pages = size // 4096
 for _ in range(400):
-    h.pread(4096, rng.randrange(pages // 2 + 2048, pages) * 4096)
+    h.pread(4096, rng.randrange(pages // 2 + 4096, pages) * 4096)
 c = totals(ctl.stats())
 check(c["readahead"] == 0, "random reads grew a window: %r" % c)
 # Every miss was a random read (the rest hit pages already here, some
 # left by the scan's last window).
-check(c["readrandom"] == c["cache_miss"] and c["readrandom"] >= 200,
+check(c["readrandom"] == c["cache_miss"] and c["readrandom"] >= 300,
       "random reads counted: %r" % c)
 
 # Tunables: validated like the command line.
