@@ -26,7 +26,7 @@ for workers in 4 0; do
   touch "$tmpdir/inject-pread" "$tmpdir/inject-pwrite"
   echo "== adaptra-workers=$workers"
   # A hang is a failure too.
-  timeout 300 env LD_PRELOAD="$preload" "$NBDKIT" -U - \
+  timeout -k 10 300 env LD_PRELOAD="$preload" "$NBDKIT" -U - \
     --filter="$ADAPTRA_FILTER" --filter=error --filter=delay \
     file "$img" \
     error-pread=ENOSPC error-pread-rate=10% \
