@@ -69,7 +69,7 @@ grep -q 'permission denied' $tmpdir/denied
 # A second server may not take over a live socket.
 fails env LD_PRELOAD="$preload" $NBDKIT -U $tmpdir/other.sock --filter=$ADAPTRA_FILTER memory 1M \
     adaptra-stats=\$sock 2> $tmpdir/live
-grep -q 'is in use by a running server' $tmpdir/live
+grep -q 'is in use by a running server' $tmpdir/live || { cat $tmpdir/live; exit 1; }
 RUN
 
 run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
