@@ -118,6 +118,46 @@ exec_server (const struct test_server *srv, const char *const *nbdkit_opts,
   _exit (127);
 }
 
+/* The number of threads of process pid, or -1. */
+static int
+thread_count (pid_t pid)
+{
+  char path[64], line[256];
+  int n = -1;
+  FILE *fp;
+
+  snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return -1;
+  while (fgets (line, sizeof line, fp) != NULL)
+    if (sscanf (line, "Threads: %d", &n) == 1)
+      break;
+  fclose (fp);
+  return n;
+}
+
+/* The server's thread count once it has stayed the same for 200 ms
+ * (its own threads, the filter's workers and statistics thread, no
+ * connection yet).
+ */
+static int
+settled_thread_count (pid_t pid)
+{
+  int n = thread_count (pid), same = 0;
+  long waited;
+
+  for (waited = 0; waited < START_TIMEOUT_MS && same < 20; waited += 10) {
+    int now;
+
+    sleep_ms (10);
+    now = thread_count (pid);
+    same = now == n ? same + 1 : 0;
+    n = now;
+  }
+  return n;
+}
+
 void
 test_server_start_with (struct test_server *srv,
                         const char *const *nbdkit_opts,
@@ -151,8 +191,10 @@ test_server_start_with (struct test_server *srv,
       dump_log (srv);
       exit (EXIT_FAILURE);
     }
-    if (stat (srv->socket, &st) == 0 && S_ISSOCK (st.st_mode))
+    if (stat (srv->socket, &st) == 0 && S_ISSOCK (st.st_mode)) {
+      srv->idle_threads = settled_thread_count (srv->pid);
       return;
+    }
     sleep_ms (10);
   }
   fprintf (stderr, "harness: nbdkit did not create %s within %d ms\n",
@@ -171,9 +213,20 @@ test_server_start (struct test_server *srv, const char *const *argv)
 int
 test_server_stop (struct test_server *srv)
 {
-  int status = 0;
+  int status = 0, n;
   long waited;
 
+  /* nbdkit 1.32 leaks the handles of connections still being torn
+   * down when SIGTERM arrives, and a client's nbd_close returns before
+   * the server has finished: wait until every connection thread has
+   * gone (at most 10 s; a connection the test left open stays).
+   */
+  for (waited = 0; waited < 10000; waited += 10) {
+    n = thread_count (srv->pid);
+    if (n == -1 || n <= srv->idle_threads)
+      break;
+    sleep_ms (10);
+  }
   kill (srv->pid, SIGTERM);
   for (waited = 0; waited < STOP_TIMEOUT_MS; waited += 10) {
     if (waitpid (srv->pid, &status, WNOHANG) == srv->pid)

@@ -25,6 +25,7 @@ struct test_server {
   char socket[96];              /* dir/nbd.sock */
   char log[96];                 /* dir/nbdkit.log: the server's stderr */
   pid_t pid;
+  int idle_threads;             /* its threads with no connection */
 };
 
 /* Start nbdkit --filter=adaptra followed by argv (the plugin, its
@@ -42,7 +43,8 @@ extern void test_server_start_with (struct test_server *srv,
                                     const char *const *nbdkit_opts,
                                     const char *const *argv);
 
-/* Stop the server with SIGTERM, wait for it (SIGKILL after 30 s, which
+/* Wait until the server's connection threads have ended (up to 10 s),
+ * stop the server with SIGTERM, wait for it (SIGKILL after 30 s, which
  * fails the test), and remove its directory.  Returns the server's exit
  * status as from waitpid.
  */
