@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "adaptra/bdp.h"
+#include "adaptra/bounce.h"
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "adaptra/pool.h"
@@ -31,6 +32,13 @@
 
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
+
+/* Transfer slots (bounce.c) take this fraction (1/N) of adaptra-pool,
+ * split into one slot per prefetch worker and this many more for the
+ * clients' own reads.
+ */
+#define ADAPTRA_BOUNCE_SHARE 16
+#define ADAPTRA_BOUNCE_READER_SLOTS 4
 
 struct adaptra_client {
   bool used;
@@ -53,8 +61,6 @@ struct adaptra_job {
   uint32_t frames[];            /* the frames, in page order */
 };
 
-struct adaptra_bounce;
-
 struct adaptra_worker {
   struct adaptra_engine *e;
   void *ctx;                    /* its backend context */
@@ -75,11 +81,11 @@ struct adaptra_engine {
    */
   pthread_cond_t page_done[ADAPTRA_WAIT_QUEUES];
   pthread_cond_t job_queued;    /* a job was queued, or stop requested */
-  pthread_key_t bounce_key;     /* each thread's bounce buffer */
-  struct adaptra_bounce *bounces;   /* all of them, under the lock */
   struct adaptra_config cfg;    /* tunables may change at run time */
   uint64_t eof_page;            /* pages in the export */
   struct adaptra_pool pool;
+  struct adaptra_bounce bounce; /* transfer slots (own lock) */
+  uint32_t slot_pages;          /* pages per slot */
   struct adaptra_streams streams;
   struct adaptra_bdp bdp;
   struct adaptra_job *queue_head, *queue_tail;
@@ -184,6 +190,14 @@ struct adaptra_request {
   uint32_t count;
 };
 
+/* True if the request wants every byte of [start, start + bytes). */
+static inline bool
+adaptra_request_covers (const struct adaptra_request *r, uint64_t start,
+                        uint64_t bytes)
+{
+  return start >= r->offset && start + bytes <= r->offset + r->count;
+}
+
 /* Copy the part of page p's data (src) that the request wants. */
 static inline void
 adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
@@ -202,18 +216,14 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * owns IN_FLIGHT, from the backend with ctx (bytes of them: fewer than
  * n pages at the end of the export) and complete them.  Called
  * without the lock.  For a client's own read (demand not NULL) the
- * pages are also touched and copied out to the request.  Returns 0 or
- * the backend's errno, in which case the frames are dropped.
+ * pages are also touched and copied out to the request.  Unless the
+ * frames are consecutive in the arena or demand wants every byte
+ * read, n is at most e->slot_pages.  Returns 0 or the backend's errno,
+ * in which case the frames are dropped.
  */
 extern int adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,
                           const struct adaptra_request *demand);
-
-/* The destructor of bounce_key's values (a thread exits). */
-extern void adaptra_bounce_free (void *bounce);
-
-/* Free every thread's bounce buffer.  Lock held or no other thread. */
-extern void adaptra_bounce_free_all (struct adaptra_engine *e);
 
 /* Drop every queued job and free its pages.  Lock held. */
 extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e);

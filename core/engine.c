@@ -59,6 +59,29 @@ on_lost (void *opaque, uint32_t stream_id, unsigned method)
     s->lost++;
 }
 
+/* Split adaptra-pool between the pool's frames and the transfer slots
+ * (a 1/ADAPTRA_BOUNCE_SHARE of it, whole pages, at least a page each),
+ * so that everything adaptra holds of the data fits in adaptra-pool.
+ * Returns the bytes left for frames.
+ */
+static uint64_t
+init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
+{
+  uint64_t pool_pages = cfg->pool_bytes >> e->page_shift;
+  uint64_t budget = pool_pages / ADAPTRA_BOUNCE_SHARE;
+  uint64_t nslots = cfg->workers + ADAPTRA_BOUNCE_READER_SLOTS;
+
+  if (budget == 0)
+    budget = 1;
+  if (nslots > budget)
+    nslots = budget;
+  e->slot_pages = (uint32_t) (budget / nslots);
+  if (adaptra_bounce_init (&e->bounce, (unsigned) nslots,
+                           (size_t) e->slot_pages << e->page_shift) == -1)
+    return 0;
+  return (pool_pages - nslots * e->slot_pages) << e->page_shift;
+}
+
 struct adaptra_engine *
 adaptra_engine_new (const struct adaptra_config *cfg,
                     const struct adaptra_backend *backend,
@@ -66,6 +89,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
 {
   struct adaptra_engine *e;
   char why[160];
+  uint64_t frame_bytes;
   unsigned i;
 
   if (adaptra_config_check (cfg, why, sizeof why) == -1 ||
@@ -81,24 +105,24 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
   e->eof_page = adaptra_pages_in (cfg->export_size, e->page_shift);
-  if (adaptra_pool_init (&e->pool, cfg->pool_bytes, e->page_shift) == -1) {
+  frame_bytes = init_bounce (e, cfg);
+  if (frame_bytes == 0) {
+    free (e);
+    return NULL;
+  }
+  if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift) == -1) {
+    adaptra_bounce_fini (&e->bounce);
     free (e);
     return NULL;
   }
   if (adaptra_streams_init (&e->streams, cfg->streams) == -1) {
     adaptra_pool_fini (&e->pool);
+    adaptra_bounce_fini (&e->bounce);
     free (e);
     return NULL;
   }
   e->pool.lost = on_lost;
   e->pool.lost_opaque = e;
-  if (pthread_key_create (&e->bounce_key, adaptra_bounce_free) != 0) {
-    adaptra_streams_fini (&e->streams);
-    adaptra_pool_fini (&e->pool);
-    free (e);
-    errno = EAGAIN;
-    return NULL;
-  }
   pthread_mutex_init (&e->lock, NULL);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_init (&e->page_done[i], NULL);
@@ -117,9 +141,7 @@ adaptra_engine_free (struct adaptra_engine *e)
   pthread_mutex_lock (&e->lock);
   adaptra_prefetch_drop_queue (e);
   pthread_mutex_unlock (&e->lock);
-  /* Threads that outlive the engine never look at the key again. */
-  pthread_key_delete (e->bounce_key);
-  adaptra_bounce_free_all (e);
+  adaptra_bounce_fini (&e->bounce);
   pthread_cond_destroy (&e->job_queued);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_destroy (&e->page_done[i]);
@@ -183,30 +205,66 @@ adaptra_client_close (struct adaptra_engine *e, int client)
 }
 
 /* No frame can be had (all pinned or in flight): read page p through
- * without caching it.  Lock held on entry and exit.
+ * without caching it, into the client's buffer if it wants the whole
+ * page, else through a transfer slot.  Lock held on entry and exit.
  */
 static int
 read_uncached (struct adaptra_engine *e, void *ctx,
                const struct adaptra_request *r, uint64_t p)
 {
-  uint64_t bytes = adaptra_clamp_to_size (p << e->page_shift,
+  uint64_t start = p << e->page_shift;
+  uint64_t bytes = adaptra_clamp_to_size (start,
                                           UINT64_C (1) << e->page_shift,
                                           e->cfg.export_size);
-  unsigned char *page = calloc (1, (size_t) 1 << e->page_shift);
+  bool in_client = adaptra_request_covers (r, start, bytes);
+  unsigned char *slot = NULL;
   int err;
 
-  if (!page)
-    return ENOMEM;
   pthread_mutex_unlock (&e->lock);
-  err = e->backend.pread (ctx, page, (uint32_t) bytes, p << e->page_shift);
-  if (!err)
-    adaptra_copy_out (r, p, e->page_shift, page);
-  free (page);
+  if (!in_client)
+    slot = adaptra_bounce_get (&e->bounce);
+  if (in_client || slot) {
+    err = e->backend.pread (ctx, in_client ? r->buf + (start - r->offset)
+                                           : slot,
+                            (uint32_t) bytes, start);
+    if (!err && slot) {
+      memset (slot + bytes, 0, ((size_t) 1 << e->page_shift) - bytes);
+      adaptra_copy_out (r, p, e->page_shift, slot);
+    }
+  }
+  else
+    err = ENOMEM;
+  if (slot)
+    adaptra_bounce_put (&e->bounce, slot);
   pthread_mutex_lock (&e->lock);
   adaptra_stat_add (&e->stats.backend_requests, 1);
   adaptra_stat_add (err ? &e->stats.backend_errors : &e->stats.backend_bytes,
                     err ? 1 : bytes);
   return err;
+}
+
+/* The most pages a client's read of pages [p, last) may fetch in one
+ * backend read.  A run that the client's buffer covers is read into it
+ * (up to ADAPTRA_REQUEST_MAX); one that begins or ends in a page the
+ * client wants only part of may need a transfer slot (prefetch.c), so
+ * it is held to a slot, or stops before a partial last page so that
+ * the whole pages go straight to the client.
+ */
+static uint64_t
+demand_run_cap (const struct adaptra_engine *e,
+                const struct adaptra_request *r, uint64_t p, uint64_t last)
+{
+  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t start = p << e->page_shift;
+  uint64_t want = last - p;
+
+  if (!adaptra_request_covers (r, start,
+                               adaptra_clamp_to_size (start,
+                                                      want << e->page_shift,
+                                                      e->cfg.export_size))
+      && want > e->slot_pages)
+    want = start >= r->offset ? want - 1 : e->slot_pages;
+  return want < request_max ? want : request_max;
 }
 
 /* Read the run of absent pages from *pp (up to last) from the backend
@@ -217,10 +275,9 @@ static int
 read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
           const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
-  const uint64_t job_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
   struct adaptra_client *c;
   uint64_t p = *pp;
-  uint64_t cap = last - p < job_max ? last - p : job_max;
+  uint64_t cap = demand_run_cap (e, r, p, last);
   uint32_t *frames = malloc (cap * sizeof *frames);
   uint32_t n = 0;
   uint64_t bytes;

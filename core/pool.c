@@ -5,7 +5,8 @@
 
 /* The page pool.
  *
- * The budget (adaptra-pool) is cut into nframes fixed-size frames.
+ * The budget (adaptra-pool less the engine's transfer slots) is cut
+ * into nframes fixed-size frames.
  * Their data lives in one arena allocated once at start-up, so page
  * data can never exceed the budget, and the hit path never calls
  * malloc.  The operating system backs the arena lazily, so an idle

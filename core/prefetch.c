@@ -38,6 +38,7 @@
 
 #include <config.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,23 @@ job_pages (const struct adaptra_engine *e, uint64_t n)
   return share > 0 ? (uint32_t) share : 1;
 }
 
+/* Queue job if it has pages, else free it.  Returns NULL. */
+static struct adaptra_job *
+close_job (struct adaptra_engine *e, struct adaptra_job *job)
+{
+  if (job && job->npages > 0)
+    enqueue (e, job);
+  else
+    free (job);
+  return NULL;
+}
+
+/* A job's read lands straight in its frames when they are consecutive
+ * in the arena, and otherwise in a transfer slot (adaptra_fetch).  So
+ * a job may grow past a slot only while its frames stay consecutive:
+ * a frame elsewhere then starts the next job, and a job that is not
+ * consecutive ends at a slot's size.
+ */
 uint64_t
 adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
                            uint64_t end, uint64_t mark, uint32_t stream_id,
@@ -104,6 +122,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
   uint32_t job_max;
   struct adaptra_job *job = NULL;
   uint32_t room = 0;
+  bool consecutive = true;
   uint64_t p, inserted = 0;
 
   if (end > e->eof_page)
@@ -116,34 +135,36 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
 
     if (adaptra_pool_lookup (&e->pool, p) != ADAPTRA_NO_FRAME) {
       /* Present already: the run (and its job) ends here. */
-      if (job)
-        enqueue (e, job);
-      job = NULL;
+      job = close_job (e, job);
       continue;
-    }
-    if (!job) {
-      room = end - p < job_max ? (uint32_t) (end - p) : job_max;
-      job = malloc (sizeof *job + room * sizeof job->frames[0]);
-      if (!job)
-        break;
-      job->first = p;
-      job->npages = 0;
     }
     f = adaptra_pool_insert (&e->pool, p, stream_id, method,
                              flags | (p == mark ? ADAPTRA_PG_MARK : 0));
     if (f == ADAPTRA_NO_FRAME)
       break;
+    if (job && f != job->frames[job->npages - 1] + 1) {
+      if (job->npages >= e->slot_pages)
+        job = close_job (e, job);
+      else
+        consecutive = false;
+    }
+    if (!job) {
+      room = end - p < job_max ? (uint32_t) (end - p) : job_max;
+      job = malloc (sizeof *job + room * sizeof job->frames[0]);
+      if (!job) {
+        adaptra_pool_drop (&e->pool, f);
+        break;
+      }
+      job->first = p;
+      job->npages = 0;
+      consecutive = true;
+    }
     job->frames[job->npages++] = f;
     inserted++;
-    if (job->npages == room) {
-      enqueue (e, job);
-      job = NULL;
-    }
+    if (job->npages == room || (!consecutive && job->npages == e->slot_pages))
+      job = close_job (e, job);
   }
-  if (job && job->npages > 0)
-    enqueue (e, job);
-  else
-    free (job);
+  close_job (e, job);
   return inserted;
 }
 
@@ -162,86 +183,59 @@ adaptra_prefetch_congested (const struct adaptra_engine *e)
   return e->flight_bytes > limit;
 }
 
-/* Each thread keeps one bounce buffer for the backend reads it makes:
- * a fresh allocation per read would be a fresh mmap and a page fault
- * per page of every large read.  Reads above BOUNCE_KEEP bytes
- * allocate their own, so an idle thread holds at most that much.  The
- * engine lists the buffers, so that it can free those of threads that
- * outlive it.
+/* Where a read of n pages from first lands.  Frames consecutive in the
+ * arena take it directly (likely: the free list hands frames out in
+ * address order, and eviction frees a stream's pages in the order it
+ * read them); so does the client's buffer when the client wants every
+ * byte read (*in_client).  Anything else goes through a transfer slot
+ * (*slot, which the caller puts back).
  */
-#define BOUNCE_KEEP (4 * 1024 * 1024)
-
-struct adaptra_bounce {
-  struct adaptra_engine *e;
-  struct adaptra_bounce **prev, *next;   /* the engine's list */
-  size_t cap;
-  unsigned char *data;
-};
-
-static void
-bounce_unlink_and_free (struct adaptra_bounce *b)
-{
-  *b->prev = b->next;
-  if (b->next)
-    b->next->prev = b->prev;
-  free (b->data);
-  free (b);
-}
-
-void
-adaptra_bounce_free (void *p)
-{
-  struct adaptra_bounce *b = p;
-  struct adaptra_engine *e = b->e;
-
-  pthread_mutex_lock (&e->lock);
-  bounce_unlink_and_free (b);
-  pthread_mutex_unlock (&e->lock);
-}
-
-void
-adaptra_bounce_free_all (struct adaptra_engine *e)
-{
-  while (e->bounces)
-    bounce_unlink_and_free (e->bounces);
-}
-
-/* A buffer of size bytes; *owned: the caller frees it. */
 static unsigned char *
-bounce_get (struct adaptra_engine *e, size_t size, bool *owned)
+fetch_target (struct adaptra_engine *e, uint64_t first,
+              const uint32_t *frames, uint32_t n, uint32_t bytes,
+              const struct adaptra_request *demand, void **slot,
+              bool *in_client)
 {
-  struct adaptra_bounce *b;
+  uint64_t start = first << e->page_shift;
+  uint32_t i;
 
-  *owned = size > BOUNCE_KEEP;
-  if (*owned)
-    return malloc (size);
-  b = pthread_getspecific (e->bounce_key);
-  if (!b) {
-    b = calloc (1, sizeof *b);
-    if (!b)
-      return NULL;
-    if (pthread_setspecific (e->bounce_key, b) != 0) {
-      free (b);
-      return NULL;
-    }
-    b->e = e;
-    pthread_mutex_lock (&e->lock);
-    b->next = e->bounces;
-    if (b->next)
-      b->next->prev = &b->next;
-    b->prev = &e->bounces;
-    e->bounces = b;
-    pthread_mutex_unlock (&e->lock);
+  *slot = NULL;
+  *in_client = false;
+  for (i = 1; i < n && frames[i] == frames[0] + i; i++)
+    ;
+  if (i == n)
+    return adaptra_pool_data (&e->pool, frames[0]);
+  if (demand && adaptra_request_covers (demand, start, bytes)) {
+    *in_client = true;
+    return demand->buf + (start - demand->offset);
   }
-  if (b->cap < size) {
-    free (b->data);
-    b->cap = 0;
-    b->data = malloc (size);
-    if (!b->data)
-      return NULL;
-    b->cap = size;
+  assert (n <= e->slot_pages);
+  *slot = adaptra_bounce_get (&e->bounce);
+  return *slot;
+}
+
+/* Fill the frames from buf, where a read of bytes (fewer than n pages
+ * at the end of the export) landed; the rest of the last page is
+ * zero.  buf may be the frames' own data.
+ */
+static void
+fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
+             uint32_t bytes, const unsigned char *buf)
+{
+  const size_t page = (size_t) 1 << e->page_shift;
+  uint32_t i;
+
+  for (i = 0; i < n; i++) {
+    unsigned char *data = adaptra_pool_data (&e->pool, frames[i]);
+    size_t at = (size_t) i * page;
+    size_t have = bytes > at ? bytes - at : 0;
+
+    if (have > page)
+      have = page;
+    if (data != buf + at)
+      memcpy (data, buf + at, have);
+    memset (data + have, 0, page - have);
   }
-  return b->data;
 }
 
 int
@@ -249,10 +243,10 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
                const uint32_t *frames, uint32_t n, uint32_t bytes,
                const struct adaptra_request *demand)
 {
-  const size_t page = (size_t) 1 << e->page_shift;
-  const size_t size = (size_t) n << e->page_shift;
-  bool owned;
-  unsigned char *buf = bounce_get (e, size, &owned);
+  void *slot;
+  bool in_client;
+  unsigned char *buf = fetch_target (e, first, frames, n, bytes, demand,
+                                     &slot, &in_client);
   uint64_t t0 = 0, t1 = 0;
   uint32_t i;
   int err;
@@ -266,15 +260,14 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
   }
   if (!err) {
     /* The frames are ours while IN_FLIGHT: fill them without the lock. */
-    memset (buf + bytes, 0, size - bytes);
-    for (i = 0; i < n; i++) {
-      memcpy (adaptra_pool_data (&e->pool, frames[i]), buf + i * page, page);
-      if (demand)
-        adaptra_copy_out (demand, first + i, e->page_shift, buf + i * page);
-    }
+    fill_frames (e, frames, n, bytes, buf);
+    if (demand && !in_client)
+      for (i = 0; i < n; i++)
+        adaptra_copy_out (demand, first + i, e->page_shift,
+                          adaptra_pool_data (&e->pool, frames[i]));
   }
-  if (owned)
-    free (buf);
+  if (slot)
+    adaptra_bounce_put (&e->bounce, slot);
 
   pthread_mutex_lock (&e->lock);
   adaptra_stat_add (&e->stats.backend_requests, 1);

@@ -188,11 +188,13 @@ WORKLOADS = {
                   "--offset=512m", "--size=512m"]],
     },
     "W7-nbdcopy": {
-        "about": "image copy (first 256 MiB), nbdcopy to null: (defaults)",
+        "about": "whole-image copy of a 256 MiB image (the truncate "
+                 "filter below the stack), nbdcopy to null: (defaults)",
         "kind": "nbdcopy", "pool": 64 * MIB,
     },
     "W7-qemu-img": {
-        "about": "image copy (first 256 MiB), qemu-img convert to null-co",
+        "about": "whole-image copy of the same 256 MiB image, "
+                 "qemu-img convert to null-co",
         "kind": "qemu-img", "pool": 64 * MIB,
     },
 }
