@@ -18,10 +18,14 @@
  *
  * A fully cached region therefore costs no decisions at all.
  *
- * On a miss the stream is looked for in this order: the stream id of
- * the page just before the miss (the stream read it, ahead or on
- * demand: this also catches reordered requests inside a window), then
- * the stream whose expected position is near (stream.c).  A known
+ * On a miss the stream is looked for by evidence that its reader is
+ * the one reading: the stream id of the page just before the miss, if
+ * a reader got there (read by a client or on demand; this also catches
+ * reordered requests inside a window), or of the page just above the
+ * request for a backward stream.  A stream whose expected position is
+ * near (stream.c) counts only with the pool's history behind the read
+ * as well: at a high rate of random reads, many land next to some
+ * stream's window by chance.  A known
  * forward stream continues with the state method (or the fixed
  * window), a backward one with a doubled backward window.  Without a
  * stream:
@@ -316,29 +320,59 @@ new_stream (struct adaptra_engine *e, int client, uint64_t next)
   return s;
 }
 
-/* The stream a miss at index belongs to, if any. */
+/* Does page p name stream s's reader?  It must hold a page of s that a
+ * reader got to: read by a client, or read on demand.  A read-ahead
+ * page nobody has read yet proves nothing.
+ */
+static bool
+read_by_stream (const struct adaptra_engine *e, uint64_t p, uint32_t *id)
+{
+  uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+  if (f == ADAPTRA_NO_FRAME || (e->pool.pages[f].flags & ADAPTRA_PG_READAHEAD))
+    return false;
+  *id = e->pool.pages[f].stream_id;
+  return *id != 0;
+}
+
+/* The stream a miss at index of a read of [first, last) belongs to,
+ * found by evidence that its reader is the one reading: the page
+ * before the miss for a forward stream (or any page of this request
+ * before it, which the request itself reads), the page just above the
+ * request for a backward one.  Returns NULL if there is none; sets
+ * *near to a stream whose position alone is close (see below).
+ */
 static struct adaptra_stream *
-stream_of_miss (struct adaptra_engine *e, uint64_t index, uint64_t last)
+stream_of_miss (struct adaptra_engine *e, uint64_t first, uint64_t index,
+                uint64_t last, struct adaptra_stream **near)
 {
   struct adaptra_stream *s = NULL;
-  uint32_t f;
+  uint32_t id, f;
 
-  if (index > 0) {
+  *near = NULL;
+  if (index > first) {
     f = adaptra_pool_lookup (&e->pool, index - 1);
-    if (f != ADAPTRA_NO_FRAME)
-      s = adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+    s = adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
   }
-  if (s)
+  else if (index > 0 && read_by_stream (e, index - 1, &id))
+    s = adaptra_streams_get (&e->streams, id);
+  if (s && !s->backward)
     return s;
-  /* Found by position only: a forward stream takes misses from a
-   * window behind its expected page (late requests) to a little past
-   * it (its pages were evicted, or the requests overtook others); a
-   * backward one, reads that end at or below its last read and not far
-   * below its window.  Not a miss just past its window: the page
-   * before it is absent, so the stream's own reader, which reads
-   * through the window, is not there; a random read landing past a
-   * finished scan's last window is.  A random read elsewhere near a
-   * stream must not drive it.
+  if (read_by_stream (e, last, &id) &&
+      (s = adaptra_streams_get (&e->streams, id)) != NULL && s->backward)
+    return s;
+
+  /* Position alone: a forward stream's request that overtook the one
+   * before it (its page before is not read yet), or whose pages were
+   * evicted; a backward stream's read that ends at or below its last
+   * read and not far below its window.  Not a miss just past a forward
+   * window: its reader reads through the window, so the page before it
+   * would be there.  Such a read is the stream's only as likely as a
+   * random read landing there, which at a high rate of random reads is
+   * often: unless the pool shows that a client read the pages behind
+   * it (history, as for a new stream), it is no more the stream's than
+   * any read without a stream, and goes the same way (start_stream).
+   * The stream's next read, if it is the stream's, has its evidence.
    */
   s = adaptra_streams_find (&e->streams, index);
   if (s && !s->backward && index > s->next + POSITION_SLACK)
@@ -346,7 +380,28 @@ stream_of_miss (struct adaptra_engine *e, uint64_t index, uint64_t last)
   if (s && s->backward &&
       (last > s->next + 1 || last + POSITION_SLACK < s->ra_index))
     s = NULL;
-  return s;
+  *near = s;
+  return NULL;
+}
+
+/* Pages a client read just behind a forward read at index, and just
+ * above a backward one ending at last: the history that shows a
+ * sequential reader where no stream says so.
+ */
+static uint64_t
+history_behind (const struct adaptra_engine *e, uint64_t index,
+                const struct adaptra_window_bounds *b)
+{
+  return adaptra_pool_history (&e->pool, index, HISTORY_WINDOWS * b->max,
+                               true);
+}
+
+static uint64_t
+history_above (const struct adaptra_engine *e, uint64_t last,
+               const struct adaptra_window_bounds *b)
+{
+  return adaptra_pool_run_from (&e->pool, last, HISTORY_WINDOWS * b->max,
+                                true);
 }
 
 /* A miss with no stream: start one if the pool shows sequential
@@ -357,7 +412,6 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
               uint64_t last, uint64_t index, struct adaptra_window_bounds *b)
 {
   uint64_t req = last - index;
-  uint64_t limit = HISTORY_WINDOWS * b->max;
   struct adaptra_stream *s;
   struct adaptra_window w;
   unsigned method;
@@ -375,7 +429,7 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
     return s;
   }
 
-  h = adaptra_pool_history (&e->pool, index, limit, true);
+  h = history_behind (e, index, b);
   if (h > EVIDENCE * req) {
     if ((s = new_stream (e, client, last)) == NULL)
       return NULL;
@@ -389,7 +443,7 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
     return s;
   }
 
-  h = adaptra_pool_run_from (&e->pool, last, limit, true);
+  h = history_above (e, last, b);
   if (h > EVIDENCE * (last - first)) {
     if ((s = new_stream (e, client, first)) == NULL)
       return NULL;
@@ -409,7 +463,7 @@ adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
                         uint64_t last, uint64_t index)
 {
   struct adaptra_window_bounds b;
-  struct adaptra_stream *s;
+  struct adaptra_stream *s, *near;
   struct adaptra_window w;
   unsigned method;
 
@@ -421,7 +475,12 @@ adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
   if (b.max == 0)
     return 0;                   /* memory tight: demand only */
 
-  s = stream_of_miss (e, index, last);
+  s = stream_of_miss (e, first, index, last, &near);
+  if (!s && near &&
+      (near->backward
+       ? history_above (e, last, &b) > EVIDENCE * (last - first)
+       : history_behind (e, index, &b) > EVIDENCE * (last - index)))
+    s = near;
   if (!s) {
     s = start_stream (e, client, first, last, index, &b);
     return s ? s->id : 0;

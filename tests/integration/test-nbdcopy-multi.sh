@@ -59,6 +59,8 @@ with open(sys.argv[2], "rb") as f:
 for h in handles:
     h.shutdown()' "$sock" "$img"
 expect_readahead_hits $((32 * 1024 * 1024 * 9 / 10)) "alternating connections"
-test "$(counter readrandom)" -le 1
+random=$(counter readrandom)
+echo "alternating connections: $random random reads"
+test "$random" -le 1
 stop_servers
 echo "test-nbdcopy-multi: ok"
