@@ -529,8 +529,12 @@ static bool
 reader_of (const struct adaptra_stream *s, uint64_t first, uint64_t last,
            const struct adaptra_window_bounds *b)
 {
+  /* Forward the mark is above the reader's page, backward below it. */
   uint64_t interval = s->lookahead_index > s->la_index
-    ? s->lookahead_index - s->la_index : 1;
+    ? s->lookahead_index - s->la_index : s->la_index - s->lookahead_index;
+
+  if (interval == 0)
+    interval = 1;
 
   return (s->hits + (last - first)) * 2 > interval || last - first >= b->max;
 }
@@ -590,6 +594,8 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
   }
 
   if (s->backward) {
+    if (!reader_of (s, first, last, &b))
+      return;
     if (adaptra_prefetch_congested (e))
       adaptra_stat_add (&e->stats.io_congestion, 1);
     else

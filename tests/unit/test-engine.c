@@ -423,7 +423,7 @@ static void
 test_random_reads_next_to_windows (void **state)
 {
   struct adaptra_stream_row row;
-  uint64_t past, below, position;
+  uint64_t past, below, position, marks;
   unsigned i;
 
   (void) state;
@@ -458,6 +458,15 @@ test_random_reads_next_to_windows (void **state)
   assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
   assert_true (row.backward);
   assert_int_equal (row.position, position);
+  /* A read that lands on the backward window's mark, far from where
+   * its reader is, takes the mark but issues nothing.
+   */
+  marks = stats ().method[ADAPTRA_METHOD_BACKWARD].readahead_return;
+  read_check (row.window_offset + row.lookahead_bytes, PAGE);
+  drain ();
+  assert_int_equal (ntraces, 0);
+  assert_int_equal (stats ().method[ADAPTRA_METHOD_BACKWARD].readahead_return,
+                    marks + 1);
 }
 
 /* Read on page by page from page until a window is issued. */
