@@ -210,6 +210,7 @@ CSV_COLUMNS = [
     "ratio_to_limit", "nbdkit_cpu_s", "nbdkit_rss_kib",
     "backend_peak_inflight", "ra_hit_pct", "evicted_unread",
     "evicted_unread_pct", "rescues", "drain_s", "load1", "status",
+    "ra_pending_pages", "ra_settled_hit_pct", "settled_amplification",
 ]
 
 
