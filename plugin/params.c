@@ -5,8 +5,12 @@
 
 #include <config.h>
 
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <nbdkit-filter.h>
@@ -73,6 +77,54 @@ find_param (const char *name)
   return NULL;
 }
 
+/* nbdkit's parse helpers print an error line of their own before they
+ * fail, but a refusal should be the one line that names the parameter.
+ * So a value is first checked here against exactly what the helper
+ * accepts, and the helper only ever sees values it takes.
+ *
+ * nbdkit_parse_size: a decimal integer (strtoimax: leading blanks and
+ * a sign allowed), not negative, with at most one unit letter (b and B
+ * bytes, s and S 512-byte sectors, k to e powers of 1024), and at most
+ * INT64_MAX bytes in all.
+ */
+static bool
+nbdkit_takes_size (const char *value)
+{
+  static const char units[] = "bBsSkKmMgGtTpPeE";
+  static const unsigned shifts[] = {
+    0, 0, 9, 9, 10, 10, 20, 20, 30, 30, 40, 40, 50, 50, 60, 60
+  };
+  const char *u;
+  char *end;
+  intmax_t n;
+
+  errno = 0;
+  n = strtoimax (value, &end, 10);
+  if (end == value || errno != 0 || n < 0)
+    return false;
+  if (*end == '\0')
+    return true;
+  u = strchr (units, *end);
+  return u != NULL && end[1] == '\0'
+    && (uint64_t) n <= (uint64_t) INT64_MAX >> shifts[u - units];
+}
+
+/* nbdkit_parse_unsigned: no minus sign anywhere, then strtoul in base
+ * 0 (decimal, 0x hex, 0 octal) over the whole string, within UINT_MAX.
+ */
+static bool
+nbdkit_takes_unsigned (const char *value)
+{
+  unsigned long long n;
+  char *end;
+
+  if (strchr (value, '-') != NULL)
+    return false;
+  errno = 0;
+  n = strtoull (value, &end, 0);
+  return end != value && *end == '\0' && errno == 0 && n <= UINT_MAX;
+}
+
 /* Parse value as p's type.  Returns 0, or -1 with why set. */
 static int
 parse_value (const struct param *p, const char *value, uint64_t *v,
@@ -90,7 +142,7 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
     }
     /* fall through */
   case PARAM_SIZE:
-    size = nbdkit_parse_size (value);
+    size = nbdkit_takes_size (value) ? nbdkit_parse_size (value) : -1;
     if (size < 0) {
       snprintf (why, len, "adaptra-%s=%s is not a size%s", p->name, value,
                 p->type == PARAM_SIZE_OR_AUTO ? " or auto" : "");
@@ -99,7 +151,8 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
     *v = size;
     break;
   case PARAM_UNSIGNED:
-    if (nbdkit_parse_unsigned (p->name, value, &u) == -1) {
+    if (!nbdkit_takes_unsigned (value) ||
+        nbdkit_parse_unsigned (p->name, value, &u) == -1) {
       snprintf (why, len, "adaptra-%s=%s is not a non-negative integer",
                 p->name, value);
       return -1;

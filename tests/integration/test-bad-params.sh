@@ -3,16 +3,15 @@
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Every parameter given nonsense is refused at start-up, with an error
+# Every parameter given nonsense is refused at start-up, with one error
 # line naming the parameter and the value (as given, or in bytes for a
-# size), and valid edge values are accepted.  nbdkit's own parse helpers (nbdkit_parse_size, ..._unsigned)
-# print a line of their own first; that is tolerated and counted, any
-# third line is not.
+# size), and valid edge values are accepted.  (nbdkit's own parse
+# helpers would print a line of their own first: the filter checks a
+# value before it hands it to them.)
 
 source "$(dirname "$0")/functions.sh"
 
 cases=0
-two_lines=0
 
 # start PARAM...: nbdkit with the filter over a 1M RAM disk, which
 # must exit at once; sets $rc and leaves stderr in $tmpdir/err.
@@ -42,15 +41,10 @@ rejects ()
   start "$@"
   lines=$(wc -l < "$tmpdir/err")
   if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || ! names "$name" "$values" ||
-     [ "$lines" -gt 2 ]; then
+     [ "$lines" -ne 1 ]; then
     echo "FAIL: $* (exit $rc): expected one line naming adaptra-$name=$values:"
     cat "$tmpdir/err"
     exit 1
-  fi
-  if [ "$lines" -eq 2 ]; then
-    two_lines=$((two_lines + 1))
-    echo "two lines for $*:"
-    sed 's/^/  /' "$tmpdir/err"
   fi
 }
 
@@ -135,7 +129,9 @@ accepts adaptra-ratio=100 adaptra-streams=65536 adaptra-workers=64
 # larger than it and to pools too small for four of it.
 accepts adaptra-page=1M adaptra-min=1M adaptra-pool=64M
 accepts adaptra-mode=fixed adaptra-pool=256K
+# What nbdkit's parse helpers take: sectors, bytes, a plus sign, hex.
+accepts adaptra-pool=131072s adaptra-min=16384b adaptra-max=+1M
+accepts adaptra-ratio=0x32 adaptra-workers=' 2' 
 
-echo "test-bad-params: $cases cases right ($two_lines refusals with" \
-     "nbdkit's own line first)"
+echo "test-bad-params: $cases cases right"
 echo "test-bad-params: ok"
