@@ -164,14 +164,15 @@ do_help (struct adaptra_strbuf *out)
     "get [NAME]          parameter values\n"
     "set NAME VALUE      change ratio, min, max or mode\n"
     "reset               zero the counters\n"
+    "trace on|off        stream read-ahead decisions (trace: lines)\n"
     "help                this list\n"
     "quit                close the connection\n");
 }
 
 /* Execute req, appending the reply without its terminating empty line.
- * Returns false for quit.
+ * Returns what the connection does next.
  */
-static bool
+static enum adaptra_control_next
 dispatch (const struct adaptra_control_ops *ops, const struct request *req,
           struct adaptra_strbuf *out)
 {
@@ -214,32 +215,39 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
     ops->reset (ops->opaque);
     adaptra_strbuf_printf (out, "ok\n");
   }
+  else if (strcmp (cmd, "trace") == 0 && args == 1
+           && (strcmp (req->words[1], "on") == 0
+               || strcmp (req->words[1], "off") == 0)) {
+    adaptra_strbuf_printf (out, "ok\n");
+    return strcmp (req->words[1], "on") == 0
+      ? ADAPTRA_CONTROL_TRACE_ON : ADAPTRA_CONTROL_TRACE_OFF;
+  }
   else if (strcmp (cmd, "help") == 0 && args == 0)
     do_help (out);
   else if (strcmp (cmd, "quit") == 0 && args == 0) {
     adaptra_strbuf_printf (out, "bye\n");
-    return false;
+    return ADAPTRA_CONTROL_QUIT;
   }
   else
     reply_error (out, "unknown command or wrong arguments (try 'help')");
-  return true;
+  return ADAPTRA_CONTROL_CONTINUE;
 }
 
-bool
+enum adaptra_control_next
 adaptra_control_execute (const struct adaptra_control_ops *ops,
                          const char *line, size_t len,
                          struct adaptra_strbuf *out)
 {
   struct request req;
   const char *refused = split_words (line, len, &req);
-  bool keep = true;
+  enum adaptra_control_next next = ADAPTRA_CONTROL_CONTINUE;
 
   if (refused != NULL)
     reply_error (out, refused);
   else if (req.nwords == 0)
     reply_error (out, "empty request (try 'help')");
   else
-    keep = dispatch (ops, &req, out);
+    next = dispatch (ops, &req, out);
   adaptra_strbuf_printf (out, "\n");
-  return keep;
+  return next;
 }

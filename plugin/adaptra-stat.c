@@ -10,6 +10,7 @@
  *   adaptra-stat PATH --prometheus       Prometheus exposition
  *   adaptra-stat PATH --streams          live streams
  *   adaptra-stat PATH --watch SECS       a line of rates every SECS
+ *   adaptra-stat PATH --trace            read-ahead decisions as they happen
  *   adaptra-stat PATH --command 'CMD'    any protocol command
  *
  * It first asks for "help" and checks the banner, so that a socket
@@ -60,7 +61,7 @@ usage (FILE *fp)
 {
   fprintf (fp,
            "usage: %s PATH [--json | --prometheus | --streams | "
-           "--command CMD] [--watch SECS]\n"
+           "--command CMD] [--watch SECS | --trace]\n"
            "Read the statistics of an nbdkit adaptra filter started with\n"
            "adaptra-stats=PATH.  See adaptra-stat(1).\n", progname);
 }
@@ -164,6 +165,19 @@ on_signal (int sig)
   stop = 1;
 }
 
+/* SIGINT and SIGTERM set stop and interrupt a blocking read or sleep
+ * (no SA_RESTART), so that --watch and --trace end cleanly.
+ */
+static void
+catch_stop_signals (void)
+{
+  struct sigaction sa = { .sa_handler = on_signal };
+
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGTERM, &sa, NULL);
+}
+
 /* Counters and gauges a watch line is computed from. */
 struct sample {
   double t;
@@ -209,8 +223,7 @@ watch (int fd, const char *path, double secs)
   unsigned lines = 0;
 
   free (reply);
-  signal (SIGINT, on_signal);
-  signal (SIGTERM, on_signal);
+  catch_stop_signals ();
   while (!stop) {
     double dt, dra, dpg;
     struct timespec ts = { .tv_sec = (time_t) secs,
@@ -242,6 +255,44 @@ watch (int fd, const char *path, double secs)
   }
 }
 
+/* Print the server's trace lines without their "trace: " prefix until
+ * a signal, as they arrive.  Replies (the server sends none unasked)
+ * and over-long lines are skipped.
+ */
+static void
+trace (int fd, const char *path)
+{
+  static char buf[65536];
+  char *reply = request (fd, path, "trace on");
+  size_t len = 0;
+
+  if (strcmp (reply, "ok\n") != 0)
+    die ("%s: 'trace on' was refused: %s", path, reply);
+  free (reply);
+  catch_stop_signals ();
+  while (!stop) {
+    ssize_t n = read (fd, buf + len, sizeof buf - len);
+    char *start = buf, *nl;
+
+    if (n == -1 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      die ("%s: the server closed the connection", path);
+    len += n;
+    while ((nl = memchr (start, '\n', buf + len - start)) != NULL) {
+      *nl = '\0';
+      if (strncmp (start, "trace: ", 7) == 0)
+        puts (start + 7);
+      start = nl + 1;
+    }
+    len -= start - buf;
+    memmove (buf, start, len);
+    if (len == sizeof buf)
+      len = 0;
+    fflush (stdout);
+  }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -251,16 +302,19 @@ main (int argc, char *argv[])
     { "streams", no_argument, NULL, 's' },
     { "command", required_argument, NULL, 'c' },
     { "watch", required_argument, NULL, 'w' },
+    { "trace", no_argument, NULL, 't' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   const char *command = "stats";
   double interval = 0;
+  bool tracing = false;
   char *end, *reply;
   const char *path;
   int c, fd;
 
-  while ((c = getopt_long (argc, argv, "jpsc:w:h", long_options, NULL)) != -1) {
+  while ((c = getopt_long (argc, argv, "jpsc:w:th", long_options, NULL))
+         != -1) {
     switch (c) {
     case 'j': command = "stats json"; break;
     case 'p': command = "metrics"; break;
@@ -272,6 +326,7 @@ main (int argc, char *argv[])
           || interval > 86400)
         die ("--watch %s: not a number of seconds in (0, 86400]", optarg);
       break;
+    case 't': tracing = true; break;
     case 'h': usage (stdout); exit (EXIT_SUCCESS);
     default: usage (stderr); exit (EXIT_FAILURE);
     }
@@ -280,6 +335,8 @@ main (int argc, char *argv[])
     usage (stderr);
     exit (EXIT_FAILURE);
   }
+  if (tracing && interval > 0)
+    die ("--trace and --watch do not go together");
   path = argv[optind];
   fd = connect_socket (path);
 
@@ -290,7 +347,9 @@ main (int argc, char *argv[])
          path, reply);
   free (reply);
 
-  if (interval > 0)
+  if (tracing)
+    trace (fd, path);
+  else if (interval > 0)
     watch (fd, path, interval);
   else {
     reply = request (fd, path, command);

@@ -193,11 +193,15 @@ monotonic_ns (void *opaque)
   return ts.tv_sec * UINT64_C (1000000000) + ts.tv_nsec;
 }
 
+/* One line per read-ahead decision: to nbdkit's debug log with
+ * -D adaptra.trace=1, and to the statistics clients that traced on.
+ */
 static void
 trace_line (void *opaque, const char *line)
 {
   if (adaptra_debug_trace)
     nbdkit_debug ("adaptra.trace: %s", line);
+  server_trace (line);
 }
 
 /* Open and prepare one backend context for a prefetch worker. */
@@ -278,7 +282,7 @@ static const struct adaptra_control_ops control_ops = {
   .set = control_set,
 };
 
-static bool
+static enum adaptra_control_next
 serve_control_line (const char *line, size_t len, struct adaptra_strbuf *out)
 {
   return adaptra_control_execute (&control_ops, line, len, out);

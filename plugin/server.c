@@ -17,13 +17,21 @@
  * an idle client (CLIENT_IDLE_SECS without a byte) gets an error line
  * and is closed.  A client that half-closes its side still receives
  * the replies to everything it sent.
+ *
+ * Trace lines ("trace on") are queued by the data path in one bounded
+ * buffer (adaptra/tracebuf.h) and fanned out by a timer every
+ * TRACE_TICK seconds while any client traces.  A tracing client whose
+ * output buffer is too full for a batch misses it; the stream then
+ * says how many lines it missed, and a tracing client is never idle.
  */
 
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,10 +43,15 @@
 
 #include <nbdkit-filter.h>
 
+#include "adaptra/tracebuf.h"
 #include "server.h"
 
 #define CLIENT_MAX_OUTPUT (4 * 1024 * 1024)
 #define CLIENT_IDLE_SECS 300.
+
+/* Trace lines waiting for the loop, and how often it sends them. */
+#define TRACE_BUFFER (1024 * 1024)
+#define TRACE_TICK 0.1
 
 /* What a client's input is still good for. */
 enum client_input {
@@ -58,6 +71,8 @@ struct client {
   struct adaptra_strbuf out;
   enum client_input input;
   bool write_shut;              /* we sent EOF (in INPUT_DISCARD) */
+  bool tracing;                 /* "trace on" */
+  uint64_t trace_missed;        /* trace lines it has not been sent */
   struct client *next;
 };
 
@@ -74,6 +89,13 @@ static bool thread_running;
 static server_line_fn handle_line;
 static struct client *clients;
 static unsigned nclients;
+
+/* The data path reads ntracing without the loop's help, so atomically;
+ * the loop alone changes it.
+ */
+static unsigned ntracing;
+static struct adaptra_tracebuf trace_lines;
+static ev_timer trace_timer;
 
 /* Is a server accepting on path?  Used to tell a stale socket file,
  * left by a server that died, from a live one.
@@ -150,11 +172,29 @@ server_listen (const char *path, mode_t mode)
   return 0;
 }
 
+/* Start or stop streaming trace lines to c; the timer runs while any
+ * client traces.
+ */
+static void
+set_tracing (struct client *c, bool on)
+{
+  if (c->tracing == on)
+    return;
+  c->tracing = on;
+  c->trace_missed = 0;
+  __atomic_store_n (&ntracing, ntracing + (on ? 1 : -1), __ATOMIC_RELAXED);
+  if (on && ntracing == 1)
+    ev_timer_again (loop, &trace_timer);
+  else if (!on && ntracing == 0)
+    ev_timer_stop (loop, &trace_timer);
+}
+
 static void
 client_close (struct client *c)
 {
   struct client **pp;
 
+  set_tracing (c, false);
   ev_io_stop (loop, &c->io);
   ev_timer_stop (loop, &c->idle);
   close (c->io.fd);
@@ -197,6 +237,7 @@ client_rearm (struct client *c)
 static void
 client_fail (struct client *c, const char *msg)
 {
+  set_tracing (c, false);
   adaptra_strbuf_clear (&c->out);
   adaptra_strbuf_printf (&c->out, "error: %s\n\n", msg);
   c->input = INPUT_DISCARD;
@@ -217,8 +258,12 @@ client_run_lines (struct client *c)
     if (len > 0 && c->line[len - 1] == '\r')
       len--;
     c->line[len] = '\0';
-    if (!handle_line (c->line, len, &c->out))
-      c->input = INPUT_CLOSED;
+    switch (handle_line (c->line, len, &c->out)) {
+    case ADAPTRA_CONTROL_CONTINUE: break;
+    case ADAPTRA_CONTROL_QUIT: c->input = INPUT_CLOSED; break;
+    case ADAPTRA_CONTROL_TRACE_ON: set_tracing (c, true); break;
+    case ADAPTRA_CONTROL_TRACE_OFF: set_tracing (c, false); break;
+    }
     memmove (c->line, c->line + used, c->line_len - used);
     c->line_len -= used;
     if (c->out.overflow)
@@ -295,7 +340,46 @@ idle_cb (struct ev_loop *l, ev_timer *w, int revents)
   struct client *c = (struct client *) ((char *) w
                                         - offsetof (struct client, idle));
 
-  client_close (c);
+  if (c->tracing)
+    ev_timer_again (loop, &c->idle);
+  else
+    client_close (c);
+}
+
+/* Send the trace lines queued since the last tick to every tracing
+ * client with room for them; the others miss them, and are told how
+ * many they missed as soon as they have room again.
+ */
+static void
+trace_cb (struct ev_loop *l, ev_timer *w, int revents)
+{
+  static struct adaptra_strbuf batch = ADAPTRA_STRBUF_INIT (TRACE_BUFFER);
+  uint64_t dropped = adaptra_tracebuf_take (&trace_lines, &batch);
+  uint64_t lines = 0;
+  struct client *c, *next;
+  size_t i;
+
+  for (i = 0; i < batch.len; i++)
+    lines += batch.data[i] == '\n';
+  for (c = clients; c; c = next) {
+    next = c->next;
+    if (!c->tracing)
+      continue;
+    c->trace_missed += dropped;
+    if (c->trace_missed > 0 &&
+        adaptra_strbuf_printf (&c->out, "trace: dropped %" PRIu64 " lines\n",
+                               c->trace_missed) == 0)
+      c->trace_missed = 0;
+    c->out.overflow = false;
+    if (lines == 0)
+      continue;
+    if (c->trace_missed == 0 && c->out.limit - c->out.len >= batch.len)
+      adaptra_strbuf_printf (&c->out, "%s", batch.data);
+    else
+      c->trace_missed += lines;
+    client_rearm (c);
+  }
+  adaptra_strbuf_clear (&batch);
 }
 
 static void
@@ -341,6 +425,17 @@ server_thread (void *arg)
   return NULL;
 }
 
+void
+server_trace (const char *line)
+{
+  char prefixed[SERVER_MAX_LINE];
+
+  if (__atomic_load_n (&ntracing, __ATOMIC_RELAXED) == 0)
+    return;
+  snprintf (prefixed, sizeof prefixed, "trace: %s", line);
+  adaptra_tracebuf_push (&trace_lines, prefixed);
+}
+
 int
 server_start (server_line_fn fn)
 {
@@ -354,6 +449,9 @@ server_start (server_line_fn fn)
     return -1;
   }
   handle_line = fn;
+  adaptra_tracebuf_init (&trace_lines, TRACE_BUFFER);
+  ev_init (&trace_timer, trace_cb);
+  trace_timer.repeat = TRACE_TICK;
   ev_io_init (&listen_watcher, accept_cb, listen_fd, EV_READ);
   ev_io_start (loop, &listen_watcher);
   ev_async_init (&stop_watcher, stop_cb);
@@ -362,6 +460,7 @@ server_start (server_line_fn fn)
   if (err) {
     errno = err;
     nbdkit_error ("adaptra-stats: pthread_create: %m");
+    adaptra_tracebuf_fini (&trace_lines);
     ev_loop_destroy (loop);
     loop = NULL;
     return -1;
@@ -381,6 +480,7 @@ server_stop (void)
   if (loop) {
     ev_loop_destroy (loop);
     loop = NULL;
+    adaptra_tracebuf_fini (&trace_lines);
   }
   if (listen_fd >= 0) {
     close (listen_fd);

@@ -4,8 +4,10 @@
  */
 
 /* The statistics and control socket: a unix socket served by a libev
- * loop in its own thread.  It knows nothing of the protocol: each
- * request line goes to a handler that appends the reply.
+ * loop in its own thread.  Of the protocol it knows only what a
+ * connection does after each reply: each request line goes to a
+ * handler that appends the reply and says whether to go on, close, or
+ * start or stop streaming trace lines to that connection.
  */
 
 #ifndef ADAPTRA_SERVER_H
@@ -15,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "adaptra/control.h"
 #include "adaptra/strbuf.h"
 
 /* Longest request line accepted, without its newline. */
@@ -24,11 +27,13 @@
 #define SERVER_MAX_CLIENTS 16
 
 /* Execute one request line (len bytes, NUL-terminated, newline
- * stripped; it may contain other NULs) and append the reply to out.
- * Return false to close the connection once the reply is sent.
+ * stripped; it may contain other NULs), append the reply to out and
+ * say what the connection does next.
  */
-typedef bool (*server_line_fn) (const char *line, size_t len,
-                                struct adaptra_strbuf *out);
+typedef enum adaptra_control_next (*server_line_fn) (const char *line,
+                                                     size_t len,
+                                                     struct adaptra_strbuf
+                                                     *out);
 
 /* Create the socket at path (absolute), with file mode mode, and
  * listen on it.  A stale socket file (nothing accepts on it) is
@@ -48,5 +53,12 @@ extern int server_start (server_line_fn fn);
  * Safe to call when nothing was started.
  */
 extern void server_stop (void);
+
+/* Queue one trace line for the connections that asked for them
+ * ("trace on"); nothing when none did.  Called from the data path, any
+ * thread: it never waits for a socket client (lines that do not fit
+ * are dropped, and the stream says how many).
+ */
+extern void server_trace (const char *line);
 
 #endif /* ADAPTRA_SERVER_H */

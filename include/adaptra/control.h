@@ -17,8 +17,15 @@
  *   get [NAME]          a parameter's value, or all of them
  *   set NAME VALUE      change a tunable: ratio, min, max, mode
  *   reset               zero the counters
+ *   trace on|off        stream one line per read-ahead decision
  *   help                the command list
  *   quit                close the connection
+ *
+ * After "trace on" (reply "ok"), the server sends a line "trace: ..."
+ * for each read-ahead decision, as -D adaptra.trace=1 logs it, and
+ * "trace: dropped N lines" where a burst did not fit its buffers,
+ * between the replies to whatever else the client asks, until "trace
+ * off".  Replies still end with an empty line; trace lines never do.
  *
  * The module is pure: it reaches the engine through the operations
  * below, so the parser is unit-tested and fuzzed without a server.
@@ -63,13 +70,23 @@ struct adaptra_control_ops {
               char *why, size_t len);
 };
 
+/* What the connection does after a request's reply. */
+enum adaptra_control_next {
+  ADAPTRA_CONTROL_CONTINUE,     /* read the next request */
+  ADAPTRA_CONTROL_QUIT,         /* close once the reply is sent */
+  ADAPTRA_CONTROL_TRACE_ON,     /* start streaming trace lines */
+  ADAPTRA_CONTROL_TRACE_OFF,    /* stop streaming them */
+};
+
 /* Execute the request line (len bytes; it may hold any bytes) and
  * append the whole reply, terminating empty line included, to out.
- * Returns false when the connection should close after the reply
- * ("quit").  Never fails: bad input gets an "error: " reply.
+ * Returns what the connection does next; the server keeps the trace
+ * state of each connection.  Never fails: bad input gets an "error: "
+ * reply (and ADAPTRA_CONTROL_CONTINUE).
  */
-extern bool adaptra_control_execute (const struct adaptra_control_ops *ops,
-                                     const char *line, size_t len,
-                                     struct adaptra_strbuf *out);
+extern enum adaptra_control_next
+adaptra_control_execute (const struct adaptra_control_ops *ops,
+                         const char *line, size_t len,
+                         struct adaptra_strbuf *out);
 
 #endif /* ADAPTRA_CONTROL_H */

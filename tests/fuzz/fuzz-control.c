@@ -120,10 +120,11 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1024 * 1024);
+  enum adaptra_control_next next;
 
   adaptra_config_defaults (&config);
   config.export_size = 1 << 30;
-  adaptra_control_execute (&ops, (const char *) data, size, &out);
+  next = adaptra_control_execute (&ops, (const char *) data, size, &out);
 
   if (out.len < 2 || out.data[out.len - 1] != '\n'
       || out.data[out.len - 2] != '\n') {
@@ -133,6 +134,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (strncmp (out.data, "error: ", 7) == 0
       && strchr (out.data, '\n') != out.data + out.len - 2) {
     fprintf (stderr, "error reply of more than one line\n");
+    abort ();
+  }
+  if ((next == ADAPTRA_CONTROL_TRACE_ON || next == ADAPTRA_CONTROL_TRACE_OFF)
+      && strcmp (out.data, "ok\n\n") != 0) {
+    fprintf (stderr, "a trace switch that did not answer ok\n");
     abort ();
   }
   adaptra_strbuf_free (&out);

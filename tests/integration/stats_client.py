@@ -13,6 +13,7 @@ import random
 import re
 import socket
 import sys
+import time
 
 import nbd
 
@@ -180,6 +181,38 @@ half.send_raw(b"get ratio\nget mode")
 half.s.shutdown(socket.SHUT_WR)
 check(half.reply() == "ratio 30", "half-closed: first reply")
 check(half.reply() == "mode fixed", "half-closed: unterminated last line")
+
+# "trace on": a "trace: " line per read-ahead decision, sent between
+# replies, until "trace off".
+tr = Control()
+check(tr.ask("trace on") == "ok", "trace on")
+for off in range(40 << 20, 44 << 20, 64 << 10):
+    h.pread(64 << 10, off)
+deadline = time.monotonic() + 5
+tr.s.settimeout(0.5)
+while b"trace: readahead-" not in tr.buf and time.monotonic() < deadline:
+    try:
+        tr.buf += tr.s.recv(65536)
+    except socket.timeout:
+        pass
+tr.s.settimeout(10)
+trace_line = re.compile(r"trace: readahead-[a-z]+\(client=\d+, stream=\d+, "
+                        r"index=\d+, ra=\d+\+\d+-\d+\) = \d+$")
+text = tr.ask("trace off").split("\n")
+check(text[-1] == "ok", "trace off: %r" % text[-1])
+check(len(text) > 1 and all(trace_line.match(t) for t in text[:-1]),
+      "trace lines: %r" % text[:3])
+for off in range(44 << 20, 46 << 20, 64 << 10):
+    h.pread(64 << 10, off)
+time.sleep(0.3)
+tr.s.settimeout(0.5)
+try:
+    extra = tr.s.recv(65536)
+except socket.timeout:
+    extra = b""
+check(extra == b"", "nothing after trace off: %r" % extra[:80])
+tr.s.settimeout(10)
+check(tr.ask("trace sideways").startswith("error: "), "trace junk")
 
 # The data path kept working throughout.
 check(len(h.pread(4096, 0)) == 4096, "reads still served")

@@ -57,6 +57,20 @@ adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
 # blocks its ptrace; the lines are printed by then.)
 timeout -k 5 -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch || :
 test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
+# --trace prints the read-ahead decisions of a scan as they happen.
+timeout -k 5 -s INT 3 adaptra-stat "\$sock" --trace > $tmpdir/trace &
+tracer=\$!
+sleep 0.5
+/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+for off in range(48 << 20, 60 << 20, 64 << 10):
+    h.pread(64 << 10, off)
+h.shutdown()' "\$1"
+wait \$tracer || :
+grep -Eq '^readahead-[a-z]+\(client=[0-9]+, stream=[0-9]+, index=[0-9]+, ra=[0-9]+\+[0-9]+-[0-9]+\) = [0-9]+$' $tmpdir/trace
+fails adaptra-stat "\$sock" --trace --watch 1 2> $tmpdir/both
+grep -q 'do not go together' $tmpdir/both
 # A bad command exits 1 with the server's error.
 fails adaptra-stat "\$sock" --command 'set ratio 500' > $tmpdir/bad
 grep -q '^error: adaptra-ratio=500' $tmpdir/bad

@@ -102,15 +102,15 @@ static const struct adaptra_control_ops ops = {
 
 /* Run one request; returns the reply in a static buffer. */
 static const char *
-run (const char *line, size_t len, bool *keep)
+run (const char *line, size_t len, enum adaptra_control_next *next)
 {
   static struct adaptra_strbuf out = { .limit = 1 << 20 };
-  bool k;
+  enum adaptra_control_next n;
 
   adaptra_strbuf_clear (&out);
-  k = adaptra_control_execute (&ops, line, len, &out);
-  if (keep)
-    *keep = k;
+  n = adaptra_control_execute (&ops, line, len, &out);
+  if (next)
+    *next = n;
   assert_true (out.len >= 2);
   assert_memory_equal (out.data + out.len - 2, "\n\n", 2);  /* framing */
   return out.data;
@@ -194,16 +194,36 @@ get_one_or_all_and_unknown (void **state)
 static void
 reset_help_and_quit (void **state)
 {
-  bool keep;
+  enum adaptra_control_next next;
 
   assert_string_equal (run_str ("reset"), "ok\n\n");
   assert_int_equal (fake.resets, 1);
   assert_memory_equal (run_str ("help"), ADAPTRA_CONTROL_BANNER "\n",
                        strlen (ADAPTRA_CONTROL_BANNER) + 1);
-  assert_string_equal (run ("quit", 4, &keep), "bye\n\n");
-  assert_false (keep);
-  run ("stats", 5, &keep);
-  assert_true (keep);
+  assert_string_equal (run ("quit", 4, &next), "bye\n\n");
+  assert_int_equal (next, ADAPTRA_CONTROL_QUIT);
+  run ("stats", 5, &next);
+  assert_int_equal (next, ADAPTRA_CONTROL_CONTINUE);
+}
+
+/* "trace on" and "trace off" tell the server what to do with the
+ * connection; anything else after "trace" is an error.
+ */
+static void
+trace_on_and_off (void **state)
+{
+  enum adaptra_control_next next;
+
+  assert_string_equal (run ("trace on", 8, &next), "ok\n\n");
+  assert_int_equal (next, ADAPTRA_CONTROL_TRACE_ON);
+  assert_string_equal (run ("trace off", 9, &next), "ok\n\n");
+  assert_int_equal (next, ADAPTRA_CONTROL_TRACE_OFF);
+  assert_memory_equal (run ("trace", 5, &next), "error: ", 7);
+  assert_int_equal (next, ADAPTRA_CONTROL_CONTINUE);
+  assert_memory_equal (run ("trace maybe", 11, &next), "error: ", 7);
+  assert_int_equal (next, ADAPTRA_CONTROL_CONTINUE);
+  assert_memory_equal (run ("trace on now", 12, &next), "error: ", 7);
+  assert_int_equal (next, ADAPTRA_CONTROL_CONTINUE);
 }
 
 static void
@@ -243,6 +263,7 @@ main (void)
                             setup),
     cmocka_unit_test_setup (get_one_or_all_and_unknown, setup),
     cmocka_unit_test_setup (reset_help_and_quit, setup),
+    cmocka_unit_test_setup (trace_on_and_off, setup),
     cmocka_unit_test_setup (junk_gets_an_error_and_touches_nothing, setup),
   };
 
