@@ -107,9 +107,15 @@ request (int fd, const char *path, const char *cmd)
   char *buf = malloc (cap);
   size_t cmdlen = strlen (cmd);
 
-  if (buf == NULL)
-    die ("malloc: %s", strerror (errno));
-  if (write (fd, cmd, cmdlen) != (ssize_t) cmdlen || write (fd, "\n", 1) != 1)
+  if (buf == NULL || cmdlen + 1 >= cap)
+    die ("%s: command too long or out of memory", path);
+  /* One send, so that a peer that answers the first bytes and hangs up
+   * is still heard; no SIGPIPE, so that a peer gone is an error
+   * message rather than a silent death.
+   */
+  memcpy (buf, cmd, cmdlen);
+  buf[cmdlen] = '\n';
+  if (send (fd, buf, cmdlen + 1, MSG_NOSIGNAL) != (ssize_t) cmdlen + 1)
     die ("%s: write: %s", path, strerror (errno));
   for (;;) {
     struct pollfd pfd = { .fd = fd, .events = POLLIN };

@@ -86,22 +86,34 @@ fails env LD_PRELOAD="$preload" $NBDKIT -U $tmpdir/other.sock --filter=$ADAPTRA_
 grep -q 'is in use by a running server' $tmpdir/live || { cat $tmpdir/live; exit 1; }
 RUN
 
+rc=0
 run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\""
+  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
+  exit 1
+fi
 
 # A clean exit removes the socket.
-test ! -e "$sock"
+if [ -e "$sock" ]; then
+  echo "FAIL: $sock is still there after nbdkit exited"
+  exit 1
+fi
 
 # adaptra-stat's errors for a missing socket and a foreign one.
 fails adaptra-stat "$sock" 2> "$tmpdir/missing"
 grep -q 'is nbdkit running with adaptra-stats=' "$tmpdir/missing"
+# (The socket gets its name only once it listens: a client that found
+# it bound but not yet listening would be refused, not misled.)
 /usr/bin/python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(30)
+s.bind(sys.argv[1] + ".tmp"); s.listen(1); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 400 Bad\n\n"); c.close()' \
   "$tmpdir/foreign.sock" &
 for _ in $(seq 50); do [ -S "$tmpdir/foreign.sock" ] && break; sleep 0.1; done
 fails adaptra-stat "$tmpdir/foreign.sock" 2> "$tmpdir/foreign"
 wait
-grep -q 'not an adaptra control socket' "$tmpdir/foreign"
+grep -q 'not an adaptra control socket' "$tmpdir/foreign" ||
+  { cat "$tmpdir/foreign"; exit 1; }
 echo "test-stats-socket: ok"
