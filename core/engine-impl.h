@@ -215,11 +215,12 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
 /* Read the n consecutive pages from first, whose frames the caller
  * owns IN_FLIGHT, from the backend with ctx (bytes of them: fewer than
  * n pages at the end of the export) and complete them.  Called
- * without the lock.  For a client's own read (demand not NULL) the
- * pages are also touched and copied out to the request.  Unless the
- * frames are consecutive in the arena or demand wants every byte
- * read, n is at most e->slot_pages.  Returns 0 or the backend's errno,
- * in which case the frames are dropped.
+ * without the lock; returns with it held, so that a caller with more
+ * to do under it saves a round trip.  For a client's own read (demand
+ * not NULL) the pages are also touched and copied out to the request.
+ * Unless the frames are consecutive in the arena or demand wants every
+ * byte read, n is at most e->slot_pages.  Returns 0 or the backend's
+ * errno, in which case the frames are dropped.
  */
 extern int adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,

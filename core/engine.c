@@ -48,6 +48,9 @@
 /* Pages pinned and copied per lock round trip. */
 #define PIN_BATCH 64
 
+/* Frames of a demand run kept on the stack rather than malloc'd. */
+#define RUN_ON_STACK 64
+
 static void
 on_lost (void *opaque, uint32_t stream_id, unsigned method)
 {
@@ -278,7 +281,10 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
   struct adaptra_client *c;
   uint64_t p = *pp;
   uint64_t cap = demand_run_cap (e, r, p, last);
-  uint32_t *frames = malloc (cap * sizeof *frames);
+  /* Most misses are a few pages: spare them a malloc. */
+  uint32_t small[RUN_ON_STACK];
+  uint32_t *frames = cap <= RUN_ON_STACK ? small
+    : malloc (cap * sizeof *frames);
   uint32_t n = 0;
   uint64_t bytes;
   int err;
@@ -294,7 +300,8 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
     frames[n++] = f;
   }
   if (n == 0) {
-    free (frames);
+    if (frames != small)
+      free (frames);
     *pp = p + 1;
     return read_uncached (e, ctx, r, p);
   }
@@ -303,8 +310,8 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
                                  e->cfg.export_size);
   pthread_mutex_unlock (&e->lock);
   err = adaptra_fetch (e, ctx, p, frames, n, (uint32_t) bytes, r);
-  free (frames);
-  pthread_mutex_lock (&e->lock);
+  if (frames != small)
+    free (frames);
   c = adaptra_client_of (e, client);
   if (c && !err)
     c->backend_bytes += bytes;

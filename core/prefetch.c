@@ -293,10 +293,10 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
   if (!demand)
     e->flight_bytes -= (uint64_t) n << e->page_shift;
   adaptra_wake (e, first, n);
-  pthread_mutex_unlock (&e->lock);
   return err;
 }
 
+/* Run a dequeued job.  Called without the lock; returns with it held. */
 static void
 run_job (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
 {
@@ -318,7 +318,6 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page, void *ctx)
   dequeue (e, prev, job);
   pthread_mutex_unlock (&e->lock);
   run_job (e, ctx, job);
-  pthread_mutex_lock (&e->lock);
   return true;
 }
 
@@ -334,6 +333,7 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, void *ctx)
   if (!job)
     return false;
   run_job (e, ctx, job);
+  pthread_mutex_unlock (&e->lock);
   return true;
 }
 
@@ -369,7 +369,6 @@ worker_main (void *arg)
     job = dequeue (e, NULL, e->queue_head);
     pthread_mutex_unlock (&e->lock);
     run_job (e, w->ctx, job);
-    pthread_mutex_lock (&e->lock);
   }
   pthread_mutex_unlock (&e->lock);
   return NULL;
