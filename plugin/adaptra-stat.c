@@ -217,8 +217,11 @@ take_sample (int fd, const char *path)
 }
 
 /* vmstat-style: a header, then one line per interval of rates over
- * that interval.  The hit rate is of the pages read ahead in the
- * interval; the window is the average size of the windows issued.
+ * that interval.  The hit rate is of the read-ahead pages whose fate
+ * was settled in the interval, read or evicted unread: pages read
+ * ahead in one interval are often read in the next, so hits over
+ * pages read ahead in the same interval could pass 100%.  The window
+ * is the average size of the windows issued.
  */
 static void
 watch (int fd, const char *path, double secs)
@@ -231,7 +234,7 @@ watch (int fd, const char *path, double secs)
   free (reply);
   catch_stop_signals ();
   while (!stop) {
-    double dt, dra, dpg;
+    double dt, dra, dpg, dhit, dsettled;
     struct timespec ts = { .tv_sec = (time_t) secs,
                            .tv_nsec = (long) ((secs - (time_t) secs) * 1e9) };
 
@@ -246,12 +249,13 @@ watch (int fd, const char *path, double secs)
     dt = cur.t - prev.t;
     dra = cur.readahead - prev.readahead;
     dpg = cur.pgreadahead - prev.pgreadahead;
+    dhit = cur.pgreadahead_hit - prev.pgreadahead_hit;
+    dsettled = dhit + cur.evicted_unread - prev.evicted_unread;
     printf ("%9.0f %8.1fM %8.1fM %6.1f %7.0f %8.0f %8.0fK %9.0f %7.0f %8.0fK\n",
             (cur.reads - prev.reads) / dt,
             (cur.client_bytes - prev.client_bytes) / dt / 1e6,
             (cur.backend_bytes - prev.backend_bytes) / dt / 1e6,
-            dpg > 0 ? 100. * (cur.pgreadahead_hit - prev.pgreadahead_hit) / dpg
-                    : 0.,
+            dsettled > 0 ? 100. * dhit / dsettled : 0.,
             dra / dt, (cur.readrandom - prev.readrandom) / dt,
             dra > 0 ? dpg * page / dra / 1024. : 0.,
             (cur.evicted_unread - prev.evicted_unread) / dt,

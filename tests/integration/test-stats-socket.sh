@@ -52,11 +52,22 @@ adaptra-stat "\$sock" --json | /usr/bin/python3 -c '
 import json, sys; d = json.load(sys.stdin); assert d["version"] == 1, d'
 adaptra-stat "\$sock" --prometheus | grep -q '^# TYPE adaptra_readahead_total counter$'
 adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
-# --watch prints a header and lines of ten numeric columns.
+# --watch prints a header and lines of ten numeric columns; during a
+# scan some line shows client bytes, and the hit rate is a share.
 # (-k: LeakSanitizer's exit-time scan can hang in a sandbox that
 # blocks its ptrace; the lines are printed by then.)
-timeout -k 5 -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch || :
+timeout -k 5 -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch &
+watcher=\$!
+/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+for off in range(60 << 20, 64 << 20, 64 << 10):
+    h.pread(64 << 10, off)
+h.shutdown()' "\$1"
+wait \$watcher || :
 test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
+awk '/^ *[0-9]/ { if (\$4 < 0 || \$4 > 100) bad = 1; if (\$2 + 0 > 0) busy = 1 }
+     END { exit bad || !busy }' $tmpdir/watch
 # --trace prints the read-ahead decisions of a scan as they happen.
 timeout -k 5 -s INT 3 adaptra-stat "\$sock" --trace > $tmpdir/trace &
 tracer=\$!
