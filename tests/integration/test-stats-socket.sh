@@ -40,6 +40,16 @@ cat > "$tmpdir/run.sh" <<RUN
 set -euxo pipefail
 $(declare -f fails)
 sock=$sock
+# scan NBD-SOCKET FROM TO: read [FROM, TO) MiB in 64K requests.
+scan ()
+{
+  /usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 64 << 10):
+    h.pread(64 << 10, off)
+h.shutdown()' "\$@"
+}
 # The protocol, from a real client.
 /usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"
 
@@ -58,12 +68,7 @@ adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
 # blocks its ptrace; the lines are printed by then.)
 timeout -k 5 -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch &
 watcher=\$!
-/usr/bin/python3 -c '
-import nbd, sys
-h = nbd.NBD(); h.connect_unix(sys.argv[1])
-for off in range(60 << 20, 64 << 20, 64 << 10):
-    h.pread(64 << 10, off)
-h.shutdown()' "\$1"
+scan "\$1" 60 64
 wait \$watcher || :
 test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
 awk '/^ *[0-9]/ { if (\$4 < 0 || \$4 > 100) bad = 1; if (\$2 + 0 > 0) busy = 1 }
@@ -72,12 +77,7 @@ awk '/^ *[0-9]/ { if (\$4 < 0 || \$4 > 100) bad = 1; if (\$2 + 0 > 0) busy = 1 }
 timeout -k 5 -s INT 3 adaptra-stat "\$sock" --trace > $tmpdir/trace &
 tracer=\$!
 sleep 0.5
-/usr/bin/python3 -c '
-import nbd, sys
-h = nbd.NBD(); h.connect_unix(sys.argv[1])
-for off in range(48 << 20, 60 << 20, 64 << 10):
-    h.pread(64 << 10, off)
-h.shutdown()' "\$1"
+scan "\$1" 48 60
 wait \$tracer || :
 grep -Eq '^readahead-[a-z]+\(client=[0-9]+, stream=[0-9]+, index=[0-9]+, ra=[0-9]+\+[0-9]+-[0-9]+\) = [0-9]+$' $tmpdir/trace
 fails adaptra-stat "\$sock" --trace --watch 1 2> $tmpdir/both
