@@ -64,11 +64,16 @@ adaptra-stat "\$sock" --prometheus | grep -q '^# TYPE adaptra_readahead_total co
 adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
 # --watch prints a header and lines of ten numeric columns; during a
 # scan some line shows client bytes, and the hit rate is a share.
-# (-k: LeakSanitizer's exit-time scan can hang in a sandbox that
-# blocks its ptrace; the lines are printed by then.)
-timeout -k 5 -s INT 2 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch &
+# The watcher takes its first sample before the scan and is stopped
+# (SIGINT, through timeout) two intervals after it.  (-k:
+# LeakSanitizer's exit-time scan can hang in a sandbox that blocks its
+# ptrace; the lines are printed by then.)
+timeout -k 5 -s INT 60 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch &
 watcher=\$!
+sleep 0.5
 scan "\$1" 60 64
+sleep 1
+kill -INT \$watcher
 wait \$watcher || :
 test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
 awk '/^ *[0-9]/ { if (\$4 < 0 || \$4 > 100) bad = 1; if (\$2 + 0 > 0) busy = 1 }
