@@ -283,13 +283,13 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
   uint64_t cap = demand_run_cap (e, r, p, last);
   /* Most misses are a few pages: spare them a malloc. */
   uint32_t small[RUN_ON_STACK];
-  uint32_t *frames = cap <= RUN_ON_STACK ? small
-    : malloc (cap * sizeof *frames);
+  uint32_t *heap = cap > RUN_ON_STACK ? malloc (cap * sizeof *heap) : NULL;
+  uint32_t *frames = heap ? heap : small;
   uint32_t n = 0;
   uint64_t bytes;
   int err;
 
-  if (!frames)
+  if (cap > RUN_ON_STACK && !heap)
     return ENOMEM;
   while (n < cap && adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME) {
     uint32_t f = adaptra_pool_insert (&e->pool, p + n, stream_id,
@@ -300,8 +300,7 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
     frames[n++] = f;
   }
   if (n == 0) {
-    if (frames != small)
-      free (frames);
+    free (heap);
     *pp = p + 1;
     return read_uncached (e, ctx, r, p);
   }
@@ -310,8 +309,7 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
                                  e->cfg.export_size);
   pthread_mutex_unlock (&e->lock);
   err = adaptra_fetch (e, ctx, p, frames, n, (uint32_t) bytes, r);
-  if (frames != small)
-    free (frames);
+  free (heap);
   c = adaptra_client_of (e, client);
   if (c && !err)
     c->backend_bytes += bytes;
