@@ -114,17 +114,20 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
     return;
   }
   n = ops->streams (ops->opaque, rows, ADAPTRA_CONTROL_MAX_STREAMS);
-  adaptra_strbuf_printf (out, "%-6s %-24s %-8s %-3s %14s %14s %10s %10s %8s\n",
-                         "id", "client", "method", "dir", "position",
-                         "window_at", "window", "lookahead", "idle_ms");
+  adaptra_strbuf_printf (out,
+                         "%-6s %-16s %-24s %-8s %-3s %14s %14s %10s %10s %8s\n",
+                         "id", "export", "client", "method", "dir",
+                         "position", "window_at", "window", "lookahead",
+                         "idle_ms");
   for (i = 0; i < n; i++) {
     const struct adaptra_stream_row *r = &rows[i];
 
     adaptra_strbuf_printf (out,
-                           "%-6" PRIu32 " %-24s %-8s %-3s %14" PRIu64
+                           "%-6" PRIu32 " %-16s %-24s %-8s %-3s %14" PRIu64
                            " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
                            " %8" PRIu64 "\n",
-                           r->id, client_name (clients, nclients, r->client),
+                           r->id, adaptra_report_export_name (r->volume_name),
+                           client_name (clients, nclients, r->client),
                            adaptra_method_name (r->method),
                            r->backward ? "bwd" : "fwd", r->position,
                            r->window_offset, r->window_bytes,
@@ -152,6 +155,22 @@ do_clients (const struct adaptra_control_ops *ops, bool prometheus,
 }
 
 static void
+do_exports (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
+{
+  struct adaptra_volume_row *rows;
+  size_t n;
+
+  rows = calloc (ADAPTRA_CONTROL_MAX_VOLUMES, sizeof *rows);
+  if (rows == NULL) {
+    reply_error (out, "out of memory");
+    return;
+  }
+  n = ops->volumes (ops->opaque, rows, ADAPTRA_CONTROL_MAX_VOLUMES);
+  adaptra_report_volumes (rows, n, out);
+  free (rows);
+}
+
+static void
 do_help (struct adaptra_strbuf *out)
 {
   adaptra_strbuf_printf (out,
@@ -161,6 +180,7 @@ do_help (struct adaptra_strbuf *out)
     "metrics             Prometheus text exposition\n"
     "streams             live streams\n"
     "clients             connected clients\n"
+    "exports             exports (volumes) and their pool pages\n"
     "get [NAME]          parameter values\n"
     "set NAME VALUE      change ratio, min, max or mode\n"
     "reset               zero the counters\n"
@@ -199,6 +219,8 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
     do_streams (ops, out);
   else if (strcmp (cmd, "clients") == 0 && args == 0)
     do_clients (ops, false, out);
+  else if (strcmp (cmd, "exports") == 0 && args == 0)
+    do_exports (ops, out);
   else if (strcmp (cmd, "get") == 0 && args <= 1) {
     if (ops->get (ops->opaque, args ? req->words[1] : NULL, out,
                   why, sizeof why) == -1)

@@ -40,8 +40,26 @@
 #define ADAPTRA_BOUNCE_SHARE 16
 #define ADAPTRA_BOUNCE_READER_SLOTS 4
 
+/* A volume (engine.h): its place in the engine's byte space, and the
+ * contexts through which workers read it.
+ */
+struct adaptra_volume {
+  int id;
+  unsigned flags;               /* enum adaptra_volume_flag */
+  char name[64];
+  uint64_t size;                /* bytes */
+  uint64_t base;                /* its byte 0 in the engine's byte space */
+  uint64_t first_page, end_page; /* its pages [first_page, end_page) */
+  void **ctxs;                  /* background contexts, nctx of them */
+  unsigned nctx;
+  unsigned running;             /* its jobs being read now */
+  unsigned clients;             /* open clients */
+  uint64_t client_bytes, backend_bytes, readahead_hits;
+};
+
 struct adaptra_client {
   bool used;
+  struct adaptra_volume *volume;
   char name[64];
   uint64_t requests, bytes;     /* its reads */
   uint64_t readahead_hits;      /* pages it read that read-ahead brought */
@@ -55,6 +73,7 @@ struct adaptra_client {
  */
 struct adaptra_job {
   struct adaptra_job *next;
+  struct adaptra_volume *volume;
   uint64_t first;               /* first page */
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
@@ -63,7 +82,7 @@ struct adaptra_job {
 
 struct adaptra_worker {
   struct adaptra_engine *e;
-  void *ctx;                    /* its backend context */
+  unsigned index;               /* reads with a volume's ctxs[index % nctx] */
   pthread_t thread;
 };
 
@@ -81,8 +100,10 @@ struct adaptra_engine {
    */
   pthread_cond_t page_done[ADAPTRA_WAIT_QUEUES];
   pthread_cond_t job_queued;    /* a job was queued, or stop requested */
+  pthread_cond_t job_done;      /* a volume's last running job ended */
   struct adaptra_config cfg;    /* tunables may change at run time */
-  uint64_t eof_page;            /* pages in the export */
+  struct adaptra_volume **volumes; /* by id; NULL: free */
+  size_t nvolumes;
   struct adaptra_pool pool;
   struct adaptra_bounce bounce; /* transfer slots (own lock) */
   uint32_t slot_pages;          /* pages per slot */
@@ -102,6 +123,15 @@ struct adaptra_engine {
 
   struct adaptra_stats stats;   /* live counters */
 };
+
+/* The open volume with this id, or NULL.  Lock held. */
+static inline struct adaptra_volume *
+adaptra_volume_of (struct adaptra_engine *e, int volume)
+{
+  if (volume < 0 || (size_t) volume >= e->nvolumes)
+    return NULL;
+  return e->volumes[volume];
+}
 
 /* The client with this id, or NULL (closed, or no client).  Lock held. */
 static inline struct adaptra_client *
@@ -141,32 +171,36 @@ adaptra_now (const struct adaptra_engine *e)
 
 /* readahead.c: the read-ahead decision, lock held. */
 
-/* A miss at page index of a read of pages [first, last): classify,
- * maybe issue a window.  Returns the stream id that the demand pages
- * should carry (0 for random reads).
+/* A miss at page index of a read of pages [first, last) of volume v:
+ * classify, maybe issue a window.  Returns the stream id that the
+ * demand pages should carry (0 for random reads).
  */
-extern uint32_t adaptra_readahead_miss (struct adaptra_engine *e, int client,
-                                        uint64_t first, uint64_t last,
-                                        uint64_t index);
+extern uint32_t adaptra_readahead_miss (struct adaptra_engine *e,
+                                        const struct adaptra_volume *v,
+                                        int client, uint64_t first,
+                                        uint64_t last, uint64_t index);
 
-/* A read of pages [first, last) took the look-ahead mark of frame f:
- * issue the stream's next window, or rescue its pages.
+/* A read of pages [first, last) of volume v took the look-ahead mark
+ * of frame f: issue the stream's next window, or rescue its pages.
  */
-extern void adaptra_readahead_mark (struct adaptra_engine *e, int client,
-                                    uint64_t first, uint64_t last,
-                                    uint32_t f);
+extern void adaptra_readahead_mark (struct adaptra_engine *e,
+                                    const struct adaptra_volume *v,
+                                    int client, uint64_t first,
+                                    uint64_t last, uint32_t f);
 
 /* The effective window cap in pages now (0: the pool cannot spare any). */
 extern uint64_t adaptra_readahead_max_pages (const struct adaptra_engine *e);
 
 /* prefetch.c: the job queue and backend reads. */
 
-/* Insert the absent pages of [start, end) IN_FLIGHT (stopping when the
- * pool cannot give a frame), flag the page mark (if inserted here)
- * with the look-ahead mark, and queue jobs to read them.  Returns the
- * number of pages inserted.  Lock held.
+/* Insert the absent pages of [start, end) of volume v (clamped to its
+ * end) IN_FLIGHT (stopping when the pool cannot give a frame), flag
+ * the page mark (if inserted here) with the look-ahead mark, and queue
+ * jobs to read them.  Returns the number of pages inserted.  Lock
+ * held.
  */
 extern uint64_t adaptra_prefetch_dispatch (struct adaptra_engine *e,
+                                           struct adaptra_volume *v,
                                            uint64_t start, uint64_t end,
                                            uint64_t mark, uint32_t stream_id,
                                            unsigned method, unsigned flags);
@@ -183,7 +217,9 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e);
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     void *ctx);
 
-/* A client's read: its buffer and the bytes it wants. */
+/* A client's read: its buffer and the bytes it wants, at an offset in
+ * the engine's byte space (the volume's base added).
+ */
 struct adaptra_request {
   unsigned char *buf;
   uint64_t offset;
@@ -213,8 +249,8 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
 }
 
 /* Read the n consecutive pages from first, whose frames the caller
- * owns IN_FLIGHT, from the backend with ctx (bytes of them: fewer than
- * n pages at the end of the export) and complete them.  Called
+ * owns IN_FLIGHT, from volume v's backend with ctx (bytes of them:
+ * fewer than n pages at the end of the volume) and complete them.  Called
  * without the lock; returns with it held, so that a caller with more
  * to do under it saves a round trip.  For a client's own read (demand
  * not NULL) the pages are also touched and copied out to the request.
@@ -222,11 +258,16 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * byte read, n is at most e->slot_pages.  Returns 0 or the backend's
  * errno, in which case the frames are dropped.
  */
-extern int adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
+extern int adaptra_fetch (struct adaptra_engine *e,
+                          const struct adaptra_volume *v, void *ctx,
+                          uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,
                           const struct adaptra_request *demand);
 
-/* Drop every queued job and free its pages.  Lock held. */
-extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e);
+/* Drop every queued job of volume v (NULL: of every volume) and free
+ * its pages.  Lock held.
+ */
+extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e,
+                                         const struct adaptra_volume *v);
 
 #endif /* ADAPTRA_ENGINE_IMPL_H */

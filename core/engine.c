@@ -107,7 +107,6 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->backend = *backend;
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
-  e->eof_page = adaptra_pages_in (cfg->export_size, e->page_shift);
   frame_bytes = init_bounce (e, cfg);
   if (frame_bytes == 0) {
     free (e);
@@ -130,21 +129,29 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_init (&e->page_done[i], NULL);
   pthread_cond_init (&e->job_queued, NULL);
+  pthread_cond_init (&e->job_done, NULL);
   return e;
 }
 
 void
 adaptra_engine_free (struct adaptra_engine *e)
 {
-  unsigned i;
+  size_t i;
 
   if (!e)
     return;
   adaptra_workers_stop (e);
   pthread_mutex_lock (&e->lock);
-  adaptra_prefetch_drop_queue (e);
+  adaptra_prefetch_drop_queue (e, NULL);
   pthread_mutex_unlock (&e->lock);
   adaptra_bounce_fini (&e->bounce);
+  for (i = 0; i < e->nvolumes; i++)
+    if (e->volumes[i]) {
+      free (e->volumes[i]->ctxs);
+      free (e->volumes[i]);
+    }
+  free (e->volumes);
+  pthread_cond_destroy (&e->job_done);
   pthread_cond_destroy (&e->job_queued);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_destroy (&e->page_done[i]);
@@ -155,24 +162,131 @@ adaptra_engine_free (struct adaptra_engine *e)
   free (e);
 }
 
-void
-adaptra_engine_set_size (struct adaptra_engine *e, uint64_t export_size)
+int
+adaptra_volume_open (struct adaptra_engine *e, const char *name,
+                     uint64_t size, unsigned flags)
 {
+  struct adaptra_volume *v;
+  size_t i;
+
+  if (size > ADAPTRA_VOLUME_SIZE_MAX) {
+    errno = EFBIG;
+    return -1;
+  }
+  v = calloc (1, sizeof *v);
+  if (!v)
+    return -1;
   pthread_mutex_lock (&e->lock);
-  e->cfg.export_size = export_size;
-  e->eof_page = adaptra_pages_in (export_size, e->page_shift);
-  adaptra_prefetch_drop_queue (e);
-  adaptra_pool_invalidate (&e->pool, 0, UINT64_MAX);
+  for (i = 0; i < e->nvolumes && e->volumes[i]; i++)
+    ;
+  if (i == e->nvolumes && i < ADAPTRA_VOLUMES_MAX) {
+    size_t n = e->nvolumes ? 2 * e->nvolumes : 8;
+    struct adaptra_volume **table;
+
+    if (n > ADAPTRA_VOLUMES_MAX)
+      n = ADAPTRA_VOLUMES_MAX;
+    table = realloc (e->volumes, n * sizeof *table);
+    if (table) {
+      memset (table + e->nvolumes, 0, (n - e->nvolumes) * sizeof *table);
+      e->volumes = table;
+      e->nvolumes = n;
+    }
+  }
+  if (i == e->nvolumes) {
+    pthread_mutex_unlock (&e->lock);
+    free (v);
+    errno = i == ADAPTRA_VOLUMES_MAX ? ENOSPC : ENOMEM;
+    return -1;
+  }
+  v->id = (int) i;
+  v->flags = flags;
+  snprintf (v->name, sizeof v->name, "%s", name ? name : "");
+  v->size = size;
+  v->base = (uint64_t) i << ADAPTRA_VOLUME_SHIFT;
+  v->first_page = v->base >> e->page_shift;
+  v->end_page = v->first_page + adaptra_pages_in (size, e->page_shift);
+  e->volumes[i] = v;
+  pthread_mutex_unlock (&e->lock);
+  return v->id;
+}
+
+/* Wait until no job of v runs.  Lock held. */
+static void
+wait_jobs (struct adaptra_engine *e, const struct adaptra_volume *v)
+{
+  while (v->running > 0)
+    pthread_cond_wait (&e->job_done, &e->lock);
+}
+
+int
+adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
+                             void **ctxs)
+{
+  struct adaptra_volume *v;
+  void **copy = NULL;
+
+  if (n > 0) {
+    copy = malloc (n * sizeof *copy);
+    if (!copy)
+      return ENOMEM;
+    memcpy (copy, ctxs, n * sizeof *copy);
+  }
+  pthread_mutex_lock (&e->lock);
+  v = adaptra_volume_of (e, volume);
+  if (v) {
+    free (v->ctxs);
+    v->ctxs = copy;
+    v->nctx = n;
+    if (n == 0)
+      adaptra_prefetch_drop_queue (e, v);
+    else
+      pthread_cond_broadcast (&e->job_queued);
+    wait_jobs (e, v);
+  }
+  else
+    free (copy);
+  pthread_mutex_unlock (&e->lock);
+  return 0;
+}
+
+void
+adaptra_volume_close (struct adaptra_engine *e, int volume)
+{
+  struct adaptra_volume *v;
+  struct adaptra_stream *s, *next;
+
+  pthread_mutex_lock (&e->lock);
+  v = adaptra_volume_of (e, volume);
+  if (v) {
+    adaptra_prefetch_drop_queue (e, v);
+    wait_jobs (e, v);
+    adaptra_pool_invalidate (&e->pool, v->first_page, v->end_page);
+    for (s = adaptra_streams_first (&e->streams); s; s = next) {
+      next = adaptra_streams_after (&e->streams, s);
+      if (s->volume == v->id)
+        adaptra_streams_free (&e->streams, s);
+    }
+    e->volumes[volume] = NULL;
+    free (v->ctxs);
+    free (v);
+  }
   pthread_mutex_unlock (&e->lock);
 }
 
 int
-adaptra_client_open (struct adaptra_engine *e, const char *name)
+adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
 {
+  struct adaptra_volume *v;
   size_t i;
   int id = -1;
 
   pthread_mutex_lock (&e->lock);
+  v = adaptra_volume_of (e, volume);
+  if (!v) {
+    pthread_mutex_unlock (&e->lock);
+    errno = EINVAL;
+    return -1;
+  }
   for (i = 0; i < e->nclients && e->clients[i].used; i++)
     ;
   if (i == e->nclients) {
@@ -188,6 +302,8 @@ adaptra_client_open (struct adaptra_engine *e, const char *name)
   if (i < e->nclients) {
     memset (&e->clients[i], 0, sizeof e->clients[i]);
     e->clients[i].used = true;
+    e->clients[i].volume = v;
+    v->clients++;
     snprintf (e->clients[i].name, sizeof e->clients[i].name, "%s",
               name ? name : "");
     id = (int) i;
@@ -201,9 +317,13 @@ adaptra_client_open (struct adaptra_engine *e, const char *name)
 void
 adaptra_client_close (struct adaptra_engine *e, int client)
 {
+  struct adaptra_client *c;
+
   pthread_mutex_lock (&e->lock);
-  if (client >= 0 && (size_t) client < e->nclients)
-    e->clients[client].used = false;
+  if ((c = adaptra_client_of (e, client)) != NULL) {
+    c->used = false;
+    c->volume->clients--;
+  }
   pthread_mutex_unlock (&e->lock);
 }
 
@@ -212,13 +332,13 @@ adaptra_client_close (struct adaptra_engine *e, int client)
  * page, else through a transfer slot.  Lock held on entry and exit.
  */
 static int
-read_uncached (struct adaptra_engine *e, void *ctx,
+read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
                const struct adaptra_request *r, uint64_t p)
 {
   uint64_t start = p << e->page_shift;
   uint64_t bytes = adaptra_clamp_to_size (start,
                                           UINT64_C (1) << e->page_shift,
-                                          e->cfg.export_size);
+                                          v->base + v->size);
   bool in_client = adaptra_request_covers (r, start, bytes);
   unsigned char *slot = NULL;
   int err;
@@ -229,7 +349,7 @@ read_uncached (struct adaptra_engine *e, void *ctx,
   if (in_client || slot) {
     err = e->backend.pread (ctx, in_client ? r->buf + (start - r->offset)
                                            : slot,
-                            (uint32_t) bytes, start);
+                            (uint32_t) bytes, start - v->base);
     if (!err && slot) {
       memset (slot + bytes, 0, ((size_t) 1 << e->page_shift) - bytes);
       adaptra_copy_out (r, p, e->page_shift, slot);
@@ -243,6 +363,8 @@ read_uncached (struct adaptra_engine *e, void *ctx,
   adaptra_stat_add (&e->stats.backend_requests, 1);
   adaptra_stat_add (err ? &e->stats.backend_errors : &e->stats.backend_bytes,
                     err ? 1 : bytes);
+  if (!err)
+    v->backend_bytes += bytes;
   return err;
 }
 
@@ -254,7 +376,7 @@ read_uncached (struct adaptra_engine *e, void *ctx,
  * the whole pages go straight to the client.
  */
 static uint64_t
-demand_run_cap (const struct adaptra_engine *e,
+demand_run_cap (const struct adaptra_engine *e, const struct adaptra_volume *v,
                 const struct adaptra_request *r, uint64_t p, uint64_t last)
 {
   const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
@@ -264,7 +386,7 @@ demand_run_cap (const struct adaptra_engine *e,
   if (!adaptra_request_covers (r, start,
                                adaptra_clamp_to_size (start,
                                                       want << e->page_shift,
-                                                      e->cfg.export_size))
+                                                      v->base + v->size))
       && want > e->slot_pages)
     want = start >= r->offset ? want - 1 : e->slot_pages;
   return want < request_max ? want : request_max;
@@ -275,12 +397,13 @@ demand_run_cap (const struct adaptra_engine *e,
  * held on entry and exit.
  */
 static int
-read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
-          const struct adaptra_request *r, uint64_t *pp, uint64_t last)
+read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+          uint32_t stream_id, const struct adaptra_request *r, uint64_t *pp,
+          uint64_t last)
 {
-  struct adaptra_client *c;
+  struct adaptra_volume *v = c->volume;
   uint64_t p = *pp;
-  uint64_t cap = demand_run_cap (e, r, p, last);
+  uint64_t cap = demand_run_cap (e, v, r, p, last);
   /* Most misses are a few pages: spare them a malloc. */
   uint32_t small[RUN_ON_STACK];
   uint32_t *heap = cap > RUN_ON_STACK ? malloc (cap * sizeof *heap) : NULL;
@@ -302,17 +425,18 @@ read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
   if (n == 0) {
     free (heap);
     *pp = p + 1;
-    return read_uncached (e, ctx, r, p);
+    return read_uncached (e, v, ctx, r, p);
   }
   bytes = adaptra_clamp_to_size (p << e->page_shift,
                                  (uint64_t) n << e->page_shift,
-                                 e->cfg.export_size);
+                                 v->base + v->size);
   pthread_mutex_unlock (&e->lock);
-  err = adaptra_fetch (e, ctx, p, frames, n, (uint32_t) bytes, r);
+  err = adaptra_fetch (e, v, ctx, p, frames, n, (uint32_t) bytes, r);
   free (heap);
-  c = adaptra_client_of (e, client);
-  if (c && !err)
+  if (!err) {
     c->backend_bytes += bytes;
+    v->backend_bytes += bytes;
+  }
   *pp = p + n;
   return err;
 }
@@ -337,8 +461,8 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
         adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
 
       adaptra_stats_count_hits (&e->stats, e->pool.pages[f].method, 1);
-      if (c)
-        c->readahead_hits++;
+      c->readahead_hits++;
+      c->volume->readahead_hits++;
       if (s)
         s->hits++;
     }
@@ -358,7 +482,8 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
  * Returns the stream id that pages read on demand should carry.
  */
 static uint32_t
-decide (struct adaptra_engine *e, int client, struct adaptra_span span)
+decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
+        struct adaptra_span span)
 {
   uint32_t mark = ADAPTRA_NO_FRAME, seen_stream = 0;
   struct adaptra_stream *s;
@@ -368,14 +493,14 @@ decide (struct adaptra_engine *e, int client, struct adaptra_span span)
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
     if (f == ADAPTRA_NO_FRAME)
-      return adaptra_readahead_miss (e, client, span.first, span.last, p);
+      return adaptra_readahead_miss (e, v, client, span.first, span.last, p);
     if (!seen_stream)
       seen_stream = e->pool.pages[f].stream_id;
     if (mark == ADAPTRA_NO_FRAME && adaptra_pool_take_mark (&e->pool, f))
       mark = f;
   }
   if (mark != ADAPTRA_NO_FRAME) {
-    adaptra_readahead_mark (e, client, span.first, span.last, mark);
+    adaptra_readahead_mark (e, v, client, span.first, span.last, mark);
     return 0;
   }
   s = adaptra_streams_get (&e->streams, seen_stream);
@@ -389,11 +514,10 @@ int
 adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
-  const struct adaptra_request r = {
-    .buf = buf, .offset = offset, .count = count,
-  };
+  struct adaptra_request r = { .buf = buf, .count = count };
   struct adaptra_span span;
   struct adaptra_client *c;
+  struct adaptra_volume *v;
   uint32_t stream_id;
   bool blocked = false;
   uint64_t p;
@@ -402,29 +526,31 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   if (count == 0)
     return 0;
   pthread_mutex_lock (&e->lock);
-  if (offset > e->cfg.export_size || count > e->cfg.export_size - offset) {
+  c = adaptra_client_of (e, client);
+  if (!c || offset > c->volume->size || count > c->volume->size - offset) {
     pthread_mutex_unlock (&e->lock);
     return EINVAL;
   }
+  v = c->volume;
+  r.offset = v->base + offset;
   adaptra_stat_add (&e->stats.client_requests, 1);
   adaptra_stat_add (&e->stats.client_bytes, count);
-  if ((c = adaptra_client_of (e, client)) != NULL) {
-    c->requests++;
-    c->bytes += count;
-  }
+  c->requests++;
+  c->bytes += count;
+  v->client_bytes += count;
   adaptra_streams_reap_one (&e->streams, adaptra_now (e));
 
-  span = adaptra_span_of (offset, count, e->page_shift);
-  stream_id = decide (e, client, span);
+  span = adaptra_span_of (r.offset, count, e->page_shift);
+  stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
     if (f == ADAPTRA_NO_FRAME)
-      err = read_run (e, client, ctx, stream_id, &r, &p, span.last);
+      err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
     else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
-      copy_ready (e, adaptra_client_of (e, client), &r, &p, span.last);
+      copy_ready (e, c, &r, &p, span.last);
     else {
       if (!blocked) {
         struct adaptra_stream *s =
@@ -444,18 +570,28 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
 }
 
 void
-adaptra_invalidate (struct adaptra_engine *e, uint64_t offset, uint64_t count)
+adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
+                    uint64_t count)
 {
+  const struct adaptra_volume *v, *other;
   struct adaptra_span span;
-  uint64_t n;
+  uint64_t n = 0;
+  size_t i;
 
-  if (count == 0)
-    return;
-  if (count > UINT64_MAX - offset)
-    count = UINT64_MAX - offset;
-  span = adaptra_span_of (offset, count, e->page_shift);
   pthread_mutex_lock (&e->lock);
-  n = adaptra_pool_invalidate (&e->pool, span.first, span.last);
+  v = adaptra_volume_of (e, volume);
+  if (v) {
+    count = adaptra_clamp_to_size (offset, count, v->size);
+    for (i = 0; i < e->nvolumes; i++) {
+      other = e->volumes[i];
+      if (other == v ||
+          (other && (other->flags & ADAPTRA_VOLUME_MAY_ALIAS) &&
+           other->size == v->size)) {
+        span = adaptra_span_of (other->base + offset, count, e->page_shift);
+        n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
+      }
+    }
+  }
   pthread_mutex_unlock (&e->lock);
   adaptra_stat_add (&e->stats.invalidated, n);
 }
@@ -464,20 +600,21 @@ void
 adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
                     uint64_t count)
 {
+  struct adaptra_client *c;
   struct adaptra_span span;
   uint64_t spare;
 
-  (void) client;
   adaptra_stat_add (&e->stats.cache_hints, 1);
   pthread_mutex_lock (&e->lock);
-  count = adaptra_clamp_to_size (offset, count, e->cfg.export_size);
+  c = adaptra_client_of (e, client);
+  count = c ? adaptra_clamp_to_size (offset, count, c->volume->size) : 0;
   if (count > 0 && !adaptra_prefetch_congested (e)) {
-    span = adaptra_span_of (offset, count, e->page_shift);
+    span = adaptra_span_of (c->volume->base + offset, count, e->page_shift);
     spare = adaptra_pool_spare (&e->pool);
     if (span.last - span.first > spare)
       span.last = span.first + spare;
-    adaptra_prefetch_dispatch (e, span.first, span.last, UINT64_MAX, 0,
-                               ADAPTRA_METHOD_NONE, 0);
+    adaptra_prefetch_dispatch (e, c->volume, span.first, span.last,
+                               UINT64_MAX, 0, ADAPTRA_METHOD_NONE, 0);
   }
   else if (count > 0)
     adaptra_stat_add (&e->stats.io_congestion, 1);
@@ -534,12 +671,17 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
        s = adaptra_streams_after (&e->streams, s), n++) {
     struct adaptra_stream_row *r = &rows[n];
 
+    const struct adaptra_volume *v = adaptra_volume_of (e, s->volume);
+    const uint64_t base = v ? v->base : 0;
+
     r->id = s->id;
     r->client = s->client;
+    r->volume = s->volume;
+    snprintf (r->volume_name, sizeof r->volume_name, "%s", v ? v->name : "");
     r->method = s->method;
     r->backward = s->backward;
-    r->position = s->next << shift;
-    r->window_offset = s->ra_index << shift;
+    r->position = (s->next << shift) - base;
+    r->window_offset = (s->ra_index << shift) - base;
     r->window_bytes = (s->readahead_index - s->ra_index) << shift;
     r->lookahead_bytes = s->backward
       ? (s->lookahead_index - s->ra_index) << shift
@@ -566,6 +708,8 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
       continue;
     r->id = (int) i;
     memcpy (r->name, c->name, sizeof r->name);
+    r->volume = c->volume->id;
+    memcpy (r->volume_name, c->volume->name, sizeof r->volume_name);
     r->requests = c->requests;
     r->bytes = c->bytes;
     r->readahead_hits = c->readahead_hits;
@@ -578,6 +722,48 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
     n++;
   }
   pthread_mutex_unlock (&e->lock);
+  return n;
+}
+
+size_t
+adaptra_volumes_snapshot (struct adaptra_engine *e,
+                          struct adaptra_volume_row *rows, size_t max)
+{
+  uint64_t *pages;
+  size_t i, n = 0;
+  uint32_t f;
+
+  pthread_mutex_lock (&e->lock);
+  /* Each indexed page lies in the byte range of one volume. */
+  pages = calloc (e->nvolumes ? e->nvolumes : 1, sizeof *pages);
+  for (f = 0; pages && f < e->pool.nframes; f++) {
+    const struct adaptra_page *pg = &e->pool.pages[f];
+    uint64_t id = (pg->page_no << e->page_shift) >> ADAPTRA_VOLUME_SHIFT;
+
+    if (pg->state != ADAPTRA_PAGE_FREE && !(pg->flags & ADAPTRA_PG_STALE) &&
+        id < e->nvolumes)
+      pages[id]++;
+  }
+  for (i = 0; i < e->nvolumes && n < max; i++) {
+    const struct adaptra_volume *v = e->volumes[i];
+    struct adaptra_volume_row *r = &rows[n];
+
+    if (!v)
+      continue;
+    r->id = v->id;
+    memcpy (r->name, v->name, sizeof r->name);
+    r->flags = v->flags;
+    r->size = v->size;
+    r->clients = v->clients;
+    r->contexts = v->nctx;
+    r->pages = pages ? pages[i] : 0;
+    r->client_bytes = v->client_bytes;
+    r->backend_bytes = v->backend_bytes;
+    r->readahead_hits = v->readahead_hits;
+    n++;
+  }
+  pthread_mutex_unlock (&e->lock);
+  free (pages);
   return n;
 }
 

@@ -49,10 +49,11 @@
 static void
 enqueue (struct adaptra_engine *e, struct adaptra_job *job)
 {
+  const struct adaptra_volume *v = job->volume;
   uint64_t bytes = (uint64_t) job->npages << e->page_shift;
 
   job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
-                                                 bytes, e->cfg.export_size);
+                                                 bytes, v->base + v->size);
   job->next = NULL;
   if (e->queue_tail)
     e->queue_tail->next = job;
@@ -115,9 +116,9 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
  * consecutive ends at a slot's size.
  */
 uint64_t
-adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
-                           uint64_t end, uint64_t mark, uint32_t stream_id,
-                           unsigned method, unsigned flags)
+adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
+                           uint64_t start, uint64_t end, uint64_t mark,
+                           uint32_t stream_id, unsigned method, unsigned flags)
 {
   uint32_t job_max;
   struct adaptra_job *job = NULL;
@@ -125,8 +126,8 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
   bool consecutive = true;
   uint64_t p, inserted = 0;
 
-  if (end > e->eof_page)
-    end = e->eof_page;
+  if (end > v->end_page)
+    end = v->end_page;
   if (start >= end)
     return 0;
   job_max = job_pages (e, end - start);
@@ -155,6 +156,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
         adaptra_pool_drop (&e->pool, f);
         break;
       }
+      job->volume = v;
       job->first = p;
       job->npages = 0;
       consecutive = true;
@@ -239,10 +241,11 @@ fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
 }
 
 int
-adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
-               const uint32_t *frames, uint32_t n, uint32_t bytes,
-               const struct adaptra_request *demand)
+adaptra_fetch (struct adaptra_engine *e, const struct adaptra_volume *v,
+               void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
+               uint32_t bytes, const struct adaptra_request *demand)
 {
+  const uint64_t offset = (first << e->page_shift) - v->base;
   void *slot;
   bool in_client;
   unsigned char *buf = fetch_target (e, first, frames, n, bytes, demand,
@@ -255,7 +258,7 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
     err = ENOMEM;
   else {
     t0 = adaptra_now (e);
-    err = e->backend.pread (ctx, buf, bytes, first << e->page_shift);
+    err = e->backend.pread (ctx, buf, bytes, offset);
     t1 = adaptra_now (e);
   }
   if (!err) {
@@ -296,13 +299,31 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
   return err;
 }
 
-/* Run a dequeued job.  Called without the lock; returns with it held. */
+/* Run a dequeued job of volume v with ctx.  Called without the lock;
+ * returns with it held.  The volume counts it as running meanwhile,
+ * so that adaptra_volume_set_contexts and adaptra_volume_close can
+ * wait for it.
+ */
 static void
 run_job (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
 {
-  adaptra_fetch (e, ctx, job->first, job->frames, job->npages, job->bytes,
+  struct adaptra_volume *v = job->volume;
+
+  adaptra_fetch (e, v, ctx, job->first, job->frames, job->npages, job->bytes,
                  NULL);
   free (job);
+  if (--v->running == 0)
+    pthread_cond_broadcast (&e->job_done);
+}
+
+/* Take job (after prev in the queue) to run it.  Lock held. */
+static struct adaptra_job *
+take (struct adaptra_engine *e, struct adaptra_job *prev,
+      struct adaptra_job *job)
+{
+  dequeue (e, prev, job);
+  job->volume->running++;
+  return job;
 }
 
 bool
@@ -310,46 +331,80 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page, void *ctx)
 {
   struct adaptra_job *job, *prev = NULL;
 
+  /* Page numbers are unique across volumes: the job holding page is
+   * of the reader's volume, and the reader's ctx sees its bytes.
+   */
   for (job = e->queue_head; job; prev = job, job = job->next)
     if (page >= job->first && page - job->first < job->npages)
       break;
   if (!job)
     return false;
-  dequeue (e, prev, job);
+  take (e, prev, job);
   pthread_mutex_unlock (&e->lock);
   run_job (e, ctx, job);
   return true;
 }
 
 bool
-adaptra_prefetch_run_one (struct adaptra_engine *e, void *ctx)
+adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
 {
-  struct adaptra_job *job = NULL;
+  struct adaptra_volume *v;
+  struct adaptra_job *job, *prev = NULL;
 
   pthread_mutex_lock (&e->lock);
-  if (e->queue_head)
-    job = dequeue (e, NULL, e->queue_head);
-  pthread_mutex_unlock (&e->lock);
-  if (!job)
+  v = adaptra_volume_of (e, volume);
+  for (job = e->queue_head; job && job->volume != v;
+       prev = job, job = job->next)
+    ;
+  if (v == NULL || job == NULL) {
+    pthread_mutex_unlock (&e->lock);
     return false;
+  }
+  take (e, prev, job);
+  pthread_mutex_unlock (&e->lock);
   run_job (e, ctx, job);
   pthread_mutex_unlock (&e->lock);
   return true;
 }
 
 void
-adaptra_prefetch_drop_queue (struct adaptra_engine *e)
+adaptra_prefetch_drop_queue (struct adaptra_engine *e,
+                             const struct adaptra_volume *v)
 {
-  while (e->queue_head) {
-    struct adaptra_job *job = dequeue (e, NULL, e->queue_head);
+  struct adaptra_job *job = e->queue_head, *prev = NULL;
+
+  while (job) {
+    struct adaptra_job *next = job->next;
     uint32_t i;
 
+    if (v && job->volume != v) {
+      prev = job;
+      job = next;
+      continue;
+    }
+    dequeue (e, prev, job);
     for (i = 0; i < job->npages; i++)
       adaptra_pool_drop (&e->pool, job->frames[i]);
     e->flight_bytes -= (uint64_t) job->npages << e->page_shift;
     adaptra_wake (e, job->first, job->npages);
     free (job);
+    job = next;
   }
+}
+
+/* The oldest queued job that a worker can read (its volume has
+ * contexts), and the one before it.  Lock held.
+ */
+static struct adaptra_job *
+next_for_worker (struct adaptra_engine *e, struct adaptra_job **prev)
+{
+  struct adaptra_job *job;
+
+  *prev = NULL;
+  for (job = e->queue_head; job && job->volume->nctx == 0;
+       *prev = job, job = job->next)
+    ;
+  return job;
 }
 
 static void *
@@ -360,15 +415,18 @@ worker_main (void *arg)
 
   pthread_mutex_lock (&e->lock);
   for (;;) {
-    struct adaptra_job *job;
+    struct adaptra_job *job, *prev;
+    void *ctx;
 
-    while (!e->stopping && !e->queue_head)
+    while (!e->stopping && (job = next_for_worker (e, &prev)) == NULL)
       pthread_cond_wait (&e->job_queued, &e->lock);
     if (e->stopping)
       break;
-    job = dequeue (e, NULL, e->queue_head);
+    take (e, prev, job);
+    /* Valid until the job ends: adaptra_volume_set_contexts waits. */
+    ctx = job->volume->ctxs[w->index % job->volume->nctx];
     pthread_mutex_unlock (&e->lock);
-    run_job (e, w->ctx, job);
+    run_job (e, ctx, job);
   }
   pthread_mutex_unlock (&e->lock);
   return NULL;
@@ -392,7 +450,7 @@ join_workers (struct adaptra_engine *e, unsigned n)
 }
 
 int
-adaptra_workers_start (struct adaptra_engine *e, unsigned n, void **ctxs)
+adaptra_workers_start (struct adaptra_engine *e, unsigned n)
 {
   unsigned i;
   int err;
@@ -406,7 +464,7 @@ adaptra_workers_start (struct adaptra_engine *e, unsigned n, void **ctxs)
     return ENOMEM;
   for (i = 0; i < n; i++) {
     e->workers[i].e = e;
-    e->workers[i].ctx = ctxs[i];
+    e->workers[i].index = i;
     err = pthread_create (&e->workers[i].thread, NULL, worker_main,
                           &e->workers[i]);
     if (err) {
@@ -432,6 +490,6 @@ adaptra_workers_stop (struct adaptra_engine *e)
   e->workers = NULL;
   pthread_mutex_lock (&e->lock);
   e->nworkers = 0;
-  adaptra_prefetch_drop_queue (e);
+  adaptra_prefetch_drop_queue (e, NULL);
   pthread_mutex_unlock (&e->lock);
 }

@@ -143,13 +143,14 @@ trace (struct adaptra_engine *e, const char *what, int client, uint32_t id,
 }
 
 /* Record window [start, end) with mark page mark (NO_MARK: none) as
- * the stream's current one and dispatch its pages from pf_start (the
- * pages below are the reader's own demand).
+ * the stream's current one and dispatch its pages of volume v from
+ * pf_start (the pages below are the reader's own demand).
  */
 static void
-issue (struct adaptra_engine *e, struct adaptra_stream *s, unsigned method,
-       uint64_t reader, uint64_t start, uint64_t end, uint64_t mark,
-       uint64_t pf_start, bool at_eof)
+issue (struct adaptra_engine *e, const struct adaptra_volume *v,
+       struct adaptra_stream *s, unsigned method, uint64_t reader,
+       uint64_t start, uint64_t end, uint64_t mark, uint64_t pf_start,
+       bool at_eof)
 {
   uint64_t inserted;
 
@@ -167,7 +168,11 @@ issue (struct adaptra_engine *e, struct adaptra_stream *s, unsigned method,
     pf_start = start;
   if (mark != NO_MARK && mark < pf_start)
     mark = pf_start < end ? pf_start : NO_MARK;
-  inserted = adaptra_prefetch_dispatch (e, pf_start, end, mark, s->id, method,
+  /* The volume is the stream's: its pages, its jobs.  Dispatch only
+   * counts and queues on it.
+   */
+  inserted = adaptra_prefetch_dispatch (e, (struct adaptra_volume *) v,
+                                        pf_start, end, mark, s->id, method,
                                         ADAPTRA_PG_READAHEAD);
   adaptra_stats_count_window (&e->stats, method, inserted, at_eof);
   trace (e, adaptra_method_name (method), s->client, s->id, reader, start,
@@ -176,38 +181,41 @@ issue (struct adaptra_engine *e, struct adaptra_stream *s, unsigned method,
 
 /* Issue a forward window w at start for a reader at page reader. */
 static void
-issue_forward (struct adaptra_engine *e, struct adaptra_stream *s,
-               unsigned method, uint64_t reader, uint64_t start,
-               struct adaptra_window w, uint64_t pf_start)
+issue_forward (struct adaptra_engine *e, const struct adaptra_volume *v,
+               struct adaptra_stream *s, unsigned method, uint64_t reader,
+               uint64_t start, struct adaptra_window w, uint64_t pf_start)
 {
   bool at_eof;
 
   if (w.ra == 0)
     return;
-  if (!adaptra_window_fit_eof (start, e->eof_page,
+  if (!adaptra_window_fit_eof (start, v->end_page,
                                method == ADAPTRA_METHOD_CONTEXTA, &w,
                                &at_eof)) {
     adaptra_stat_add (&e->stats.readahead_end, 1);
     return;
   }
-  issue (e, s, method, reader, start, start + w.ra,
+  issue (e, v, s, method, reader, start, start + w.ra,
          w.la ? start + w.ra - w.la : NO_MARK, pf_start, at_eof);
 }
 
 /* Issue a backward window w ending (exclusive) at page end. */
 static void
-issue_backward (struct adaptra_engine *e, struct adaptra_stream *s,
-                uint64_t reader, uint64_t end, struct adaptra_window w)
+issue_backward (struct adaptra_engine *e, const struct adaptra_volume *v,
+                struct adaptra_stream *s, uint64_t reader, uint64_t end,
+                struct adaptra_window w)
 {
+  const uint64_t zero = v->first_page;
   uint64_t start;
 
-  if (end == 0) {
+  if (end == zero) {
     adaptra_stat_add (&e->stats.readahead_end, 1);
     return;
   }
-  start = end > w.ra ? end - w.ra : 0;
-  issue (e, s, ADAPTRA_METHOD_BACKWARD, reader, start, end,
-         start > 0 && w.la > 0 ? start + w.la : NO_MARK, start, start == 0);
+  start = end - zero > w.ra ? end - w.ra : zero;
+  issue (e, v, s, ADAPTRA_METHOD_BACKWARD, reader, start, end,
+         start > zero && w.la > 0 ? start + w.la : NO_MARK, start,
+         start == zero);
 }
 
 /* With adaptra-max=auto, a stream whose reader had to wait for its
@@ -304,18 +312,23 @@ beyond (struct adaptra_window w, uint64_t req)
   return w;
 }
 
-/* A new stream for client, or NULL (counted) when the table is full. */
+/* A new stream of volume v for client, or NULL (counted) when the
+ * table is full.
+ */
 static struct adaptra_stream *
-new_stream (struct adaptra_engine *e, int client, uint64_t next)
+new_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
+            int client, uint64_t next)
 {
+  struct adaptra_client *c = adaptra_client_of (e, client);
   struct adaptra_stream *s;
 
-  struct adaptra_client *c = adaptra_client_of (e, client);
-
   s = adaptra_streams_new (&e->streams, client, next, adaptra_now (e));
-  if (!s)
+  if (!s) {
     adaptra_stat_add (&e->stats.streams_refused, 1);
-  else if (c)
+    return NULL;
+  }
+  s->volume = v->id;
+  if (c)
     c->streams_started++;
   return s;
 }
@@ -343,22 +356,26 @@ read_by_stream (const struct adaptra_engine *e, uint64_t p, uint32_t *id)
  * *near to a stream whose position alone is close (see below).
  */
 static struct adaptra_stream *
-stream_of_miss (struct adaptra_engine *e, uint64_t first, uint64_t index,
-                uint64_t last, struct adaptra_stream **near)
+stream_of_miss (struct adaptra_engine *e, const struct adaptra_volume *v,
+                uint64_t first, uint64_t index, uint64_t last,
+                struct adaptra_stream **near)
 {
   struct adaptra_stream *s = NULL;
   uint32_t id, f;
 
+  /* Pages outside v are another volume's, and name none of its
+   * streams.
+   */
   *near = NULL;
   if (index > first) {
     f = adaptra_pool_lookup (&e->pool, index - 1);
     s = adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
   }
-  else if (index > 0 && read_by_stream (e, index - 1, &id))
+  else if (index > v->first_page && read_by_stream (e, index - 1, &id))
     s = adaptra_streams_get (&e->streams, id);
   if (s && !s->backward)
     return s;
-  if (read_by_stream (e, last, &id) &&
+  if (last < v->end_page && read_by_stream (e, last, &id) &&
       (s = adaptra_streams_get (&e->streams, id)) != NULL && s->backward)
     return s;
 
@@ -375,6 +392,8 @@ stream_of_miss (struct adaptra_engine *e, uint64_t first, uint64_t index,
    * The stream's next read, if it is the stream's, has its evidence.
    */
   s = adaptra_streams_find (&e->streams, index);
+  if (s && s->volume != v->id)
+    s = NULL;
   if (s && !s->backward && index > s->next + POSITION_SLACK)
     s = NULL;
   if (s && s->backward &&
@@ -389,27 +408,35 @@ stream_of_miss (struct adaptra_engine *e, uint64_t first, uint64_t index,
  * sequential reader where no stream says so.
  */
 static uint64_t
-history_behind (const struct adaptra_engine *e, uint64_t index,
+history_behind (const struct adaptra_engine *e,
+                const struct adaptra_volume *v, uint64_t index,
                 const struct adaptra_window_bounds *b)
 {
-  return adaptra_pool_history (&e->pool, index, HISTORY_WINDOWS * b->max,
-                               true);
+  uint64_t max = HISTORY_WINDOWS * b->max;
+
+  if (max > index - v->first_page)
+    max = index - v->first_page;
+  return adaptra_pool_history (&e->pool, index, max, true);
 }
 
 static uint64_t
-history_above (const struct adaptra_engine *e, uint64_t last,
-               const struct adaptra_window_bounds *b)
+history_above (const struct adaptra_engine *e, const struct adaptra_volume *v,
+               uint64_t last, const struct adaptra_window_bounds *b)
 {
-  return adaptra_pool_run_from (&e->pool, last, HISTORY_WINDOWS * b->max,
-                                true);
+  uint64_t max = HISTORY_WINDOWS * b->max;
+
+  if (max > v->end_page - last)
+    max = v->end_page - last;
+  return adaptra_pool_run_from (&e->pool, last, max, true);
 }
 
 /* A miss with no stream: start one if the pool shows sequential
  * history, else it is a random read.
  */
 static struct adaptra_stream *
-start_stream (struct adaptra_engine *e, int client, uint64_t first,
-              uint64_t last, uint64_t index, struct adaptra_window_bounds *b)
+start_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
+              int client, uint64_t first, uint64_t last, uint64_t index,
+              struct adaptra_window_bounds *b)
 {
   uint64_t req = last - index;
   struct adaptra_stream *s;
@@ -417,38 +444,39 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
   unsigned method;
   uint64_t h;
 
-  if (index == 0) {
-    if ((s = new_stream (e, client, last)) == NULL)
+  if (index == v->first_page) {
+    if ((s = new_stream (e, v, client, last)) == NULL)
       return NULL;
     if (e->cfg.mode == ADAPTRA_MODE_FIXED)
-      issue_forward (e, s, ADAPTRA_METHOD_FIXED, index, index,
+      issue_forward (e, v, s, ADAPTRA_METHOD_FIXED, index, index,
                      adaptra_window_fixed (fixed_pages (e), b), last);
     else
-      issue_forward (e, s, ADAPTRA_METHOD_INITIAL, index, index,
+      issue_forward (e, v, s, ADAPTRA_METHOD_INITIAL, index, index,
                      adaptra_window_initial (req, b), last);
     return s;
   }
 
-  h = history_behind (e, index, b);
+  h = history_behind (e, v, index, b);
   if (h > EVIDENCE * req) {
-    if ((s = new_stream (e, client, last)) == NULL)
+    if ((s = new_stream (e, v, client, last)) == NULL)
       return NULL;
     if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
       w = adaptra_window_fixed (fixed_pages (e), b);
       method = ADAPTRA_METHOD_FIXED;
     }
     else
-      w = beyond (adaptra_window_context (index, h, b, &method), req);
-    issue_forward (e, s, method, index, index, w, last);
+      w = beyond (adaptra_window_context (index - v->first_page, h, b,
+                                          &method), req);
+    issue_forward (e, v, s, method, index, index, w, last);
     return s;
   }
 
-  h = history_above (e, last, b);
+  h = history_above (e, v, last, b);
   if (h > EVIDENCE * (last - first)) {
-    if ((s = new_stream (e, client, first)) == NULL)
+    if ((s = new_stream (e, v, client, first)) == NULL)
       return NULL;
     s->backward = true;
-    issue_backward (e, s, index, first,
+    issue_backward (e, v, s, index, first,
                     adaptra_window_backward (last - first, 0, b));
     return s;
   }
@@ -459,15 +487,16 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
 }
 
 uint32_t
-adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
-                        uint64_t last, uint64_t index)
+adaptra_readahead_miss (struct adaptra_engine *e,
+                        const struct adaptra_volume *v, int client,
+                        uint64_t first, uint64_t last, uint64_t index)
 {
   struct adaptra_window_bounds b;
   struct adaptra_stream *s, *near;
   struct adaptra_window w;
   unsigned method;
 
-  if (index > 0)
+  if (index > v->first_page)
     adaptra_stat_add (&e->stats.cache_miss, 1);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
     return 0;
@@ -475,20 +504,20 @@ adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
   if (b.max == 0)
     return 0;                   /* memory tight: demand only */
 
-  s = stream_of_miss (e, first, index, last, &near);
+  s = stream_of_miss (e, v, first, index, last, &near);
   if (!s && near &&
       (near->backward
-       ? history_above (e, last, &b) > EVIDENCE * (last - first)
-       : history_behind (e, index, &b) > EVIDENCE * (last - index)))
+       ? history_above (e, v, last, &b) > EVIDENCE * (last - first)
+       : history_behind (e, v, index, &b) > EVIDENCE * (last - index)))
     s = near;
   if (!s) {
-    s = start_stream (e, client, first, last, index, &b);
+    s = start_stream (e, v, client, first, last, index, &b);
     return s ? s->id : 0;
   }
   if (s->backward) {
     w = adaptra_window_backward (last - first,
                                  s->readahead_index - s->ra_index, &b);
-    issue_backward (e, s, index, first, w);
+    issue_backward (e, v, s, index, first, w);
     adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
     return s->id;
   }
@@ -509,16 +538,12 @@ adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
     return 0;
   }
   if (next_window (e, s, index, 0, &b, &w, &method))
-    issue_forward (e, s, method, index, index, beyond (w, last - index),
+    issue_forward (e, v, s, method, index, index, beyond (w, last - index),
                    last);
   adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
   return s->id;
 }
 
-/* Re-arm a look-ahead mark further on when the backend is congested,
- * so that the stream tries again shortly instead of losing its async
- * trigger.
- */
 /* Is the request [first, last) that hit s's mark from s's own reader?
  * The seed's test: more than half the pages from the previous mark to
  * this one were read since the window was issued (in any order, so
@@ -539,6 +564,10 @@ reader_of (const struct adaptra_stream *s, uint64_t first, uint64_t last,
   return (s->hits + (last - first)) * 2 > interval || last - first >= b->max;
 }
 
+/* Re-arm a look-ahead mark further on when the backend is congested,
+ * so that the stream tries again shortly instead of losing its async
+ * trigger.
+ */
 static void
 rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
        uint64_t index, uint64_t la_old)
@@ -554,8 +583,9 @@ rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
 }
 
 void
-adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
-                        uint64_t last, uint32_t f)
+adaptra_readahead_mark (struct adaptra_engine *e,
+                        const struct adaptra_volume *v, int client,
+                        uint64_t first, uint64_t last, uint32_t f)
 {
   const struct adaptra_page *page = &e->pool.pages[f];
   uint64_t index = page->page_no;
@@ -579,17 +609,19 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
      * is not the stream's (a random read into a window that a finished
      * scan left behind), and starts nothing.
      */
-    uint64_t ahead = adaptra_pool_run_from (&e->pool, index, b.max, false);
-    uint64_t h = adaptra_pool_history (&e->pool, index,
-                                       HISTORY_WINDOWS * b.max, true);
+    uint64_t room = v->end_page - index;
+    uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
+                                            b.max < room ? b.max : room,
+                                            false);
+    uint64_t h = history_behind (e, v, index, &b);
 
     if (h <= EVIDENCE * (last - first) || ahead >= b.max
-        || (s = new_stream (e, client, last)) == NULL)
+        || (s = new_stream (e, v, client, last)) == NULL)
       return;
-    w = adaptra_window_context (index, h, &b, &method);
+    w = adaptra_window_context (index - v->first_page, h, &b, &method);
     w.ra = w.ra > ahead ? w.ra - ahead : 0;
     w.la = w.la < w.ra ? w.la : w.ra;
-    issue_forward (e, s, method, index, index + ahead, w, index + ahead);
+    issue_forward (e, v, s, method, index, index + ahead, w, index + ahead);
     return;
   }
 
@@ -599,7 +631,7 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
     if (adaptra_prefetch_congested (e))
       adaptra_stat_add (&e->stats.io_congestion, 1);
     else
-      issue_backward (e, s, index, s->ra_index,
+      issue_backward (e, v, s, index, s->ra_index,
                       adaptra_window_backward (last - first,
                                                s->readahead_index -
                                                s->ra_index, &b));
@@ -620,7 +652,7 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
     rearm (e, s, index, la_old);
   }
   else if (next_window (e, s, index, la_old, &b, &w, &method))
-    issue_forward (e, s, method, index, s->readahead_index, w,
+    issue_forward (e, v, s, method, index, s->readahead_index, w,
                    s->readahead_index);
   adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
 }

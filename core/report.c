@@ -197,21 +197,56 @@ adaptra_report_prometheus (const struct adaptra_stats *s,
   return out->overflow ? -1 : 0;
 }
 
+const char *
+adaptra_report_export_name (const char *name)
+{
+  return name[0] ? name : "(default)";
+}
+
+int
+adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
+                        struct adaptra_strbuf *out)
+{
+  size_t i;
+
+  adaptra_strbuf_printf (out,
+                         "%-6s %-24s %-10s %14s %7s %8s %10s %14s %14s %12s\n",
+                         "id", "export", "share", "size", "clients",
+                         "contexts", "pages", "client_bytes", "backend_bytes",
+                         "ra_hits");
+  for (i = 0; i < n; i++)
+    adaptra_strbuf_printf (out,
+                           "%-6d %-24s %-10s %14" PRIu64 " %7u %8u %10"
+                           PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64
+                           "\n",
+                           rows[i].id,
+                           adaptra_report_export_name (rows[i].name),
+                           rows[i].flags & ADAPTRA_VOLUME_PER_CONNECTION
+                           ? "connection" : "export",
+                           rows[i].size, rows[i].clients, rows[i].contexts,
+                           rows[i].pages, rows[i].client_bytes,
+                           rows[i].backend_bytes, rows[i].readahead_hits);
+  return out->overflow ? -1 : 0;
+}
+
 int
 adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
                         struct adaptra_strbuf *out)
 {
   size_t i;
 
-  adaptra_strbuf_printf (out, "%-6s %-24s %10s %14s %12s %14s %8s %8s\n",
-                         "id", "client", "requests", "bytes", "ra_hits",
-                         "backend_bytes", "started", "streams");
+  adaptra_strbuf_printf (out,
+                         "%-6s %-24s %-16s %10s %14s %12s %14s %8s %8s\n",
+                         "id", "client", "export", "requests", "bytes",
+                         "ra_hits", "backend_bytes", "started", "streams");
   for (i = 0; i < n; i++)
     adaptra_strbuf_printf (out,
-                           "%-6d %-24s %10" PRIu64 " %14" PRIu64 " %12"
+                           "%-6d %-24s %-16s %10" PRIu64 " %14" PRIu64 " %12"
                            PRIu64 " %14" PRIu64 " %8" PRIu64 " %8" PRIu64
                            "\n",
-                           rows[i].id, rows[i].name, rows[i].requests,
+                           rows[i].id, rows[i].name,
+                           adaptra_report_export_name (rows[i].volume_name),
+                           rows[i].requests,
                            rows[i].bytes, rows[i].readahead_hits,
                            rows[i].backend_bytes, rows[i].streams_started,
                            rows[i].streams_active);

@@ -9,16 +9,18 @@
  * prefetch workers are shared by every connection, because one
  * client's scan often spans several connections and several clients
  * read the same image.  The engine starts in .after_fork, once nbdkit
- * has daemonised, with one backend context per prefetch worker opened
- * on the default export; it stops in .cleanup.
+ * has daemonised, and stops in .cleanup.
  *
- * Reads of the default export go through the engine.  Writes, zeroes
- * and trims go straight to the plugin and then invalidate the pool
- * (write-through), from any export.  A client's NBD_CMD_CACHE becomes
- * a bounded prefetch into the pool.  Everything else (flush, extents,
- * block_size, the can_* negotiation) is nbdkit's default: forwarded to
- * the plugin.  Connections to another export name, or seeing another
- * size than the workers' context, pass straight through.
+ * Each connection reads one engine volume (exports.c): its export's,
+ * shared by the connections of that export name, or, where the
+ * plugin's connections may see different bytes (adaptra-share), one
+ * of its own.  It attaches in .prepare and detaches in .finalize, the
+ * span in which its context may be used.  Reads go through the
+ * engine.  Writes, zeroes and trims go straight to the plugin and then
+ * invalidate the volume's copy (write-through).  A client's
+ * NBD_CMD_CACHE becomes a bounded prefetch into the pool.  Everything
+ * else (flush, extents, block_size, the can_* negotiation) is nbdkit's
+ * default: forwarded to the plugin.
  */
 
 #include <config.h>
@@ -43,6 +45,7 @@
 
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
+#include "exports.h"
 #include "params.h"
 #include "server.h"
 
@@ -56,21 +59,26 @@ static struct adaptra_config config;
 static char *stats_path;
 static unsigned stats_mode = 0600;
 
-/* Set in .get_ready: false when the plugin serialises all requests, so
- * no background thread may call it.
+/* adaptra-share: whose bytes a pool page holds. */
+static enum exports_share share = SHARE_AUTO;
+
+/* Set in .get_ready from the final thread model.  background_io: no
+ * background thread may call the plugin when it serialises all
+ * requests.  parallel_handles: a worker may use a connection's own
+ * context while the connection does.
  */
 static bool background_io = true;
+static bool parallel_handles = true;
 
-/* The engine and the workers' backend contexts, from .after_fork to
- * .cleanup.
- */
+/* The engine, from .after_fork to .cleanup. */
 static struct adaptra_engine *engine;
-static nbdkit_next **worker_next;
 static unsigned nworkers;
 
 struct adaptra_handle {
+  const char *exportname;       /* interned: lives as long as the filter */
+  int volume;                   /* engine volume, -1 if none */
   int client;                   /* engine client id, -1 if none */
-  bool engaged;                 /* reads go through the engine */
+  bool background;              /* the volume's read-ahead runs in workers */
 };
 
 static void
@@ -101,6 +109,14 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     /* After the fork nbdkit runs in "/": resolve the path now. */
     stats_path = nbdkit_absolute_path (value);
     return stats_path ? 0 : -1;
+  }
+  if (strcmp (key, "adaptra-share") == 0) {
+    if (exports_share_parse (value, &share) == -1) {
+      nbdkit_error ("adaptra-share=%s is not auto, export or connection",
+                    value);
+      return -1;
+    }
+    return 0;
   }
   if (strcmp (key, "adaptra-stats-mode") == 0) {
     char *end;
@@ -151,6 +167,10 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
 
 #define adaptra_config_help \
   params_config_help \
+  "adaptra-share=auto|export|connection\n" \
+  "                         Whose bytes a pool page holds (default auto:\n" \
+  "                         the export's if the plugin offers multi-conn,\n" \
+  "                         else the connection's).\n" \
   "adaptra-stats=PATH       Serve statistics and control on this unix\n" \
   "                         socket (see adaptra-stat(1)).\n" \
   "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n"
@@ -162,6 +182,7 @@ adaptra_get_ready (int thread_model)
    * safe when the plugin accepts concurrent requests on distinct
    * handles (each worker has its own).
    */
+  parallel_handles = thread_model >= NBDKIT_THREAD_MODEL_PARALLEL;
   if (thread_model <= NBDKIT_THREAD_MODEL_SERIALIZE_ALL_REQUESTS) {
     background_io = false;
     nbdkit_debug ("adaptra: the plugin serialises all requests: "
@@ -204,36 +225,6 @@ trace_line (void *opaque, const char *line)
   server_trace (line);
 }
 
-/* Open and prepare one backend context for a prefetch worker. */
-static nbdkit_next *
-open_worker_context (nbdkit_backend *backend)
-{
-  nbdkit_next *next = nbdkit_next_context_open (backend, 1, "", 1);
-
-  if (next == NULL)
-    return NULL;
-  if (next->prepare (next) == -1 || next->get_size (next) == -1) {
-    next->finalize (next);
-    nbdkit_next_context_close (next);
-    return NULL;
-  }
-  return next;
-}
-
-static void
-close_worker_contexts (void)
-{
-  unsigned i;
-
-  for (i = 0; i < nworkers; i++) {
-    worker_next[i]->finalize (worker_next[i]);
-    nbdkit_next_context_close (worker_next[i]);
-  }
-  free (worker_next);
-  worker_next = NULL;
-  nworkers = 0;
-}
-
 /* The control socket's view of the engine. */
 static void
 control_snapshot (void *opaque, struct adaptra_stats *s)
@@ -273,11 +264,18 @@ control_set (void *opaque, const char *name, const char *value,
   return params_set_runtime (engine, name, value, why, len);
 }
 
+static size_t
+control_volumes (void *opaque, struct adaptra_volume_row *rows, size_t max)
+{
+  return adaptra_volumes_snapshot (engine, rows, max);
+}
+
 static const struct adaptra_control_ops control_ops = {
   .snapshot = control_snapshot,
   .reset = control_reset,
   .streams = control_streams,
   .clients = control_clients,
+  .volumes = control_volumes,
   .get = control_get,
   .set = control_set,
 };
@@ -295,52 +293,22 @@ adaptra_after_fork (nbdkit_backend *backend)
     .pread = backend_pread,
   };
   static const struct adaptra_clock clock = { .now_ns = monotonic_ns };
-  nbdkit_next *probe;
-  int64_t size;
-  unsigned i;
   int err;
 
-  /* The export size comes from a context of our own: no client may be
-   * connected yet.
+  /* No plugin context is opened here: the exports' contexts open with
+   * their first connection (exports.c), when the export name is known.
    */
-  probe = open_worker_context (backend);
-  if (probe == NULL)
-    return -1;
-  size = probe->get_size (probe);
   nworkers = background_io ? config.workers : 0;
-  worker_next = calloc (nworkers ? nworkers : 1, sizeof *worker_next);
-  if (worker_next == NULL) {
-    nbdkit_error ("calloc: %m");
-    return -1;
-  }
-  /* Each worker has a context of its own, so that plugins which
-   * serialise requests per handle (curl, ssh) still run one request
-   * per worker at once.
-   */
-  for (i = 0; i < nworkers; i++) {
-    worker_next[i] = i == 0 ? probe : open_worker_context (backend);
-    if (worker_next[i] == NULL) {
-      nworkers = i;
-      close_worker_contexts ();
-      return -1;
-    }
-  }
-  if (nworkers == 0) {
-    probe->finalize (probe);
-    nbdkit_next_context_close (probe);
-  }
-
-  config.export_size = size;
   config.trace = trace_line;
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
   if (engine == NULL) {
     nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
                   PRIu64 ": %m", config.pool_bytes);
-    close_worker_contexts ();
     return -1;
   }
+  exports_init (engine, backend, nworkers);
   if (nworkers > 0) {
-    err = adaptra_workers_start (engine, nworkers, (void **) worker_next);
+    err = adaptra_workers_start (engine, nworkers);
     if (err) {
       errno = err;
       nbdkit_error ("adaptra: cannot start %u prefetch workers: %m",
@@ -348,8 +316,8 @@ adaptra_after_fork (nbdkit_backend *backend)
       return -1;
     }
   }
-  nbdkit_debug ("adaptra: export %" PRIi64 " bytes, pool %" PRIu64
-                " bytes, %u workers", size, config.pool_bytes, nworkers);
+  nbdkit_debug ("adaptra: pool %" PRIu64 " bytes, %u workers, share=%s",
+                config.pool_bytes, nworkers, exports_share_name (share));
   return server_start (serve_control_line);
 }
 
@@ -359,10 +327,10 @@ adaptra_cleanup (nbdkit_backend *backend)
   server_stop ();
   if (engine) {
     adaptra_workers_stop (engine);
+    exports_fini ();
     adaptra_engine_free (engine);
     engine = NULL;
   }
-  close_worker_contexts ();
 }
 
 /* A name for the peer of the current connection: "unix:pid=N",
@@ -402,7 +370,6 @@ adaptra_open (nbdkit_next_open *next, nbdkit_context *context,
               int readonly, const char *exportname, int is_tls)
 {
   struct adaptra_handle *h;
-  char peer[128];
 
   if (next (context, readonly, exportname) == -1)
     return NULL;
@@ -411,19 +378,32 @@ adaptra_open (nbdkit_next_open *next, nbdkit_context *context,
     nbdkit_error ("calloc: %m");
     return NULL;
   }
-  h->client = -1;
-  /* The workers prefetch from the default export only. */
-  if (engine == NULL || exportname[0] != '\0')
-    return h;
-  describe_peer (peer, sizeof peer);
-  h->client = adaptra_client_open (engine, peer);
-  if (h->client == -1) {
-    nbdkit_error ("adaptra: cannot register client %s: %m", peer);
+  h->volume = h->client = -1;
+  h->exportname = nbdkit_strdup_intern (exportname);
+  if (h->exportname == NULL) {
     free (h);
     return NULL;
   }
-  h->engaged = true;
   return h;
+}
+
+/* Whether the connection with next shares pages with the other
+ * connections of its export: set by adaptra-share, else by the
+ * plugin's multi-conn flag (its promise that all connections see the
+ * same data).  Returns 1 (per connection), 0 (shared) or -1.
+ */
+static int
+per_connection (nbdkit_next *next)
+{
+  int multi_conn;
+
+  switch (share) {
+  case SHARE_EXPORT: return 0;
+  case SHARE_CONNECTION: return 1;
+  case SHARE_AUTO: break;
+  }
+  multi_conn = next->can_multi_conn (next);
+  return multi_conn == -1 ? -1 : !multi_conn;
 }
 
 static int
@@ -431,42 +411,62 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
 {
   struct adaptra_handle *h = handle;
   int64_t size;
+  int own;
+  char peer[128];
 
-  if (!h->engaged)
+  if (engine == NULL)
     return 0;
-  size = next->get_size (next);
-  if (size == -1)
+  if ((size = next->get_size (next)) == -1 ||
+      (own = per_connection (next)) == -1)
     return -1;
-  /* A plugin may serve another size to a later connection (a file that
-   * grew): this connection then bypasses a pool sized for the old one.
-   */
-  if ((uint64_t) size != config.export_size) {
-    nbdkit_debug ("adaptra: connection sees size %" PRIi64 ", engine has %"
-                  PRIu64 ": passing it through", size, config.export_size);
-    h->engaged = false;
+  h->volume = exports_attach (h, next, h->exportname, size, own,
+                              share == SHARE_AUTO, parallel_handles,
+                              &h->background);
+  if (h->volume == -1)
+    return 0;                   /* logged: passes through */
+  describe_peer (peer, sizeof peer);
+  h->client = adaptra_client_open (engine, h->volume, peer);
+  if (h->client == -1) {
+    nbdkit_error ("adaptra: cannot register client %s: %m", peer);
+    exports_detach (h, h->volume);
+    h->volume = -1;
+    return -1;
   }
+  nbdkit_debug ("adaptra: client %d (%s) reads export \"%s\" as volume %d "
+                "(%s)", h->client, peer, h->exportname, h->volume,
+                own ? "its own" : "shared");
+  return 0;
+}
+
+static int
+adaptra_finalize (nbdkit_next *next, void *handle)
+{
+  struct adaptra_handle *h = handle;
+
+  if (h->client >= 0)
+    adaptra_client_close (engine, h->client);
+  if (h->volume >= 0)
+    exports_detach (h, h->volume);
+  h->client = h->volume = -1;
   return 0;
 }
 
 static void
 adaptra_close (void *handle)
 {
-  struct adaptra_handle *h = handle;
-
-  if (h->client >= 0)
-    adaptra_client_close (engine, h->client);
-  free (h);
+  free (handle);
 }
 
-/* Without workers, queued read-ahead runs in the reader's thread, with
- * its context, before the reply: otherwise it would run only when a
- * later read needed its pages, holding them unevictable meanwhile.
+/* Without workers for its volume, queued read-ahead runs in the
+ * reader's thread, with its context, before the reply: otherwise it
+ * would run only when a later read needed its pages, holding them
+ * unevictable meanwhile.
  */
 static void
-run_queued_prefetch (nbdkit_next *next)
+run_queued_prefetch (nbdkit_next *next, const struct adaptra_handle *h)
 {
-  if (nworkers == 0)
-    while (adaptra_prefetch_run_one (engine, next))
+  if (!h->background)
+    while (adaptra_prefetch_run_one (engine, h->volume, next))
       ;
 }
 
@@ -478,10 +478,10 @@ adaptra_pread (nbdkit_next *next, void *handle,
   struct adaptra_handle *h = handle;
   int r;
 
-  if (!h->engaged)
+  if (h->client < 0)
     return next->pread (next, buf, count, offset, flags, err);
   r = adaptra_read (engine, h->client, next, buf, count, offset);
-  run_queued_prefetch (next);
+  run_queued_prefetch (next, h);
   if (r) {
     *err = r;
     nbdkit_error ("adaptra: pread of %" PRIu32 " bytes at %" PRIu64 ": %s",
@@ -492,13 +492,16 @@ adaptra_pread (nbdkit_next *next, void *handle,
 }
 
 /* After a write, zero or trim, whether or not it succeeded (a failed
- * write may have changed part of the range), drop the pool's copy.
+ * write may have changed part of the range), drop the volume's copy.
+ * A connection that passes through has no volume, and the engine
+ * holds no page of its export.
  */
 static int
-invalidate_after (int r, uint32_t count, uint64_t offset)
+invalidate_after (const struct adaptra_handle *h, int r, uint32_t count,
+                  uint64_t offset)
 {
-  if (engine)
-    adaptra_invalidate (engine, offset, count);
+  if (h->volume >= 0)
+    adaptra_invalidate (engine, h->volume, offset, count);
   return r;
 }
 
@@ -507,7 +510,8 @@ adaptra_pwrite (nbdkit_next *next, void *handle,
                 const void *buf, uint32_t count, uint64_t offset,
                 uint32_t flags, int *err)
 {
-  return invalidate_after (next->pwrite (next, buf, count, offset, flags, err),
+  return invalidate_after (handle,
+                           next->pwrite (next, buf, count, offset, flags, err),
                            count, offset);
 }
 
@@ -515,7 +519,8 @@ static int
 adaptra_zero (nbdkit_next *next, void *handle,
               uint32_t count, uint64_t offset, uint32_t flags, int *err)
 {
-  return invalidate_after (next->zero (next, count, offset, flags, err),
+  return invalidate_after (handle,
+                           next->zero (next, count, offset, flags, err),
                            count, offset);
 }
 
@@ -523,7 +528,8 @@ static int
 adaptra_trim (nbdkit_next *next, void *handle,
               uint32_t count, uint64_t offset, uint32_t flags, int *err)
 {
-  return invalidate_after (next->trim (next, count, offset, flags, err),
+  return invalidate_after (handle,
+                           next->trim (next, count, offset, flags, err),
                            count, offset);
 }
 
@@ -540,9 +546,9 @@ adaptra_cache (nbdkit_next *next, void *handle,
 {
   struct adaptra_handle *h = handle;
 
-  if (h->engaged) {
+  if (h->client >= 0) {
     adaptra_cache_hint (engine, h->client, offset, count);
-    run_queued_prefetch (next);
+    run_queued_prefetch (next, h);
   }
   return 0;
 }
@@ -560,6 +566,7 @@ static struct nbdkit_filter filter = {
   .cleanup           = adaptra_cleanup,
   .open              = adaptra_open,
   .prepare           = adaptra_prepare,
+  .finalize          = adaptra_finalize,
   .close             = adaptra_close,
   .pread             = adaptra_pread,
   .pwrite            = adaptra_pwrite,

@@ -42,7 +42,6 @@ struct adaptra_config {
                                    window */
   uint32_t streams;             /* adaptra-streams: stream table size */
   unsigned workers;             /* adaptra-workers: prefetch threads */
-  uint64_t export_size;         /* bytes the backend serves */
   /* Optional: one line per read-ahead decision (the seed's traces).
    * Called with the engine lock held: it must not call the engine.
    */
@@ -51,7 +50,7 @@ struct adaptra_config {
 };
 
 /* Fill in the defaults: pool 256M, page 4K, min 16K, max auto, ratio
- * 50, adaptive, fixed 128K, 1024 streams, 4 workers, size 0, no trace.
+ * 50, adaptive, fixed 128K, 1024 streams, 4 workers, no trace.
  */
 extern void adaptra_config_defaults (struct adaptra_config *cfg);
 

@@ -14,6 +14,8 @@
  *   metrics             Prometheus text exposition
  *   streams             one row per live stream
  *   clients             one row per connected client
+ *   exports             one row per volume: an export, or one
+ *                       connection's own view of one
  *   get [NAME]          a parameter's value, or all of them
  *   set NAME VALUE      change a tunable: ratio, min, max, mode
  *   reset               zero the counters
@@ -52,6 +54,9 @@
 /* Most clients the "clients", "streams" and "metrics" commands list. */
 #define ADAPTRA_CONTROL_MAX_CLIENTS 1024
 
+/* Most volumes the "exports" command lists. */
+#define ADAPTRA_CONTROL_MAX_VOLUMES 4096
+
 struct adaptra_control_ops {
   void *opaque;
   void (*snapshot) (void *opaque, struct adaptra_stats *s);
@@ -59,6 +64,8 @@ struct adaptra_control_ops {
   size_t (*streams) (void *opaque, struct adaptra_stream_row *rows,
                      size_t max);
   size_t (*clients) (void *opaque, struct adaptra_client_row *rows,
+                     size_t max);
+  size_t (*volumes) (void *opaque, struct adaptra_volume_row *rows,
                      size_t max);
   /* Append "NAME VALUE" lines (name NULL: every parameter); 0 or -1
    * with why.

@@ -46,26 +46,77 @@ extern struct adaptra_engine *adaptra_engine_new (
 /* Stop the workers (if running) and free everything. */
 extern void adaptra_engine_free (struct adaptra_engine *e);
 
-/* The export size changed (or is first known): drop every page and
- * every queued prefetch.  A prefetch already running still reads
- * within the old size, so shrink the export only when no worker
- * reads.
+/* Volumes.  A volume is one set of bytes that clients read: an
+ * export as every connection to it sees it, or one connection's own
+ * view where connections of an export may see different data (a
+ * per-connection scratch disk).  Every page, stream and job belongs to
+ * one volume, and a page is only ever served to clients of the volume
+ * it was read for.  All volumes share the pool and its aging order.
+ *
+ * Volume i owns bytes [i << ADAPTRA_VOLUME_SHIFT, (i + 1) <<
+ * ADAPTRA_VOLUME_SHIFT) of one 64-bit byte space, so the pool and the
+ * stream table index pages of all volumes without knowing of them.
+ * That bounds a volume to ADAPTRA_VOLUME_SIZE_MAX (1 PiB) and their
+ * number to ADAPTRA_VOLUMES_MAX (16383) at once.
  */
-extern void adaptra_engine_set_size (struct adaptra_engine *e,
-                                     uint64_t export_size);
+#define ADAPTRA_VOLUME_SHIFT 50
+#define ADAPTRA_VOLUME_SIZE_MAX (UINT64_C (1) << ADAPTRA_VOLUME_SHIFT)
+#define ADAPTRA_VOLUMES_MAX ((1u << (64 - ADAPTRA_VOLUME_SHIFT)) - 1)
 
-/* Register a client (a connection; name is its peer, for the rows).
- * Returns a client id >= 0 for the calls below, or -1 (ENOMEM).
+/* Flags of a volume. */
+enum adaptra_volume_flag {
+  /* One connection's view (only reported: the caller decides). */
+  ADAPTRA_VOLUME_PER_CONNECTION = 1 << 0,
+  /* Its bytes may be another volume's under another name (a plugin
+   * that ignores export names, or whose connections share data that
+   * they do not promise to share): a write to any volume of the same
+   * size also drops the written range from this one.
+   */
+  ADAPTRA_VOLUME_MAY_ALIAS = 1 << 1,
+};
+
+/* Open a volume of size bytes with flags (enum adaptra_volume_flag);
+ * name (the export name, for the rows) is copied, truncated to 63
+ * bytes.  Returns a volume id >= 0, or -1 with errno: EFBIG (size
+ * over ADAPTRA_VOLUME_SIZE_MAX), ENOSPC (ADAPTRA_VOLUMES_MAX open),
+ * ENOMEM.  Its prefetch runs only in its readers' threads until
+ * adaptra_volume_set_contexts.
  */
-extern int adaptra_client_open (struct adaptra_engine *e, const char *name);
+extern int adaptra_volume_open (struct adaptra_engine *e, const char *name,
+                                uint64_t size, unsigned flags);
+
+/* From now on the workers read the volume's prefetch jobs with these
+ * n backend contexts (worker i with ctxs[i % n]; ctxs is copied).
+ * n == 0: only its readers run its jobs (adaptra_prefetch_run_one),
+ * and the jobs queued now are dropped.  Returns once no job of the
+ * volume runs with an earlier context, which the caller may then
+ * close.  Returns 0, or ENOMEM.
+ */
+extern int adaptra_volume_set_contexts (struct adaptra_engine *e, int volume,
+                                        unsigned n, void **ctxs);
+
+/* Close the volume: drop its pages (in-flight ones are discarded when
+ * their read ends), its queued jobs and its streams, wait for its
+ * running jobs, and free the id for reuse.  Its clients must be
+ * closed.
+ */
+extern void adaptra_volume_close (struct adaptra_engine *e, int volume);
+
+/* Register a client (a connection reading volume; name is its peer,
+ * for the rows).  Returns a client id >= 0 for the calls below, or -1
+ * (ENOMEM, or EINVAL for a volume that is not open).
+ */
+extern int adaptra_client_open (struct adaptra_engine *e, int volume,
+                                const char *name);
 
 /* The connection closed.  Its streams live on (other connections of
  * the same client may continue them) and are reaped when idle.
  */
 extern void adaptra_client_close (struct adaptra_engine *e, int client);
 
-/* Read count bytes at offset: from the pool where present, waiting
- * for pages in flight, from the backend with ctx otherwise; and make
+/* Read count bytes at offset of the client's volume: from the pool
+ * where present, waiting for pages in flight, from the backend with
+ * ctx (a context that sees the volume's bytes) otherwise; and make
  * the request's one read-ahead decision.  count > 0 and the range lies
  * inside the export.  Returns 0, or the errno of this client's own
  * failed backend read (a failed prefetch never fails a read: its
@@ -75,38 +126,42 @@ extern void adaptra_client_close (struct adaptra_engine *e, int client);
 extern int adaptra_read (struct adaptra_engine *e, int client, void *ctx,
                          void *buf, uint32_t count, uint64_t offset);
 
-/* A write, zero or trim of [offset, offset + count) reached the
- * backend (or failed there): drop the pool's pages overlapping it.
+/* A write, zero or trim of [offset, offset + count) of volume reached
+ * the backend (or failed there): drop the volume's pages overlapping
+ * it, and those of every ADAPTRA_VOLUME_MAY_ALIAS volume of the same
+ * size.  Other volumes' pages are other bytes and stay.
  * Pages still in flight are discarded when their read completes, so
  * no byte read before the write is served after this returns.
  */
-extern void adaptra_invalidate (struct adaptra_engine *e, uint64_t offset,
-                                uint64_t count);
+extern void adaptra_invalidate (struct adaptra_engine *e, int volume,
+                                uint64_t offset, uint64_t count);
 
-/* NBD_CMD_CACHE: queue a prefetch of the range, clamped to the export
+/* NBD_CMD_CACHE: queue a prefetch of the range of the client's
+ * volume, clamped to the volume
  * and to what the pool can spare; skipped when the backend is
  * congested.  Never blocks on the backend.
  */
 extern void adaptra_cache_hint (struct adaptra_engine *e, int client,
                                 uint64_t offset, uint64_t count);
 
-/* Start n prefetch threads, thread i calling pread with ctxs[i]
- * (ctxs is copied).  Returns 0, or an errno (workers already running,
- * thread creation failed: none are left running).
+/* Start n prefetch threads; each reads the jobs of the volumes that
+ * have contexts (adaptra_volume_set_contexts).  Returns 0, or an errno
+ * (workers already running, thread creation failed: none are left
+ * running).
  */
-extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n,
-                                  void **ctxs);
+extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n);
 
 /* Stop and join the workers.  Jobs not yet started are dropped: their
  * pages are freed and readers waiting for them read them themselves.
  */
 extern void adaptra_workers_stop (struct adaptra_engine *e);
 
-/* Run the oldest queued prefetch job in the caller's thread with ctx.
- * Returns false when the queue is empty.  (For deterministic tests;
- * readers also use it to run a job they are waiting for.)
+/* Run the oldest queued prefetch job of volume in the caller's thread
+ * with ctx.  Returns false when the volume has none queued.  (Readers
+ * of a volume without contexts run its read-ahead so; tests too.)
  */
-extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, void *ctx);
+extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, int volume,
+                                      void *ctx);
 
 /* Counters and gauges now. */
 extern void adaptra_stats_snapshot (struct adaptra_engine *e,
@@ -119,6 +174,8 @@ extern void adaptra_stats_reset (struct adaptra_engine *e);
 struct adaptra_stream_row {
   uint32_t id;
   int client;                   /* client that started it */
+  int volume;                   /* volume it reads */
+  char volume_name[64];
   unsigned method;              /* enum adaptra_method of its window */
   bool backward;
   uint64_t position;            /* where it is expected to read next */
@@ -139,6 +196,8 @@ extern size_t adaptra_streams_snapshot (struct adaptra_engine *e,
 struct adaptra_client_row {
   int id;
   char name[64];
+  int volume;                   /* volume it reads */
+  char volume_name[64];
   uint64_t requests;            /* reads */
   uint64_t bytes;               /* bytes read */
   uint64_t readahead_hits;      /* pages served that read-ahead brought */
@@ -150,6 +209,28 @@ struct adaptra_client_row {
 /* Fill up to max rows, one per open client; returns the number filled. */
 extern size_t adaptra_clients_snapshot (struct adaptra_engine *e,
                                         struct adaptra_client_row *rows,
+                                        size_t max);
+
+/* One volume, for the "exports" command. */
+struct adaptra_volume_row {
+  int id;
+  char name[64];                /* export name */
+  unsigned flags;               /* enum adaptra_volume_flag */
+  uint64_t size;                /* bytes */
+  unsigned clients;             /* open clients */
+  unsigned contexts;            /* background contexts: 0 = readers
+                                   run its prefetch */
+  uint64_t pages;               /* pool pages it holds (any state) */
+  uint64_t client_bytes;        /* bytes its clients read */
+  uint64_t backend_bytes;       /* bytes read from the backend for it */
+  uint64_t readahead_hits;      /* its read-ahead pages read */
+};
+
+/* Fill up to max rows, one per open volume; returns the number filled.
+ * Counts the pool's pages: O(pool pages).
+ */
+extern size_t adaptra_volumes_snapshot (struct adaptra_engine *e,
+                                        struct adaptra_volume_row *rows,
                                         size_t max);
 
 /* Run-time tunables.  Each validates the changed configuration with

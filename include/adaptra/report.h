@@ -56,6 +56,16 @@ extern int adaptra_report_json (const struct adaptra_stats *s,
 extern int adaptra_report_prometheus (const struct adaptra_stats *s,
                                       struct adaptra_strbuf *out);
 
+/* An export name for a table column: "(default)" for "". */
+extern const char *adaptra_report_export_name (const char *name);
+
+/* Append the n volumes of rows as a table, one line each: the export,
+ * whose bytes (export: every connection of it; connection: one
+ * connection's own), its size and pool pages.
+ */
+extern int adaptra_report_volumes (const struct adaptra_volume_row *rows,
+                                   size_t n, struct adaptra_strbuf *out);
+
 /* Append the n clients of rows as a table, one line each. */
 extern int adaptra_report_clients (const struct adaptra_client_row *rows,
                                    size_t n, struct adaptra_strbuf *out);

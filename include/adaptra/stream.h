@@ -33,6 +33,7 @@
 struct adaptra_stream {
   uint32_t id;                  /* (sequence << 16) | slot; 0 when free */
   int client;                   /* client that started it */
+  int volume;                   /* volume it reads (set by its user) */
   uint8_t method;               /* method of the current window */
   bool backward;                /* descending offsets */
   /* The current window is [ra_index, readahead_index); its mark is at

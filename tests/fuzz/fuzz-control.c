@@ -71,6 +71,21 @@ fake_clients (void *opaque, struct adaptra_client_row *rows, size_t max)
   return i;
 }
 
+static size_t
+fake_volumes (void *opaque, struct adaptra_volume_row *rows, size_t max)
+{
+  size_t i;
+
+  (void) opaque;
+  for (i = 0; i < 3 && i < max; i++) {
+    rows[i] = (struct adaptra_volume_row) {
+      .id = i, .flags = i, .size = 1 << 20, .pages = i,
+    };
+    snprintf (rows[i].name, sizeof rows[i].name, "vm%zu.img", i);
+  }
+  return i;
+}
+
 static int
 fake_get (void *opaque, const char *name, struct adaptra_strbuf *out,
           char *why, size_t len)
@@ -112,6 +127,7 @@ static const struct adaptra_control_ops ops = {
   .reset = fake_reset,
   .streams = fake_streams,
   .clients = fake_clients,
+  .volumes = fake_volumes,
   .get = fake_get,
   .set = fake_set,
 };
@@ -123,7 +139,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   enum adaptra_control_next next;
 
   adaptra_config_defaults (&config);
-  config.export_size = 1 << 30;
   next = adaptra_control_execute (&ops, (const char *) data, size, &out);
 
   if (out.len < 2 || out.data[out.len - 1] != '\n'

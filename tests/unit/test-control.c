@@ -45,7 +45,8 @@ static size_t
 fake_streams (void *opaque, struct adaptra_stream_row *rows, size_t max)
 {
   rows[0] = (struct adaptra_stream_row) {
-    .id = 7, .client = 1, .method = ADAPTRA_METHOD_STATE,
+    .id = 7, .client = 1, .volume = 3, .volume_name = "vm1.img",
+    .method = ADAPTRA_METHOD_STATE,
     .position = 1048576, .window_offset = 1048576, .window_bytes = 262144,
     .lookahead_bytes = 32768, .idle_ns = 5000000,
   };
@@ -56,10 +57,25 @@ static size_t
 fake_clients (void *opaque, struct adaptra_client_row *rows, size_t max)
 {
   rows[0] = (struct adaptra_client_row) {
-    .id = 1, .name = "unix:pid=99", .requests = 12, .bytes = 49152,
+    .id = 1, .name = "unix:pid=99", .volume_name = "vm1.img",
+    .requests = 12, .bytes = 49152,
   };
   rows[1] = (struct adaptra_client_row) {
     .id = 2, .name = "odd\"name", .requests = 3,
+  };
+  return 2;
+}
+
+static size_t
+fake_volumes (void *opaque, struct adaptra_volume_row *rows, size_t max)
+{
+  rows[0] = (struct adaptra_volume_row) {
+    .id = 0, .name = "", .size = 1048576, .clients = 2, .pages = 17,
+  };
+  rows[1] = (struct adaptra_volume_row) {
+    .id = 3, .name = "vm1.img", .flags = ADAPTRA_VOLUME_PER_CONNECTION,
+    .size = 4194304, .clients = 1, .contexts = 4, .pages = 99,
+    .client_bytes = 8192,
   };
   return 2;
 }
@@ -96,6 +112,7 @@ static const struct adaptra_control_ops ops = {
   .reset = fake_reset,
   .streams = fake_streams,
   .clients = fake_clients,
+  .volumes = fake_volumes,
   .get = fake_get,
   .set = fake_set,
 };
@@ -150,6 +167,7 @@ streams_lists_rows_with_client_names (void **state)
   const char *r = run_str ("streams");
 
   assert_non_null (strstr (r, "unix:pid=99"));
+  assert_non_null (strstr (r, " vm1.img "));
   assert_non_null (strstr (r, "state"));
   assert_non_null (strstr (r, " 1048576 "));
   assert_non_null (strstr (r, " 262144 "));
@@ -161,6 +179,8 @@ clients_table_and_metrics_labels (void **state)
   const char *r = run_str ("clients");
 
   assert_non_null (strstr (r, "unix:pid=99"));
+  assert_non_null (strstr (r, " vm1.img "));
+  assert_non_null (strstr (r, " (default) "));   /* the second's "" */
   assert_non_null (strstr (r, " 49152 "));
   r = run_str ("metrics");
   assert_non_null (strstr (r, "# TYPE adaptra_client_requests_total counter\n"
@@ -168,6 +188,19 @@ clients_table_and_metrics_labels (void **state)
                            ",id=\"1\"} 12\n"));
   /* Label values are escaped. */
   assert_non_null (strstr (r, "{client=\"odd\\\"name\",id=\"2\"} 3\n"));
+}
+
+static void
+exports_table_names_share_and_pages (void **state)
+{
+  const char *r = run_str ("exports");
+
+  assert_non_null (strstr (r, "\n0      (default)                export    "
+                           "        1048576       2        0         17 "));
+  assert_non_null (strstr (r, "\n3      vm1.img                  "
+                           "connection        4194304       1        4 "
+                           "        99           8192 "));
+  assert_non_null (strstr (run_str ("help"), "exports "));
 }
 
 static void
@@ -259,6 +292,7 @@ main (void)
     cmocka_unit_test_setup (words_may_be_separated_by_runs_of_blanks, setup),
     cmocka_unit_test_setup (streams_lists_rows_with_client_names, setup),
     cmocka_unit_test_setup (clients_table_and_metrics_labels, setup),
+    cmocka_unit_test_setup (exports_table_names_share_and_pages, setup),
     cmocka_unit_test_setup (set_passes_name_and_value_and_reports_errors,
                             setup),
     cmocka_unit_test_setup (get_one_or_all_and_unknown, setup),

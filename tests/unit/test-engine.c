@@ -36,6 +36,12 @@ static unsigned char *disk;
 static unsigned calls;                  /* pread calls */
 static unsigned bad_requests;           /* count 0 or past the end */
 static int client_ctx, worker_ctx;      /* contexts are their addresses */
+/* A second disk, other bytes and another size, for a second volume:
+ * its contexts read it.
+ */
+#define DISK2 (8 * 1024 * 1024 + 7)
+static unsigned char *disk2;
+static int client2_ctx, worker2_ctx;
 static void *fail_ctx;                  /* fail reads with this ctx */
 static void (*during_read) (uint64_t offset, uint32_t count);
 static bool gate;                       /* hold reads until released */
@@ -54,13 +60,17 @@ static struct traced traces[4096];
 static unsigned ntraces;
 
 static struct adaptra_engine *e;
-static int client;
+static int volume, client;
 
 static int
 fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
 {
+  bool second = ctx == &client2_ctx || ctx == &worker2_ctx;
+  const unsigned char *d = second ? disk2 : disk;
+  uint64_t size = second ? DISK2 : DISK;
+
   __atomic_fetch_add (&calls, 1, __ATOMIC_SEQ_CST);
-  if (count == 0 || offset > DISK || count > DISK - offset) {
+  if (count == 0 || offset > size || count > size - offset) {
     __atomic_fetch_add (&bad_requests, 1, __ATOMIC_SEQ_CST);
     return EINVAL;
   }
@@ -72,7 +82,7 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     return EIO;
   /* Like a real backend, a read and a write do not interleave. */
   pthread_mutex_lock (&disk_lock);
-  memcpy (buf, disk + offset, count);
+  memcpy (buf, d + offset, count);
   pthread_mutex_unlock (&disk_lock);
   if (during_read)
     during_read (offset, count);
@@ -106,7 +116,6 @@ base_config (struct adaptra_config *cfg)
   adaptra_config_defaults (cfg);
   cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
   cfg->max_bytes = 256 * 1024;          /* 64 pages */
-  cfg->export_size = DISK;
   cfg->workers = 0;
   cfg->trace = record_trace;
 }
@@ -119,7 +128,9 @@ start_engine (const struct adaptra_config *cfg)
 
   e = adaptra_engine_new (cfg, &backend, &clock);
   assert_non_null (e);
-  client = adaptra_client_open (e, "test");
+  volume = adaptra_volume_open (e, "", DISK, 0);
+  assert_true (volume >= 0);
+  client = adaptra_client_open (e, volume, "test");
   assert_true (client >= 0);
 }
 
@@ -183,7 +194,7 @@ drain (void)
 {
   unsigned n = 0;
 
-  while (adaptra_prefetch_run_one (e, &worker_ctx))
+  while (adaptra_prefetch_run_one (e, volume, &worker_ctx))
     n++;
   return n;
 }
@@ -645,7 +656,7 @@ write_during_read (uint64_t offset, uint32_t count)
   (void) count;
   during_read = NULL;
   memset (disk + 20 * PAGE + 5, 0xAB, 3 * PAGE);
-  adaptra_invalidate (e, 20 * PAGE + 5, 3 * PAGE);
+  adaptra_invalidate (e, volume, 20 * PAGE + 5, 3 * PAGE);
 }
 
 static void
@@ -672,7 +683,7 @@ test_invalidate_ready_pages (void **state)
   read_check (0, 64 * PAGE);
   drain ();
   memset (disk + 100, 0x5A, 2 * PAGE);
-  adaptra_invalidate (e, 100, 2 * PAGE);
+  adaptra_invalidate (e, volume, 100, 2 * PAGE);
   read_check (0, 64 * PAGE);
 }
 
@@ -837,16 +848,22 @@ test_size_and_clients (void **state)
   (void) state;
   read_check (0, 8 * PAGE);
   drain ();
-  /* A smaller export: every page goes, reads past the end fail. */
-  adaptra_engine_set_size (e, 64 * PAGE);
+  /* The export, reopened smaller: every page goes, reads past the end
+   * fail.
+   */
+  adaptra_client_close (e, client);
+  adaptra_volume_close (e, volume);
   assert_int_equal (stats ().pages_inactive, 0);
+  volume = adaptra_volume_open (e, "", 64 * PAGE, 0);
+  client = adaptra_client_open (e, volume, "test");
+  assert_true (client >= 0);
   assert_int_equal (adaptra_read (e, client, &client_ctx, buf, PAGE,
                                   64 * PAGE), EINVAL);
   read_check (60 * PAGE, 4 * PAGE);
   drain ();
   /* The table of clients grows; closed ones leave the rows. */
   for (i = 0; i < 20; i++) {
-    ids[i] = adaptra_client_open (e, "more");
+    ids[i] = adaptra_client_open (e, volume, "more");
     assert_true (ids[i] > 0);
   }
   assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 21);
@@ -928,8 +945,9 @@ test_workers (void **state)
   uint64_t off;
 
   (void) state;
-  assert_int_equal (adaptra_workers_start (e, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2, ctxs), EBUSY);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
+  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2), EBUSY);
   for (off = 0; off + 65536 <= DISK; off += 65536)
     read_check (off, 65536);
   adaptra_workers_stop (e);
@@ -972,7 +990,7 @@ stress_writer (void *arg)
     pthread_mutex_lock (&disk_lock);
     memset (disk + off, (int) i, 9000);
     pthread_mutex_unlock (&disk_lock);
-    adaptra_invalidate (e, off, 9000);
+    adaptra_invalidate (e, volume, off, 9000);
     /* Reading the written area races with nothing: check it. */
     if (adaptra_read (e, client, &client_ctx, buf, sizeof buf, off) != 0 ||
         memcmp (buf, disk + off, sizeof buf) != 0)
@@ -990,7 +1008,8 @@ test_concurrent_stress (void **state)
   unsigned i;
 
   (void) state;
-  assert_int_equal (adaptra_workers_start (e, 2, ctxs), 0);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
+  assert_int_equal (adaptra_workers_start (e, 2), 0);
   for (i = 0; i < 3; i++)
     pthread_create (&readers[i], NULL, stress_reader, (void *) (intptr_t) i);
   pthread_create (&writer, NULL, stress_writer, NULL);
@@ -1002,6 +1021,211 @@ test_concurrent_stress (void **state)
   assert_null (r);
   adaptra_workers_stop (e);
   read_check (0, 12 * 1024 * 1024);
+}
+
+
+/* A second volume on disk2, for the volume tests. */
+static int
+open_second (unsigned flags, uint64_t size, int *client2)
+{
+  int v = adaptra_volume_open (e, "second", size, flags);
+  uint64_t i;
+
+  assert_true (v >= 0 && v != volume);
+  *client2 = adaptra_client_open (e, v, "test2");
+  assert_true (*client2 >= 0);
+  for (i = 0; i < DISK2; i++)
+    disk2[i] = (unsigned char) ~((i * 40503u) >> 7);
+  return v;
+}
+
+static void
+read_check2 (int client2, uint64_t offset, uint32_t count)
+{
+  unsigned char *buf = malloc (count);
+
+  assert_non_null (buf);
+  assert_int_equal (adaptra_read (e, client2, &client2_ctx, buf, count,
+                                  offset), 0);
+  assert_memory_equal (buf, disk2 + offset, count);
+  free (buf);
+}
+
+static unsigned
+drain2 (int v)
+{
+  unsigned n = 0;
+
+  while (adaptra_prefetch_run_one (e, v, &worker2_ctx))
+    n++;
+  return n;
+}
+
+/* Two volumes read at the same offsets, interleaved, each with its
+ * own streams: every byte is its own disk's, and each volume's
+ * read-ahead runs only with its own contexts (the fake backend reads
+ * disk2 for disk2's contexts, so a wrong context gives wrong bytes).
+ */
+static void
+test_volumes_keep_their_bytes (void **state)
+{
+  struct adaptra_volume_row rows[4];
+  struct adaptra_stream_row srows[8];
+  int v2, client2;
+  uint64_t off;
+  size_t n, i;
+
+  (void) state;
+  disk2 = malloc (DISK2);
+  assert_non_null (disk2);
+  v2 = open_second (0, DISK2, &client2);
+  for (off = 0; off + 3 * PAGE <= DISK2 / 2; off += 3 * PAGE) {
+    read_check (off, 3 * PAGE);
+    read_check2 (client2, off, 3 * PAGE);
+    assert_true (drain () + drain2 (v2) > 0 || off > 0);
+  }
+  /* A read past the second volume's end is refused, not clamped. */
+  assert_int_equal (adaptra_read (e, client2, &client2_ctx, disk2, PAGE,
+                                  DISK2), EINVAL);
+  assert_int_equal (stats ().streams_active, 2);
+  n = adaptra_streams_snapshot (e, srows, 8);
+  assert_int_equal (n, 2);
+  for (i = 0; i < n; i++)
+    assert_string_equal (srows[i].volume_name,
+                         srows[i].volume == v2 ? "second" : "");
+  n = adaptra_volumes_snapshot (e, rows, 4);
+  assert_int_equal (n, 2);
+  assert_string_equal (rows[1].name, "second");
+  assert_int_equal (rows[1].size, DISK2);
+  assert_int_equal (rows[1].clients, 1);
+  assert_int_equal (rows[1].client_bytes, rows[0].client_bytes);
+  assert_true (rows[0].pages > 0 && rows[1].pages > 0);
+  assert_int_equal (rows[0].pages + rows[1].pages,
+                    stats ().pages_inactive + stats ().pages_active);
+  adaptra_client_close (e, client2);
+  adaptra_volume_close (e, v2);
+  free (disk2);
+}
+
+/* A write drops its range from its own volume only, unless the other
+ * volume may alias it (same size, flagged).
+ */
+static void
+test_volumes_invalidation (void **state)
+{
+  uint64_t before;
+  int v2, client2, flags;
+
+  (void) state;
+  disk2 = malloc (DISK2);
+  assert_non_null (disk2);
+  for (flags = 0; flags <= ADAPTRA_VOLUME_MAY_ALIAS;
+       flags += ADAPTRA_VOLUME_MAY_ALIAS) {
+    v2 = open_second (flags, DISK2, &client2);
+    read_check2 (client2, 0, 16 * PAGE);
+    drain2 (v2);
+    /* A volume of another size never aliases. */
+    adaptra_invalidate (e, volume, 0, 16 * PAGE);
+    calls = 0;
+    read_check2 (client2, 0, 16 * PAGE);
+    assert_int_equal (calls, 0);
+    adaptra_client_close (e, client2);
+    adaptra_volume_close (e, v2);
+
+    /* The same size: aliases only when flagged. */
+    v2 = open_second (flags, DISK, &client2);
+    read_check2 (client2, 0, 16 * PAGE);
+    drain2 (v2);
+    before = stats ().invalidated;
+    adaptra_invalidate (e, volume, 4 * PAGE, PAGE);
+    calls = 0;
+    read_check2 (client2, 0, 16 * PAGE);
+    assert_int_equal (calls, flags ? 1 : 0);
+    assert_int_equal (stats ().invalidated - before, flags ? 1 : 0);
+    adaptra_client_close (e, client2);
+    adaptra_volume_close (e, v2);
+  }
+  free (disk2);
+}
+
+/* Closing a volume drops its pages, streams and queued jobs; its id
+ * is reused and the new volume sees none of the old bytes.
+ */
+static void
+test_volume_close (void **state)
+{
+  int v2, client2, v3;
+
+  (void) state;
+  disk2 = malloc (DISK2);
+  assert_non_null (disk2);
+  read_check (0, 4 * PAGE);
+  drain ();
+  v2 = open_second (0, DISK2, &client2);
+  read_check2 (client2, 0, 4 * PAGE);   /* initial window queued */
+  assert_true (stats ().pages_in_flight > 0);
+  assert_int_equal (stats ().streams_active, 2);
+  adaptra_client_close (e, client2);
+  adaptra_volume_close (e, v2);
+  assert_int_equal (stats ().pages_in_flight, 0);
+  assert_int_equal (stats ().streams_active, 1);
+  assert_false (adaptra_prefetch_run_one (e, v2, &worker2_ctx));
+  /* Reopened at the same id on other bytes: nothing old is served. */
+  memset (disk2, 0x77, DISK2);
+  v3 = adaptra_volume_open (e, "third", DISK2, 0);
+  assert_int_equal (v3, v2);
+  client2 = adaptra_client_open (e, v3, "test3");
+  read_check2 (client2, 0, 4 * PAGE);
+  adaptra_client_close (e, client2);
+  adaptra_volume_close (e, v3);
+  /* The first volume kept its pages. */
+  calls = 0;
+  read_check (0, 4 * PAGE);
+  assert_int_equal (calls, 0);
+  free (disk2);
+}
+
+/* Workers read only the jobs of volumes that have contexts, each with
+ * that volume's; a volume without any is read ahead by its readers,
+ * and losing its contexts drops its queue.
+ */
+static void
+test_volume_contexts (void **state)
+{
+  void *ctxs[1] = { &worker_ctx };
+  struct adaptra_stats s;
+  int v2, client2;
+  unsigned i;
+
+  (void) state;
+  disk2 = malloc (DISK2);
+  assert_non_null (disk2);
+  v2 = open_second (0, DISK2, &client2);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
+  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  read_check2 (client2, 0, 4 * PAGE);   /* queued, no worker may take it */
+  read_check (0, 4 * PAGE);             /* queued, a worker takes it */
+  /* Once the workers are idle, what is still queued is v2's. */
+  for (i = 0; i < 5000; i++) {
+    s = stats ();
+    if (s.prefetch_queued_bytes == s.pages_in_flight * PAGE)
+      break;
+    usleep (1000);
+  }
+  assert_true (s.prefetch_queued_bytes > 0);
+  assert_true (adaptra_prefetch_run_one (e, v2, &worker2_ctx));
+  read_check2 (client2, 4 * PAGE, 12 * PAGE);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 0, NULL), 0);
+  read_check (4 * PAGE, 4 * PAGE);
+  adaptra_workers_stop (e);
+  assert_int_equal (stats ().pages_in_flight, 0);
+  adaptra_client_close (e, client2);
+  adaptra_volume_close (e, v2);
+  assert_int_equal (adaptra_volume_open (e, "huge",
+                                         ADAPTRA_VOLUME_SIZE_MAX + 1, 0), -1);
+  assert_int_equal (errno, EFBIG);
+  assert_int_equal (adaptra_client_open (e, 99, "nobody"), -1);
+  free (disk2);
 }
 
 int
@@ -1037,6 +1261,10 @@ main (void)
     T (test_tunables),
     T (test_workers),
     T (test_concurrent_stress),
+    T (test_volumes_keep_their_bytes),
+    T (test_volumes_invalidation),
+    T (test_volume_close),
+    T (test_volume_contexts),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -1,0 +1,371 @@
+/* The filter's exports: which engine volume a connection reads, and
+ * the prefetch contexts opened for each shared export.
+ *
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* A pool page may only be served to a connection that would have
+ * read the same bytes from the plugin.  So every connection reads an
+ * engine volume (engine.h), and the question "whose bytes?" becomes
+ * "which volume?":
+ *
+ *   connection --open("vm1.img")--> export "vm1.img" --> volume 3 (shared)
+ *   connection --open("vm1.img")--> export "vm1.img" ----^
+ *   connection --open("vm2.img")--> export "vm2.img" --> volume 4 (shared)
+ *   connection (tmpdisk) ------------------------------> volume 5 (its own)
+ *
+ * A shared volume belongs to an export name and outlives its
+ * connections: a client that reconnects (qemu-img info, then the
+ * guest) finds the pages it left.
+ *
+ * The workers read a volume ahead only through contexts that are sure
+ * to see its bytes.  nbdkit 1.32 offers two kinds, and neither fits
+ * every case:
+ *
+ *   - a connection's own context, which the workers may use while the
+ *     connection lives, as nbdkit's scan filter does, when the plugin
+ *     takes parallel requests on one handle (file, memory, nbd,
+ *     tmpdisk: every plugin here that serves several exports or
+ *     private disks).  Each connection of a volume lends its own; the
+ *     workers stop using it before the connection finalizes.
+ *
+ *   - a shared context: it outlives connections but cannot tell the
+ *     plugin which connection or export it serves.  A plugin that
+ *     asks for the export name in it gets NULL ("no connection in
+ *     this thread"; the file plugin with dir= then crashes the
+ *     server), and one that gives every connection a private disk
+ *     would give it one more.  So only the default export ("") of a
+ *     plugin that serialises requests per handle (curl, ssh, which
+ *     serve one export) gets these, as adaptra always did: one per
+ *     worker, so that the plugin still runs one request per worker at
+ *     once, opened with the export's first connection and closed with
+ *     its last.
+ *
+ * (A third kind, a context opened for one connection, aborts nbdkit
+ * 1.32 when opened anywhere but the connection's .open.)  A volume
+ * left with no context (a per-connection volume of a serialising
+ * plugin, or a plugin that serialises all requests) is read ahead by
+ * its readers, in their own threads.
+ *
+ * One lock guards the table; it is held while contexts are opened and
+ * closed, which only happens as connections come and go.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exports.h"
+
+/* A context lent to a volume, by a connection or, for the shared
+ * contexts opened for it, by the export itself.
+ */
+struct lent {
+  nbdkit_next *next;
+  const void *owner;
+  bool opened;                  /* opened for it: closed when taken back */
+};
+
+struct export {
+  char *name;                   /* NULL for a per-connection volume */
+  int volume;
+  uint64_t size;
+  unsigned connections;
+  struct lent *lent;            /* the contexts its connections lend */
+  size_t nlent;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct adaptra_engine *engine;
+static nbdkit_backend *backend;
+static unsigned nworkers;
+static struct export *table;
+static size_t ntable;
+
+int
+exports_share_parse (const char *value, enum exports_share *share)
+{
+  if (strcmp (value, "auto") == 0)
+    *share = SHARE_AUTO;
+  else if (strcmp (value, "export") == 0)
+    *share = SHARE_EXPORT;
+  else if (strcmp (value, "connection") == 0)
+    *share = SHARE_CONNECTION;
+  else
+    return -1;
+  return 0;
+}
+
+const char *
+exports_share_name (enum exports_share share)
+{
+  switch (share) {
+  case SHARE_EXPORT: return "export";
+  case SHARE_CONNECTION: return "connection";
+  case SHARE_AUTO: break;
+  }
+  return "auto";
+}
+
+void
+exports_init (struct adaptra_engine *e, nbdkit_backend *b, unsigned n)
+{
+  engine = e;
+  backend = b;
+  nworkers = n;
+}
+
+/* The entry of a shared export name or of a volume, or NULL.  Lock
+ * held.
+ */
+static struct export *
+find (const char *name, int volume)
+{
+  size_t i;
+
+  for (i = 0; i < ntable; i++)
+    if (name ? table[i].name && strcmp (table[i].name, name) == 0
+             : table[i].volume == volume)
+      return &table[i];
+  return NULL;
+}
+
+static void
+close_context (nbdkit_next *next)
+{
+  next->finalize (next);
+  nbdkit_next_context_close (next);
+}
+
+/* Open a shared context on export name; NULL when it cannot be used:
+ * it must see the size that the connection sees.
+ */
+static nbdkit_next *
+open_context (const char *name, uint64_t size)
+{
+  nbdkit_next *next = nbdkit_next_context_open (backend, 1, name, 1);
+  int64_t r;
+
+  if (next == NULL)
+    return NULL;
+  if (next->prepare (next) == -1 || (r = next->get_size (next)) == -1 ||
+      (uint64_t) r != size) {
+    close_context (next);
+    return NULL;
+  }
+  return next;
+}
+
+/* Hand export x's lent contexts to the workers.  Returns 0, or -1
+ * (ENOMEM) with the workers' set unchanged.  Lock held.
+ */
+static int
+publish (struct export *x)
+{
+  nbdkit_next **ctxs = calloc (x->nlent ? x->nlent : 1, sizeof *ctxs);
+  size_t i;
+  int err;
+
+  if (ctxs == NULL)
+    return -1;
+  for (i = 0; i < x->nlent; i++)
+    ctxs[i] = x->lent[i].next;
+  err = adaptra_volume_set_contexts (engine, x->volume, x->nlent,
+                                     (void **) ctxs);
+  free (ctxs);
+  return err ? -1 : 0;
+}
+
+/* owner lends x n contexts: next itself if not NULL, else n opened on
+ * x's export.  Returns true if the workers read x ahead now.  Lock
+ * held.
+ */
+static bool
+lend (struct export *x, const void *owner, nbdkit_next *next, unsigned n)
+{
+  struct lent *more;
+  unsigned i;
+
+  if (n == 0 ||
+      (more = realloc (x->lent, (x->nlent + n) * sizeof *more)) == NULL)
+    return x->nlent > 0;
+  x->lent = more;
+  for (i = 0; i < n; i++) {
+    more = &x->lent[x->nlent + i];
+    more->owner = owner;
+    more->opened = next == NULL;
+    more->next = next ? next : open_context (x->name, x->size);
+    if (more->next == NULL)
+      break;
+  }
+  if (i == n) {
+    x->nlent += n;
+    if (publish (x) == 0)
+      return true;
+    x->nlent -= n;
+  }
+  nbdkit_debug ("adaptra: export \"%s\": cannot lend it a prefetch "
+                "context", x->name ? x->name : "");
+  while (i > 0)
+    if (x->lent[x->nlent + --i].opened)
+      close_context (x->lent[x->nlent + i].next);
+  return x->nlent > 0;
+}
+
+/* Take back what owner lent to x: once the workers no longer use its
+ * contexts, close the ones opened for it.  Lock held.
+ */
+static void
+take_back (struct export *x, const void *owner)
+{
+  struct lent *gone = malloc ((x->nlent ? x->nlent : 1) * sizeof *gone);
+  size_t i, kept = 0, ngone = 0;
+
+  for (i = 0; i < x->nlent; i++) {
+    if (x->lent[i].owner != owner)
+      x->lent[kept++] = x->lent[i];
+    else if (gone)
+      gone[ngone++] = x->lent[i];
+  }
+  if (kept == x->nlent) {
+    free (gone);
+    return;
+  }
+  x->nlent = kept;
+  /* Without memory for the smaller set, stop the workers using any. */
+  if (publish (x) == -1)
+    adaptra_volume_set_contexts (engine, x->volume, 0, NULL);
+  for (i = 0; i < ngone; i++)
+    if (gone[i].opened)
+      close_context (gone[i].next);
+  free (gone);
+}
+
+/* A new table entry for volume (name is copied unless NULL), or NULL.
+ * Lock held.
+ */
+static struct export *
+add (const char *name, int volume, uint64_t size)
+{
+  struct export *t = realloc (table, (ntable + 1) * sizeof *t);
+  struct export *x;
+
+  if (t == NULL)
+    return NULL;
+  table = t;
+  x = &table[ntable];
+  memset (x, 0, sizeof *x);
+  if (name && (x->name = strdup (name)) == NULL)
+    return NULL;
+  x->volume = volume;
+  x->size = size;
+  ntable++;
+  return x;
+}
+
+/* Forget entry x (it lends nothing) and close its volume.  Lock
+ * held.
+ */
+static void
+forget (struct export *x)
+{
+  adaptra_volume_close (engine, x->volume);
+  free (x->lent);
+  free (x->name);
+  *x = table[--ntable];
+}
+
+static int
+open_volume (const char *name, uint64_t size, unsigned flags)
+{
+  int v = adaptra_volume_open (engine, name, size, flags);
+
+  if (v == -1)
+    nbdkit_debug ("adaptra: export \"%s\" (%" PRIu64 " bytes) passes "
+                  "through: %m", name, size);
+  return v;
+}
+
+int
+exports_attach (const void *owner, nbdkit_next *next, const char *name,
+                uint64_t size, bool per_connection, bool may_alias,
+                bool parallel, bool *background)
+{
+  unsigned flags = may_alias ? ADAPTRA_VOLUME_MAY_ALIAS : 0;
+  struct export *x = NULL;
+  int v = -1;
+
+  pthread_mutex_lock (&lock);
+  if (per_connection) {
+    v = open_volume (name, size, flags | ADAPTRA_VOLUME_PER_CONNECTION);
+    if (v >= 0 && (x = add (NULL, v, size)) == NULL)
+      adaptra_volume_close (engine, v);
+  }
+  else {
+    x = find (name, -1);
+    /* An export that changed size (an image replaced while no client
+     * was connected) starts afresh; one still read at its old size
+     * leaves the newcomer to pass through.
+     */
+    if (x && x->size != size && x->connections == 0) {
+      forget (x);
+      x = NULL;
+    }
+    if (x && x->size != size) {
+      nbdkit_debug ("adaptra: export \"%s\" is %" PRIu64 " bytes to this "
+                    "connection, %" PRIu64 " to others: passing it through",
+                    name, size, x->size);
+      x = NULL;
+    }
+    else if (x == NULL && (v = open_volume (name, size, flags)) >= 0 &&
+             (x = add (name, v, size)) == NULL)
+      adaptra_volume_close (engine, v);
+  }
+  v = -1;
+  if (x) {
+    x->connections++;
+    if (parallel)
+      lend (x, owner, next, nworkers > 0);
+    else if (!per_connection && x->connections == 1 && name[0] == '\0')
+      lend (x, x, NULL, nworkers);
+    *background = x->nlent > 0;
+    v = x->volume;
+  }
+  pthread_mutex_unlock (&lock);
+  return v;
+}
+
+void
+exports_detach (const void *owner, int volume)
+{
+  struct export *x;
+
+  pthread_mutex_lock (&lock);
+  x = find (NULL, volume);
+  if (x) {
+    take_back (x, owner);
+    if (--x->connections == 0) {
+      take_back (x, x);
+      if (x->name == NULL)
+        forget (x);
+    }
+  }
+  pthread_mutex_unlock (&lock);
+}
+
+void
+exports_fini (void)
+{
+  pthread_mutex_lock (&lock);
+  while (ntable > 0)
+    forget (&table[ntable - 1]);
+  free (table);
+  table = NULL;
+  pthread_mutex_unlock (&lock);
+}
