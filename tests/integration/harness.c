@@ -261,10 +261,18 @@ test_die_nbd (const char *what)
 struct nbd_handle *
 test_connect (const struct test_server *srv)
 {
+  return test_connect_export (srv, "");
+}
+
+struct nbd_handle *
+test_connect_export (const struct test_server *srv, const char *name)
+{
   struct nbd_handle *nbd = nbd_create ();
 
   if (nbd == NULL)
     test_die_nbd ("nbd_create");
+  if (nbd_set_export_name (nbd, name) == -1)
+    test_die_nbd ("nbd_set_export_name");
   if (nbd_connect_unix (nbd, srv->socket) == -1)
     test_die_nbd ("nbd_connect_unix");
   return nbd;

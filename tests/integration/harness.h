@@ -50,8 +50,12 @@ extern void test_server_start_with (struct test_server *srv,
  */
 extern int test_server_stop (struct test_server *srv);
 
-/* A new libnbd handle connected to the server; exits the test on error. */
+/* A new libnbd handle connected to the server's default export, or to
+ * export name; exits the test on error.
+ */
 extern struct nbd_handle *test_connect (const struct test_server *srv);
+extern struct nbd_handle *test_connect_export (const struct test_server *srv,
+                                               const char *name);
 
 /* Print a libnbd failure with its context and exit the test. */
 extern void test_die_nbd (const char *what) __attribute__ ((noreturn));

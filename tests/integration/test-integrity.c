@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -337,30 +338,39 @@ load_seconds (void)
 /* Totals over all runs, for docs/RELIABILITY.md. */
 static uint64_t total_ops[OP_KINDS], total_bytes_checked;
 
-/* Run the load against one server.  server_argv ends with the plugin
- * and its parameters; the statistics socket is added here.  file: the
- * file plugin's file, or NULL for a RAM disk, which starts as zeroes
- * and is first filled with the shadow, so that stale data is
- * never zeroes that happen to match.  evictions_expected: the pool is
- * tiny, so the run must have evicted.
+/* One export under load: its name, the file behind it (NULL for a RAM
+ * disk, which starts as zeroes and is first filled with the shadow, so
+ * that stale data is never zeroes that happen to match), and its
+ * shadow.
+ */
+struct target {
+  const char *name;
+  const char *file;
+  unsigned char *shadow;
+};
+
+/* Run the load against one server, its connections spread over the
+ * ntargets exports.  server_argv ends with the plugin and its
+ * parameters; the statistics socket is added here.
+ * evictions_expected: the pool is tiny, so the run must have evicted.
  */
 static void
-run_load (const char *config, const char *dir, const char *file,
-          unsigned char *shadow, uint64_t seed, bool evictions_expected,
+run_load (const char *config, const char *dir, const struct target *targets,
+          size_t ntargets, uint64_t seed, bool evictions_expected,
           const char *const *server_argv)
 {
   struct test_server srv;
-  struct load *l = calloc (1, sizeof *l);
+  struct load *loads = calloc (ntargets, sizeof *loads);
   struct conn conns[CONNECTIONS];
   pthread_t tid[CONNECTIONS];
   const char *argv[32];
   char stats_arg[128], stats_path[96];
-  size_t n = 0;
+  size_t n = 0, t;
   int64_t readahead, hits, evicted, rescued, stale;
   uint64_t i;
   int k;
 
-  if (l == NULL) {
+  if (loads == NULL) {
     perror ("calloc");
     exit (EXIT_FAILURE);
   }
@@ -372,41 +382,54 @@ run_load (const char *config, const char *dir, const char *file,
   argv[n] = NULL;
   test_server_start (&srv, argv);
 
-  l->shadow = shadow;
-  l->seed = seed;
-  l->config = config;
-  for (i = 0; i < NREGIONS; i++)
-    pthread_rwlock_init (&l->region_lock[i], NULL);
+  for (t = 0; t < ntargets; t++) {
+    struct load *l = &loads[t];
+
+    l->shadow = targets[t].shadow;
+    l->seed = seed;
+    l->config = config;
+    for (i = 0; i < NREGIONS; i++)
+      pthread_rwlock_init (&l->region_lock[i], NULL);
+  }
 
   for (k = 0; k < CONNECTIONS; k++) {
+    const struct target *tg = &targets[k % ntargets];
+    struct load *l = &loads[k % ntargets];
+
     conns[k] = (struct conn) {
-      .load = l, .nbd = test_connect (&srv), .id = k,
+      .load = l, .nbd = test_connect_export (&srv, tg->name), .id = k,
       .rng = seed * 1000003 + k + 1, .buf = malloc (MAX_IO),
     };
     if (conns[k].buf == NULL) {
       perror ("malloc");
       exit (EXIT_FAILURE);
     }
+    if (nbd_get_size (conns[k].nbd) != (int64_t) EXPORT_SIZE) {
+      fprintf (stderr, "%s: export size %" PRIi64 "\n", config,
+               nbd_get_size (conns[k].nbd));
+      exit (EXIT_FAILURE);
+    }
+    if (k >= (int) ntargets)
+      continue;
+    /* The first connection of each export. */
+    l->can_cache = nbd_can_cache (conns[k].nbd) == 1;
+    l->can_flush = nbd_can_flush (conns[k].nbd) == 1;
+    for (i = 0; tg->file == NULL && i < EXPORT_SIZE; i += MAX_IO)
+      if (nbd_pwrite (conns[k].nbd, tg->shadow + i, MAX_IO, i, 0) == -1)
+        test_die_nbd ("filling the RAM disk");
   }
-  if (nbd_get_size (conns[0].nbd) != (int64_t) EXPORT_SIZE) {
-    fprintf (stderr, "%s: export size %" PRIi64 "\n", config,
-             nbd_get_size (conns[0].nbd));
-    exit (EXIT_FAILURE);
-  }
-  l->can_cache = nbd_can_cache (conns[0].nbd) == 1;
-  l->can_flush = nbd_can_flush (conns[0].nbd) == 1;
-  for (i = 0; file == NULL && i < EXPORT_SIZE; i += MAX_IO)
-    if (nbd_pwrite (conns[0].nbd, shadow + i, MAX_IO, i, 0) == -1)
-      test_die_nbd ("filling the memory plugin");
 
-  clock_gettime (CLOCK_MONOTONIC, &l->deadline);
-  l->deadline.tv_sec += load_seconds ();
+  for (t = 0; t < ntargets; t++) {
+    clock_gettime (CLOCK_MONOTONIC, &loads[t].deadline);
+    loads[t].deadline.tv_sec += load_seconds ();
+  }
   for (k = 0; k < CONNECTIONS; k++)
     pthread_create (&tid[k], NULL, run_connection, &conns[k]);
   for (k = 0; k < CONNECTIONS; k++)
     pthread_join (tid[k], NULL);
 
-  check_whole_export (&conns[0], "whole export");
+  for (t = 0; t < ntargets; t++)
+    check_whole_export (&conns[t], "whole export");
 
   readahead = test_stat (stats_path, "readahead");
   hits = test_stat (stats_path, "pgreadahead_hit");
@@ -446,26 +469,49 @@ run_load (const char *config, const char *dir, const char *file,
     exit (EXIT_FAILURE);
   }
 
-  if (file != NULL) {
-    int fd = open (file, O_RDONLY);
-    unsigned char *disk = malloc (MAX_IO);
+  for (t = 0; t < ntargets; t++) {
+    const struct target *tg = &targets[t];
+    int fd;
+    unsigned char *disk;
 
+    if (tg->file == NULL)
+      continue;
+    fd = open (tg->file, O_RDONLY);
+    disk = malloc (MAX_IO);
     for (i = 0; fd != -1 && disk != NULL && i < EXPORT_SIZE; i += MAX_IO) {
       if (pread (fd, disk, MAX_IO, i) != MAX_IO)
         break;
-      test_expect_bytes ("file on disk", i, disk, shadow + i, MAX_IO);
+      test_expect_bytes ("file on disk", i, disk, tg->shadow + i, MAX_IO);
     }
     if (i < EXPORT_SIZE) {
-      perror (file);
+      perror (tg->file);
       exit (EXIT_FAILURE);
     }
     close (fd);
     free (disk);
   }
 
-  for (i = 0; i < NREGIONS; i++)
-    pthread_rwlock_destroy (&l->region_lock[i]);
-  free (l);
+  for (t = 0; t < ntargets; t++)
+    for (i = 0; i < NREGIONS; i++)
+      pthread_rwlock_destroy (&loads[t].region_lock[i]);
+  free (loads);
+}
+
+/* Write n bytes of shadow to a new file path. */
+static void
+write_image (const char *path, const unsigned char *shadow)
+{
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  uint64_t off;
+
+  for (off = 0; fd != -1 && off < EXPORT_SIZE; off += MAX_IO)
+    if (write (fd, shadow + off, MAX_IO) != MAX_IO)
+      break;
+  if (fd == -1 || off < EXPORT_SIZE) {
+    perror (path);
+    exit (EXIT_FAILURE);
+  }
+  close (fd);
 }
 
 static void
@@ -483,6 +529,7 @@ int
 main (void)
 {
   unsigned char *shadow = malloc (EXPORT_SIZE);
+  unsigned char *shadow2 = malloc (EXPORT_SIZE);
   const char *seed_env = getenv ("ADAPTRA_TEST_SEED");
   uint64_t seed = seed_env ? strtoull (seed_env, NULL, 0) : (uint64_t) time (NULL);
   uint64_t rng = seed | 1;
@@ -490,12 +537,12 @@ main (void)
   const char *srcdir = getenv ("srcdir");
   /* The compiler nbdkit runs must not inherit a sanitizer preload. */
   const char *lagging_cc = "CC=env -u LD_PRELOAD cc";
-  char file[64], lagging_plugin[4096];
-  int fd;
-  uint64_t off;
+  char file[64], images[64], image_a[80], image_b[80], dir_arg[80];
+  char lagging_plugin[4096];
+  struct target one, two[2];
   enum op_kind op;
 
-  if (shadow == NULL || mkdtemp (dir) == NULL) {
+  if (shadow == NULL || shadow2 == NULL || mkdtemp (dir) == NULL) {
     perror ("setup");
     exit (EXIT_FAILURE);
   }
@@ -504,39 +551,62 @@ main (void)
   printf ("test-integrity: seed %" PRIu64 " (ADAPTRA_TEST_SEED=%" PRIu64
           " replays it), %u s per server\n", seed, seed, load_seconds ());
   fflush (stdout);
-  /* Five runs of the load and their checks; a hang is a failure. */
+  /* Six runs of the load and their checks; a hang is a failure. */
   signal (SIGALRM, on_alarm);
-  alarm (5 * (load_seconds () + 60) + 60);
+  alarm (6 * (load_seconds () + 60) + 60);
 
   /* The file plugin starts from the file's random bytes. */
   test_fill_random (&rng, shadow, EXPORT_SIZE);
   snprintf (file, sizeof file, "%s/disk.img", dir);
-  fd = open (file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  for (off = 0; fd != -1 && off < EXPORT_SIZE; off += MAX_IO)
-    if (write (fd, shadow + off, MAX_IO) != MAX_IO)
-      break;
-  if (fd == -1 || off < EXPORT_SIZE) {
-    perror (file);
-    exit (EXIT_FAILURE);
-  }
-  close (fd);
+  write_image (file, shadow);
+  one = (struct target) { .name = "", .file = file, .shadow = shadow };
 
-  run_load ("file, pool 1M", dir, file, shadow, seed, true,
+  run_load ("file, pool 1M", dir, &one, 1, seed, true,
             (const char *const[]) {
               "file", file, "adaptra-pool=1M", NULL });
-  run_load ("file, large windows", dir, file, shadow, seed + 1, false,
+  run_load ("file, large windows", dir, &one, 1, seed + 1, false,
             (const char *const[]) {
               "file", file, "adaptra-pool=128M", "adaptra-max=32M",
               "adaptra-min=1M", NULL });
-  run_load ("file, no workers, pool 2M of 512-byte pages", dir, file, shadow,
+  run_load ("file, no workers, pool 2M of 512-byte pages", dir, &one, 1,
             seed + 2, true,
             (const char *const[]) {
               "file", file, "adaptra-pool=2M", "adaptra-page=512",
               "adaptra-workers=0", NULL });
-  run_load ("memory, pool 1M", dir, NULL, shadow, seed + 3, true,
+
+  /* Two exports of one server (file dir=), half the connections on
+   * each, one pool: each export's bytes are its own, and the writes on
+   * one (which in auto mode also drop the other's same-size pages)
+   * never reach the other.
+   */
+  snprintf (images, sizeof images, "%s/images", dir);
+  snprintf (image_a, sizeof image_a, "%s/a.img", images);
+  snprintf (image_b, sizeof image_b, "%s/b.img", images);
+  snprintf (dir_arg, sizeof dir_arg, "dir=%s", images);
+  if (mkdir (images, 0700) == -1) {
+    perror (images);
+    exit (EXIT_FAILURE);
+  }
+  memcpy (shadow2, shadow, EXPORT_SIZE);
+  test_fill_random (&rng, shadow2, EXPORT_SIZE / 2);
+  write_image (image_a, shadow);
+  write_image (image_b, shadow2);
+  two[0] = (struct target) { .name = "a.img", .file = image_a,
+                             .shadow = shadow };
+  two[1] = (struct target) { .name = "b.img", .file = image_b,
+                             .shadow = shadow2 };
+  run_load ("file dir=, two exports, pool 4M", dir, two, 2, seed + 5, true,
+            (const char *const[]) {
+              "file", dir_arg, "adaptra-pool=4M", NULL });
+  unlink (image_a);
+  unlink (image_b);
+  rmdir (images);
+
+  one = (struct target) { .name = "", .file = NULL, .shadow = shadow };
+  run_load ("memory, pool 1M", dir, &one, 1, seed + 3, true,
             (const char *const[]) {
               "memory", "256M", "adaptra-pool=1M", NULL });
-  run_load ("lagging RAM disk, pool 8M", dir, NULL, shadow, seed + 4, false,
+  run_load ("lagging RAM disk, pool 8M", dir, &one, 1, seed + 4, false,
             (const char *const[]) {
               "cc", lagging_plugin, lagging_cc, "size=256M", "lag-us=2000",
               "adaptra-pool=8M", NULL });
@@ -544,6 +614,7 @@ main (void)
   unlink (file);
   rmdir (dir);
   free (shadow);
+  free (shadow2);
   printf ("test-integrity: %" PRIu64 " bytes checked;", total_bytes_checked);
   for (op = 0; op < OP_KINDS; op++)
     printf (" %s %" PRIu64, op_names[op], total_ops[op]);
