@@ -183,6 +183,19 @@ if command -v systemd-analyze > /dev/null; then
   systemd-analyze verify /usr/share/doc/$pkg/examples/adaptra.socket \
     /usr/share/doc/$pkg/examples/adaptra.service || fail "the example units"
 fi
+# docs/DEPLOYMENT.md shows the units' working lines: each is in the unit.
+for unit in adaptra.socket adaptra.service; do
+  sed 's/^[[:space:]]*//' "/usr/share/doc/$pkg/examples/$unit" > "$work/unit"
+  awk -v head="\`$unit\`:" '
+    $0 == head { on = 1; next }
+    on && /^[^ ]/ { exit }
+    on && NF { sub(/^ +/, ""); print }' "$top/docs/DEPLOYMENT.md" > "$work/shown"
+  [ -s "$work/shown" ] || fail "docs/DEPLOYMENT.md does not show $unit"
+  while IFS= read -r line; do
+    grep -qxF -- "$line" "$work/unit" ||
+      fail "docs/DEPLOYMENT.md shows '$line', not in $unit"
+  done < "$work/shown"
+done
 step "adaptra-stat, man pages, units"
 
 # Purge: nothing of the package is left, and nbdkit no longer finds it.
