@@ -18,13 +18,14 @@
 # a tool it needs is missing (scripts/install-deps installs them), when
 # not in a git checkout, or when a filter named adaptra is already
 # installed (the test would replace and then remove it).  Writes only
-# under a temporary directory and, while it runs, the package's files.
+# under a temporary directory and, while it runs, the package's files
+# (and dpkg's database).
 
 set -euo pipefail
 
 skip () { echo "$0: SKIP: $*"; exit 77; }
 fail () { echo "$0: FAIL: $*" >&2; exit 1; }
-# step NAME: prints NAME and the seconds the previous step took.
+# step WHAT: prints what was just done and its seconds (since the last step).
 step_start=$SECONDS
 step () { echo "test-deb: $* (+$((SECONDS - step_start)) s)"; step_start=$SECONDS; }
 
