@@ -259,7 +259,7 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * errno, in which case the frames are dropped.
  */
 extern int adaptra_fetch (struct adaptra_engine *e,
-                          const struct adaptra_volume *v, void *ctx,
+                          struct adaptra_volume *v, void *ctx,
                           uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,
                           const struct adaptra_request *demand);

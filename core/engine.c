@@ -433,10 +433,8 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   pthread_mutex_unlock (&e->lock);
   err = adaptra_fetch (e, v, ctx, p, frames, n, (uint32_t) bytes, r);
   free (heap);
-  if (!err) {
+  if (!err)
     c->backend_bytes += bytes;
-    v->backend_bytes += bytes;
-  }
   *pp = p + n;
   return err;
 }

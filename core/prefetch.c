@@ -241,7 +241,7 @@ fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
 }
 
 int
-adaptra_fetch (struct adaptra_engine *e, const struct adaptra_volume *v,
+adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
                void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
                uint32_t bytes, const struct adaptra_request *demand)
 {
@@ -276,6 +276,7 @@ adaptra_fetch (struct adaptra_engine *e, const struct adaptra_volume *v,
   adaptra_stat_add (&e->stats.backend_requests, 1);
   if (!err) {
     adaptra_stat_add (&e->stats.backend_bytes, bytes);
+    v->backend_bytes += bytes;
     adaptra_bdp_sample (&e->bdp, bytes, t1 - t0);
     for (i = 0; i < n; i++) {
       if (!adaptra_pool_complete (&e->pool, frames[i])) {

@@ -1099,6 +1099,11 @@ test_volumes_keep_their_bytes (void **state)
   assert_int_equal (rows[1].size, DISK2);
   assert_int_equal (rows[1].clients, 1);
   assert_int_equal (rows[1].client_bytes, rows[0].client_bytes);
+  /* Read ahead of a sequential reader: everything it read, and more,
+   * came from the backend, on demand or by prefetch.
+   */
+  assert_true (rows[1].backend_bytes >= rows[1].client_bytes);
+  assert_true (rows[1].readahead_hits > 0);
   assert_true (rows[0].pages > 0 && rows[1].pages > 0);
   assert_int_equal (rows[0].pages + rows[1].pages,
                     stats ().pages_inactive + stats ().pages_active);
