@@ -154,8 +154,11 @@ do_clients (const struct adaptra_control_ops *ops, bool prometheus,
   free (clients);
 }
 
+enum exports_format { EXPORTS_TABLE, EXPORTS_JSON, EXPORTS_PROMETHEUS };
+
 static void
-do_exports (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
+do_exports (const struct adaptra_control_ops *ops, enum exports_format format,
+            struct adaptra_strbuf *out)
 {
   struct adaptra_volume_row *rows;
   size_t n;
@@ -166,7 +169,13 @@ do_exports (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
     return;
   }
   n = ops->volumes (ops->opaque, rows, ADAPTRA_CONTROL_MAX_VOLUMES);
-  adaptra_report_volumes (rows, n, out);
+  switch (format) {
+  case EXPORTS_TABLE: adaptra_report_volumes (rows, n, out); break;
+  case EXPORTS_JSON: adaptra_report_volumes_json (rows, n, out); break;
+  case EXPORTS_PROMETHEUS:
+    adaptra_report_volumes_prometheus (rows, n, out);
+    break;
+  }
   free (rows);
 }
 
@@ -180,7 +189,7 @@ do_help (struct adaptra_strbuf *out)
     "metrics             Prometheus text exposition\n"
     "streams             live streams\n"
     "clients             connected clients\n"
-    "exports             exports (volumes) and their pool pages\n"
+    "exports [json]      exports (volumes) and their pool pages\n"
     "get [NAME]          parameter values\n"
     "set NAME VALUE      change ratio, min, max or mode\n"
     "reset               zero the counters\n"
@@ -213,6 +222,7 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
   else if (strcmp (cmd, "metrics") == 0 && args == 0) {
     ops->snapshot (ops->opaque, &s);
     adaptra_report_prometheus (&s, out);
+    do_exports (ops, EXPORTS_PROMETHEUS, out);
     do_clients (ops, true, out);
   }
   else if (strcmp (cmd, "streams") == 0 && args == 0)
@@ -220,7 +230,10 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
   else if (strcmp (cmd, "clients") == 0 && args == 0)
     do_clients (ops, false, out);
   else if (strcmp (cmd, "exports") == 0 && args == 0)
-    do_exports (ops, out);
+    do_exports (ops, EXPORTS_TABLE, out);
+  else if (strcmp (cmd, "exports") == 0 && args == 1
+           && strcmp (req->words[1], "json") == 0)
+    do_exports (ops, EXPORTS_JSON, out);
   else if (strcmp (cmd, "get") == 0 && args <= 1) {
     if (ops->get (ops->opaque, args ? req->words[1] : NULL, out,
                   why, sizeof why) == -1)

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "adaptra/report.h"
 
@@ -229,6 +230,60 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
   return out->overflow ? -1 : 0;
 }
 
+/* s as a JSON string: quotes, backslashes and control bytes escaped
+ * (an export name may hold any byte but NUL).
+ */
+static void
+json_string (const char *s, struct adaptra_strbuf *out)
+{
+  adaptra_strbuf_printf (out, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char) *s;
+
+    if (c == '"' || c == '\\')
+      adaptra_strbuf_printf (out, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f)
+      adaptra_strbuf_printf (out, "\\u%04x", c);
+    else
+      adaptra_strbuf_printf (out, "%c", c);
+  }
+  adaptra_strbuf_printf (out, "\"");
+}
+
+static const char *
+share_name (const struct adaptra_volume_row *r)
+{
+  return r->flags & ADAPTRA_VOLUME_PER_CONNECTION ? "connection" : "export";
+}
+
+int
+adaptra_report_volumes_json (const struct adaptra_volume_row *rows, size_t n,
+                             struct adaptra_strbuf *out)
+{
+  size_t i;
+
+  adaptra_strbuf_printf (out, "{\"version\":%d,\"exports\":[",
+                         ADAPTRA_REPORT_JSON_VERSION);
+  for (i = 0; i < n; i++) {
+    const struct adaptra_volume_row *r = &rows[i];
+
+    adaptra_strbuf_printf (out, "%s{\"id\":%d,\"export\":",
+                           i ? "," : "", r->id);
+    json_string (r->name, out);
+    adaptra_strbuf_printf (out,
+                           ",\"share\":\"%s\",\"size\":%" PRIu64
+                           ",\"clients\":%u,\"contexts\":%u,\"pages\":%"
+                           PRIu64 ",\"client_bytes\":%" PRIu64
+                           ",\"backend_bytes\":%" PRIu64
+                           ",\"readahead_hits\":%" PRIu64 "}",
+                           share_name (r), r->size, r->clients, r->contexts,
+                           r->pages, r->client_bytes, r->backend_bytes,
+                           r->readahead_hits);
+  }
+  adaptra_strbuf_printf (out, "]}\n");
+  return out->overflow ? -1 : 0;
+}
+
 int
 adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
                         struct adaptra_strbuf *out)
@@ -308,5 +363,61 @@ adaptra_report_clients_prometheus (const struct adaptra_client_row *rows,
                              rows[i].id, v);
     }
   }
+  return out->overflow ? -1 : 0;
+}
+
+int
+adaptra_report_volumes_prometheus (const struct adaptra_volume_row *rows,
+                                   size_t n, struct adaptra_strbuf *out)
+{
+  static const struct {
+    const char *name;
+    const char *type;
+    size_t offset;
+    const char *help;
+  } families[] = {
+    { "pages", "gauge", offsetof (struct adaptra_volume_row, pages),
+      "Pool pages holding the export's data" },
+    { "client_bytes_total", "counter",
+      offsetof (struct adaptra_volume_row, client_bytes),
+      "Bytes clients read from the export" },
+    { "backend_bytes_total", "counter",
+      offsetof (struct adaptra_volume_row, backend_bytes),
+      "Bytes read from the backend for the export" },
+    { "readahead_hits_total", "counter",
+      offsetof (struct adaptra_volume_row, readahead_hits),
+      "Read-ahead pages of the export that clients read" },
+  };
+  size_t f, i, j;
+
+#define SAME_SERIES(a, b) \
+  (strcmp ((a)->name, (b)->name) == 0 && \
+   ((a)->flags & ADAPTRA_VOLUME_PER_CONNECTION) == \
+   ((b)->flags & ADAPTRA_VOLUME_PER_CONNECTION))
+  for (f = 0; f < sizeof families / sizeof families[0]; f++) {
+    adaptra_strbuf_printf (out, "# HELP adaptra_export_%s %s\n"
+                           "# TYPE adaptra_export_%s %s\n",
+                           families[f].name, families[f].help,
+                           families[f].name, families[f].type);
+    for (i = 0; i < n; i++) {
+      uint64_t sum = 0;
+
+      /* One series per (export, share): print at its first row. */
+      for (j = 0; j < i && !SAME_SERIES (&rows[j], &rows[i]); j++)
+        ;
+      if (j < i)
+        continue;
+      for (j = i; j < n; j++)
+        if (SAME_SERIES (&rows[j], &rows[i]))
+          sum += *(const uint64_t *) ((const char *) &rows[j]
+                                      + families[f].offset);
+      adaptra_strbuf_printf (out, "adaptra_export_%s{export=\"",
+                             families[f].name);
+      print_label_value (rows[i].name, out);
+      adaptra_strbuf_printf (out, "\",share=\"%s\"} %" PRIu64 "\n",
+                             share_name (&rows[i]), sum);
+    }
+  }
+#undef SAME_SERIES
   return out->overflow ? -1 : 0;
 }

@@ -14,7 +14,7 @@
  *   metrics             Prometheus text exposition
  *   streams             one row per live stream
  *   clients             one row per connected client
- *   exports             one row per volume: an export, or one
+ *   exports [json]      one row per volume: an export, or one
  *                       connection's own view of one
  *   get [NAME]          a parameter's value, or all of them
  *   set NAME VALUE      change a tunable: ratio, min, max, mode

@@ -66,6 +66,19 @@ extern const char *adaptra_report_export_name (const char *name);
 extern int adaptra_report_volumes (const struct adaptra_volume_row *rows,
                                    size_t n, struct adaptra_strbuf *out);
 
+/* The same as one line of JSON: {"version":1,"exports":[{...},...]}. */
+extern int adaptra_report_volumes_json (const struct adaptra_volume_row *rows,
+                                        size_t n, struct adaptra_strbuf *out);
+
+/* Per-export Prometheus families (adaptra_export_*), labelled with the
+ * export name and its sharing.  The per-connection volumes of one
+ * export add up into one series, so that connections coming and going
+ * make no new series.
+ */
+extern int adaptra_report_volumes_prometheus (
+  const struct adaptra_volume_row *rows, size_t n,
+  struct adaptra_strbuf *out);
+
 /* Append the n clients of rows as a table, one line each. */
 extern int adaptra_report_clients (const struct adaptra_client_row *rows,
                                    size_t n, struct adaptra_strbuf *out);

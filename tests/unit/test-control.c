@@ -77,7 +77,14 @@ fake_volumes (void *opaque, struct adaptra_volume_row *rows, size_t max)
     .size = 4194304, .clients = 1, .contexts = 4, .pages = 99,
     .client_bytes = 8192,
   };
-  return 2;
+  rows[2] = (struct adaptra_volume_row) {
+    .id = 4, .name = "vm1.img", .flags = ADAPTRA_VOLUME_PER_CONNECTION,
+    .size = 4194304, .clients = 1, .pages = 1,
+  };
+  rows[3] = (struct adaptra_volume_row) {
+    .id = 5, .name = "q\"\\\n", .size = 512,
+  };
+  return 4;
 }
 
 static int
@@ -201,6 +208,18 @@ exports_table_names_share_and_pages (void **state)
                            "connection        4194304       1        4 "
                            "        99           8192 "));
   assert_non_null (strstr (run_str ("help"), "exports "));
+  r = run_str ("exports json");
+  assert_non_null (strstr (r, "{\"version\":1,\"exports\":[{\"id\":0,"
+                           "\"export\":\"\",\"share\":\"export\","
+                           "\"size\":1048576,\"clients\":2,"));
+  assert_non_null (strstr (r, "\"export\":\"q\\\"\\\\\\u000a\","));
+  /* Per-connection volumes of one export are one series. */
+  r = run_str ("metrics");
+  assert_non_null (strstr (r, "# TYPE adaptra_export_pages gauge\n"
+                           "adaptra_export_pages{export=\"\","
+                           "share=\"export\"} 17\n"
+                           "adaptra_export_pages{export=\"vm1.img\","
+                           "share=\"connection\"} 100\n"));
 }
 
 static void
