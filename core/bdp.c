@@ -107,3 +107,14 @@ adaptra_bdp_fetch_ns (const struct adaptra_bdp *m, uint64_t bytes)
   return adaptra_bdp_latency_ns (m) +
     (uint64_t) ((double) bytes * 1e9 / (double) rate);
 }
+
+bool
+adaptra_bdp_fast (const struct adaptra_bdp *m, bool was_fast)
+{
+  double bound = ADAPTRA_FAST_LATENCY_NS +
+    m->n * 1e9 / (double) ADAPTRA_FAST_BYTES_PER_SEC;
+
+  if (m->samples < ADAPTRA_FAST_SAMPLES)
+    return false;
+  return m->t <= (was_fast ? 2 * bound : bound);
+}

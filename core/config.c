@@ -91,6 +91,11 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
   if (cfg->mode != ADAPTRA_MODE_ADAPTIVE && cfg->mode != ADAPTRA_MODE_FIXED &&
       cfg->mode != ADAPTRA_MODE_OFF)
     return reject (why, len, "adaptra-mode=%d is not a mode", (int) cfg->mode);
+  if (cfg->bypass != ADAPTRA_BYPASS_AUTO &&
+      cfg->bypass != ADAPTRA_BYPASS_ALWAYS &&
+      cfg->bypass != ADAPTRA_BYPASS_NEVER)
+    return reject (why, len, "adaptra-bypass=%d is not auto, always or never",
+                   (int) cfg->bypass);
   if (cfg->streams < 1 || cfg->streams > ADAPTRA_STREAMS_MAX)
     return reject (why, len, "adaptra-streams=%" PRIu32 " is outside 1..%d",
                    cfg->streams, ADAPTRA_STREAMS_MAX);
@@ -124,6 +129,33 @@ adaptra_mode_parse (const char *name, enum adaptra_mode *mode)
   for (i = 0; i < sizeof modes / sizeof modes[0]; i++)
     if (strcmp (name, adaptra_mode_name (modes[i])) == 0) {
       *mode = modes[i];
+      return 0;
+    }
+  return -1;
+}
+
+const char *
+adaptra_bypass_name (enum adaptra_bypass bypass)
+{
+  switch (bypass) {
+  case ADAPTRA_BYPASS_AUTO: return "auto";
+  case ADAPTRA_BYPASS_ALWAYS: return "always";
+  case ADAPTRA_BYPASS_NEVER: return "never";
+  }
+  return "?";
+}
+
+int
+adaptra_bypass_parse (const char *name, enum adaptra_bypass *bypass)
+{
+  static const enum adaptra_bypass values[] = {
+    ADAPTRA_BYPASS_AUTO, ADAPTRA_BYPASS_ALWAYS, ADAPTRA_BYPASS_NEVER,
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof values / sizeof values[0]; i++)
+    if (strcmp (name, adaptra_bypass_name (values[i])) == 0) {
+      *bypass = values[i];
       return 0;
     }
   return -1;

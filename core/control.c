@@ -191,7 +191,7 @@ do_help (struct adaptra_strbuf *out)
     "clients             connected clients\n"
     "exports [json]      exports (volumes) and their pool pages\n"
     "get [NAME]          parameter values\n"
-    "set NAME VALUE      change ratio, min, max or mode\n"
+    "set NAME VALUE      change ratio, min, max, mode or bypass\n"
     "reset               zero the counters\n"
     "trace on|off        stream read-ahead decisions (trace: lines)\n"
     "help                this list\n"

@@ -54,6 +54,9 @@ struct adaptra_volume {
   unsigned nctx;
   unsigned running;             /* its jobs being read now */
   unsigned clients;             /* open clients */
+  struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
+  bool bypass;                  /* stepped aside: the backend is as fast
+                                   as the pool (adaptra_bdp_fast) */
   uint64_t client_bytes, backend_bytes, readahead_hits;
 };
 

@@ -439,6 +439,80 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
+/* Does volume v step aside now (adaptra-bypass, else its backend's
+ * speed: adaptra_bdp_fast)?  A switch is counted and traced.  Lock
+ * held.
+ */
+static bool
+steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
+{
+  bool fast;
+  char line[128];
+
+  switch (e->cfg.bypass) {
+  case ADAPTRA_BYPASS_ALWAYS: fast = true; break;
+  case ADAPTRA_BYPASS_NEVER: fast = false; break;
+  case ADAPTRA_BYPASS_AUTO: default:
+    fast = adaptra_bdp_fast (&v->bdp, v->bypass);
+    break;
+  }
+  if (fast != v->bypass) {
+    v->bypass = fast;
+    adaptra_stat_add (&e->stats.bypass_switches, 1);
+    if (e->cfg.trace) {
+      snprintf (line, sizeof line,
+                "bypass(volume=%d, read_ns=%.0f, bytes=%.0f) = %s", v->id,
+                v->bdp.t, v->bdp.n, fast ? "on" : "off");
+      e->cfg.trace (e->cfg.trace_opaque, line);
+    }
+  }
+  return fast;
+}
+
+/* A volume that stepped aside: read the bytes the request wants of
+ * the run of absent pages from *pp (up to last) straight from the
+ * backend into the client's buffer, caching nothing; advance *pp past
+ * the run.  Lock held on entry and exit, dropped for the read.
+ */
+static int
+read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
+{
+  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  struct adaptra_volume *v = c->volume;
+  uint64_t p = *pp, n = 1, start, end, t0, t1;
+  int err;
+
+  while (p + n < last && n < request_max &&
+         adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME)
+    n++;
+  start = p << e->page_shift;
+  end = (p + n) << e->page_shift;
+  if (start < r->offset)
+    start = r->offset;
+  if (end > r->offset + r->count)
+    end = r->offset + r->count;
+  pthread_mutex_unlock (&e->lock);
+  t0 = adaptra_now (e);
+  err = e->backend.pread (ctx, r->buf + (start - r->offset),
+                          (uint32_t) (end - start), start - v->base);
+  t1 = adaptra_now (e);
+  pthread_mutex_lock (&e->lock);
+  adaptra_stat_add (&e->stats.backend_requests, 1);
+  if (err)
+    adaptra_stat_add (&e->stats.backend_errors, 1);
+  else {
+    adaptra_stat_add (&e->stats.backend_bytes, end - start);
+    adaptra_stat_add (&e->stats.bypass_bytes, end - start);
+    adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
+    adaptra_bdp_sample (&v->bdp, end - start, t1 - t0);
+    v->backend_bytes += end - start;
+    c->backend_bytes += end - start;
+  }
+  *pp = p + n;
+  return err;
+}
+
 /* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
  * them out without the lock, unpin them.  Lock held on entry and exit.
  */
@@ -516,8 +590,8 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_span span;
   struct adaptra_client *c;
   struct adaptra_volume *v;
-  uint32_t stream_id;
-  bool blocked = false;
+  uint32_t stream_id = 0;
+  bool blocked = false, bypass;
   uint64_t p;
   int err = 0;
 
@@ -539,13 +613,22 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   adaptra_streams_reap_one (&e->streams, adaptra_now (e));
 
   span = adaptra_span_of (r.offset, count, e->page_shift);
-  stream_id = decide (e, client, v, span);
+  /* A volume that stepped aside makes no decision and caches no miss;
+   * what the pool holds of it is still served.
+   */
+  bypass = steps_aside (e, v);
+  if (bypass)
+    adaptra_stat_add (&e->stats.bypass_requests, 1);
+  else
+    stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-    if (f == ADAPTRA_NO_FRAME)
+    if (f == ADAPTRA_NO_FRAME && bypass)
+      err = read_direct (e, c, ctx, &r, &p, span.last);
+    else if (f == ADAPTRA_NO_FRAME)
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
     else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
       copy_ready (e, c, &r, &p, span.last);
@@ -605,7 +688,9 @@ adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
   adaptra_stat_add (&e->stats.cache_hints, 1);
   pthread_mutex_lock (&e->lock);
   c = adaptra_client_of (e, client);
-  count = c ? adaptra_clamp_to_size (offset, count, c->volume->size) : 0;
+  /* A volume that stepped aside has nothing to gain from a prefetch. */
+  count = c && !c->volume->bypass
+    ? adaptra_clamp_to_size (offset, count, c->volume->size) : 0;
   if (count > 0 && !adaptra_prefetch_congested (e)) {
     span = adaptra_span_of (c->volume->base + offset, count, e->page_shift);
     spare = adaptra_pool_spare (&e->pool);
@@ -641,6 +726,8 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->backend_latency_ns = adaptra_bdp_latency_ns (&e->bdp);
   out->backend_bytes_per_sec = adaptra_bdp_bytes_per_sec (&e->bdp);
   out->window_max_bytes = adaptra_readahead_max_pages (e) << e->page_shift;
+  for (i = 0; i < e->nvolumes; i++)
+    out->volumes_bypassed += e->volumes[i] && e->volumes[i]->bypass;
   pthread_mutex_unlock (&e->lock);
 }
 
@@ -754,6 +841,8 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->size = v->size;
     r->clients = v->clients;
     r->contexts = v->nctx;
+    r->bypass = v->bypass;
+    r->backend_read_ns = (uint64_t) v->bdp.t;
     r->pages = pages ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
     r->backend_bytes = v->backend_bytes;
@@ -765,7 +854,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
   return n;
 }
 
-enum tunable { TUNE_RATIO, TUNE_MIN, TUNE_MAX, TUNE_MODE };
+enum tunable { TUNE_RATIO, TUNE_MIN, TUNE_MAX, TUNE_MODE, TUNE_BYPASS };
 
 /* Change one tunable if the configuration stays valid. */
 static int
@@ -782,6 +871,7 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
   case TUNE_MIN: next.min_bytes = value; break;
   case TUNE_MAX: next.max_bytes = value; break;
   case TUNE_MODE: next.mode = (enum adaptra_mode) value; break;
+  case TUNE_BYPASS: next.bypass = (enum adaptra_bypass) value; break;
   }
   r = adaptra_config_check (&next, why, len);
   if (r == 0)
@@ -816,6 +906,13 @@ adaptra_engine_set_mode (struct adaptra_engine *e, enum adaptra_mode mode,
                          char *why, size_t len)
 {
   return tune (e, TUNE_MODE, mode, why, len);
+}
+
+int
+adaptra_engine_set_bypass (struct adaptra_engine *e,
+                           enum adaptra_bypass bypass, char *why, size_t len)
+{
+  return tune (e, TUNE_BYPASS, bypass, why, len);
 }
 
 void

@@ -277,6 +277,7 @@ adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
   if (!err) {
     adaptra_stat_add (&e->stats.backend_bytes, bytes);
     v->backend_bytes += bytes;
+    adaptra_bdp_sample (&v->bdp, bytes, t1 - t0);
     adaptra_bdp_sample (&e->bdp, bytes, t1 - t0);
     for (i = 0; i < n; i++) {
       if (!adaptra_pool_complete (&e->pool, frames[i])) {

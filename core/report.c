@@ -204,6 +204,12 @@ adaptra_report_export_name (const char *name)
   return name[0] ? name : "(default)";
 }
 
+static const char *
+share_name (const struct adaptra_volume_row *r)
+{
+  return r->flags & ADAPTRA_VOLUME_PER_CONNECTION ? "connection" : "export";
+}
+
 int
 adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
                         struct adaptra_strbuf *out)
@@ -211,22 +217,24 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
   size_t i;
 
   adaptra_strbuf_printf (out,
-                         "%-6s %-24s %-10s %14s %7s %8s %10s %14s %14s %12s\n",
+                         "%-6s %-24s %-10s %14s %7s %8s %-9s %9s %10s %14s "
+                         "%14s %12s\n",
                          "id", "export", "share", "size", "clients",
-                         "contexts", "pages", "client_bytes", "backend_bytes",
-                         "ra_hits");
+                         "contexts", "readahead", "read_us", "pages",
+                         "client_bytes", "backend_bytes", "ra_hits");
   for (i = 0; i < n; i++)
     adaptra_strbuf_printf (out,
-                           "%-6d %-24s %-10s %14" PRIu64 " %7u %8u %10"
-                           PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64
-                           "\n",
+                           "%-6d %-24s %-10s %14" PRIu64 " %7u %8u %-9s %9"
+                           PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
+                           " %12" PRIu64 "\n",
                            rows[i].id,
                            adaptra_report_export_name (rows[i].name),
-                           rows[i].flags & ADAPTRA_VOLUME_PER_CONNECTION
-                           ? "connection" : "export",
-                           rows[i].size, rows[i].clients, rows[i].contexts,
-                           rows[i].pages, rows[i].client_bytes,
-                           rows[i].backend_bytes, rows[i].readahead_hits);
+                           share_name (&rows[i]), rows[i].size,
+                           rows[i].clients, rows[i].contexts,
+                           rows[i].bypass ? "bypass" : "on",
+                           rows[i].backend_read_ns / 1000, rows[i].pages,
+                           rows[i].client_bytes, rows[i].backend_bytes,
+                           rows[i].readahead_hits);
   return out->overflow ? -1 : 0;
 }
 
@@ -250,12 +258,6 @@ json_string (const char *s, struct adaptra_strbuf *out)
   adaptra_strbuf_printf (out, "\"");
 }
 
-static const char *
-share_name (const struct adaptra_volume_row *r)
-{
-  return r->flags & ADAPTRA_VOLUME_PER_CONNECTION ? "connection" : "export";
-}
-
 int
 adaptra_report_volumes_json (const struct adaptra_volume_row *rows, size_t n,
                              struct adaptra_strbuf *out)
@@ -272,11 +274,13 @@ adaptra_report_volumes_json (const struct adaptra_volume_row *rows, size_t n,
     json_string (r->name, out);
     adaptra_strbuf_printf (out,
                            ",\"share\":\"%s\",\"size\":%" PRIu64
-                           ",\"clients\":%u,\"contexts\":%u,\"pages\":%"
-                           PRIu64 ",\"client_bytes\":%" PRIu64
+                           ",\"clients\":%u,\"contexts\":%u,"
+                           "\"bypass\":%s,\"backend_read_ns\":%" PRIu64
+                           ",\"pages\":%" PRIu64 ",\"client_bytes\":%" PRIu64
                            ",\"backend_bytes\":%" PRIu64
                            ",\"readahead_hits\":%" PRIu64 "}",
                            share_name (r), r->size, r->clients, r->contexts,
+                           r->bypass ? "true" : "false", r->backend_read_ns,
                            r->pages, r->client_bytes, r->backend_bytes,
                            r->readahead_hits);
   }

@@ -85,6 +85,12 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   COUNTER (backend_errors, "Backend read errors"),
   COUNTER (client_requests, "Read requests from clients"),
   COUNTER (client_bytes, "Bytes read by clients"),
+  COUNTER (bypass_requests,
+           "Client reads of volumes that stepped aside (fast backend)"),
+  COUNTER (bypass_bytes,
+           "Bytes of those read straight from the backend, not cached"),
+  COUNTER (bypass_switches,
+           "Volumes that stepped aside, or came back to read-ahead"),
   GAUGE (pages_free, "Pool pages free"),
   GAUGE (pages_inactive, "Pool pages on the inactive list"),
   GAUGE (pages_active, "Pool pages on the active list"),
@@ -98,6 +104,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   GAUGE (backend_bytes_per_sec,
          "Estimated backend streaming throughput, bytes per second"),
   GAUGE (window_max_bytes, "Effective maximum window now, bytes"),
+  GAUGE (volumes_bypassed,
+         "Volumes whose backend is too fast for read-ahead to help"),
 };
 
 const size_t adaptra_stat_field_count =

@@ -22,6 +22,7 @@ enum param_type {
   PARAM_SIZE_OR_AUTO,           /* a size, or "auto" stored as 0 */
   PARAM_UNSIGNED,
   PARAM_MODE,
+  PARAM_BYPASS,
 };
 
 /* Setters of a running engine, all of one shape. */
@@ -38,6 +39,12 @@ static int
 set_mode (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
 {
   return adaptra_engine_set_mode (e, v, why, len);
+}
+
+static int
+set_bypass (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
+{
+  return adaptra_engine_set_bypass (e, v, why, len);
 }
 
 struct param {
@@ -59,6 +66,7 @@ static const struct param params[] = {
   { "max",     PARAM_SIZE_OR_AUTO, FIELD (max_bytes),  adaptra_engine_set_max },
   { "ratio",   PARAM_UNSIGNED,     FIELD (ratio),      set_ratio },
   { "mode",    PARAM_MODE,         FIELD (mode),       set_mode },
+  { "bypass",  PARAM_BYPASS,       FIELD (bypass),     set_bypass },
   { "streams", PARAM_UNSIGNED,     FIELD (streams),    NULL },
   { "workers", PARAM_UNSIGNED,     FIELD (workers),    NULL },
 };
@@ -133,6 +141,7 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
   int64_t size;
   unsigned u;
   enum adaptra_mode mode;
+  enum adaptra_bypass bypass;
 
   switch (p->type) {
   case PARAM_SIZE_OR_AUTO:
@@ -166,6 +175,14 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
       return -1;
     }
     *v = mode;
+    break;
+  case PARAM_BYPASS:
+    if (adaptra_bypass_parse (value, &bypass) == -1) {
+      snprintf (why, len,
+                "adaptra-%s=%s is not auto, always or never", p->name, value);
+      return -1;
+    }
+    *v = bypass;
     break;
   }
   /* A value must fit its field: adaptra-page=8G would wrap. */
@@ -234,6 +251,8 @@ print_param (const struct param *p, const struct adaptra_config *cfg,
     memcpy (&v, field, 8);
   if (p->type == PARAM_MODE)
     adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_mode_name (v));
+  else if (p->type == PARAM_BYPASS)
+    adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_bypass_name (v));
   else if (p->type == PARAM_SIZE_OR_AUTO && v == 0)
     adaptra_strbuf_printf (out, "%s auto\n", p->name);
   else

@@ -28,6 +28,9 @@
   "adaptra-ratio=PERCENT    Share of the thrashing threshold used as\n" \
   "                         the window, 1..100 (default 50).\n" \
   "adaptra-mode=MODE        adaptive, fixed (legacy 128K window) or off.\n" \
+  "adaptra-bypass=auto|always|never\n" \
+  "                         Step aside where the backend is as fast as\n" \
+  "                         the pool (default auto: measured per export).\n" \
   "adaptra-streams=N        Stream table size (default 1024).\n" \
   "adaptra-workers=N        Prefetch threads (default 4).\n"
 
@@ -39,8 +42,8 @@
 extern int params_parse (struct adaptra_config *cfg, const char *key,
                          const char *value, char *why, size_t len);
 
-/* Change a tunable of a running engine: name is "ratio", "min", "max"
- * or "mode" (or the same with the "adaptra-" prefix).  Returns 0, or
+/* Change a tunable of a running engine: name is "ratio", "min", "max",
+ * "mode" or "bypass" (or the same with the "adaptra-" prefix).  Returns 0, or
  * -1 with the reason in why (unknown or fixed parameter, bad value).
  */
 extern int params_set_runtime (struct adaptra_engine *e, const char *name,

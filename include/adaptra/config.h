@@ -20,6 +20,17 @@ enum adaptra_mode {
   ADAPTRA_MODE_OFF,             /* no read-ahead; the pool still caches */
 };
 
+/* Whether adaptra steps aside where read-ahead cannot help: when a
+ * read from the backend costs about as much as a copy from the pool
+ * (adaptra_bdp_fast), misses go straight to the backend into the
+ * client's buffer and no window is read ahead.
+ */
+enum adaptra_bypass {
+  ADAPTRA_BYPASS_AUTO,          /* per volume, from measurements */
+  ADAPTRA_BYPASS_ALWAYS,        /* never read ahead, never cache misses */
+  ADAPTRA_BYPASS_NEVER,         /* always read ahead */
+};
+
 /* Limits enforced by adaptra_config_check. */
 #define ADAPTRA_PAGE_MIN 512
 #define ADAPTRA_PAGE_MAX (1024 * 1024)
@@ -36,6 +47,7 @@ struct adaptra_config {
   uint64_t max_bytes;           /* adaptra-max: largest window, 0 = auto */
   unsigned ratio;               /* adaptra-ratio: % of thrashing threshold */
   enum adaptra_mode mode;       /* adaptra-mode */
+  enum adaptra_bypass bypass;   /* adaptra-bypass */
   uint64_t fixed_bytes;         /* window of mode fixed; not a parameter,
                                    so not checked: the window is at least
                                    a page and within the bounds of every
@@ -66,5 +78,10 @@ extern const char *adaptra_mode_name (enum adaptra_mode mode);
 
 /* Parse a mode name; returns 0, or -1 if unknown. */
 extern int adaptra_mode_parse (const char *name, enum adaptra_mode *mode);
+
+/* "auto", "always", "never", and back. */
+extern const char *adaptra_bypass_name (enum adaptra_bypass bypass);
+extern int adaptra_bypass_parse (const char *name,
+                                 enum adaptra_bypass *bypass);
 
 #endif /* ADAPTRA_CONFIG_H */

@@ -220,6 +220,9 @@ struct adaptra_volume_row {
   unsigned clients;             /* open clients */
   unsigned contexts;            /* background contexts: 0 = readers
                                    run its prefetch */
+  bool bypass;                  /* stepped aside: backend as fast as
+                                   the pool, no read-ahead */
+  uint64_t backend_read_ns;     /* mean time of its backend reads */
   uint64_t pages;               /* pool pages it holds (any state) */
   uint64_t client_bytes;        /* bytes its clients read */
   uint64_t backend_bytes;       /* bytes read from the backend for it */
@@ -245,6 +248,9 @@ extern int adaptra_engine_set_max (struct adaptra_engine *e, uint64_t bytes,
 extern int adaptra_engine_set_mode (struct adaptra_engine *e,
                                     enum adaptra_mode mode,
                                     char *why, size_t len);
+extern int adaptra_engine_set_bypass (struct adaptra_engine *e,
+                                      enum adaptra_bypass bypass,
+                                      char *why, size_t len);
 
 /* The configuration now (tunables included). */
 extern void adaptra_engine_get_config (struct adaptra_engine *e,

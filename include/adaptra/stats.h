@@ -51,6 +51,10 @@ struct adaptra_stats {
   uint64_t backend_errors;
   uint64_t client_requests;     /* reads from clients */
   uint64_t client_bytes;
+  uint64_t bypass_requests;     /* reads of volumes that stepped aside */
+  uint64_t bypass_bytes;        /* bytes of them read straight from the
+                                   backend into the client's buffer */
+  uint64_t bypass_switches;     /* volumes stepping aside, or back */
   /* Per method; index ADAPTRA_METHOD_NONE holds the totals. */
   struct adaptra_method_stats method[ADAPTRA_METHOD_COUNT];
 
@@ -66,6 +70,7 @@ struct adaptra_stats {
   uint64_t backend_latency_ns;      /* per-request latency estimate */
   uint64_t backend_bytes_per_sec;   /* streaming throughput estimate */
   uint64_t window_max_bytes;        /* effective window cap now */
+  uint64_t volumes_bypassed;        /* volumes stepped aside now */
 };
 
 enum adaptra_stat_kind {

@@ -96,6 +96,40 @@ test_same_sizes (void **state)
   assert_near (adaptra_bdp_bytes_per_sec (&m), 65536000, 1);
 }
 
+/* Fast: a file in the page cache; not: the remote model, a disk. */
+static void
+test_fast (void **state)
+{
+  struct adaptra_bdp m = { 0 };
+  unsigned i;
+
+  (void) state;
+  /* 64 KiB in 30 us, 1 MiB in 250 us: fast, but only after 16 reads. */
+  for (i = 0; i < ADAPTRA_FAST_SAMPLES - 1; i++)
+    adaptra_bdp_sample (&m, i % 2 ? 65536 : 1048576, i % 2 ? 30000 : 250000);
+  assert_false (adaptra_bdp_fast (&m, false));
+  adaptra_bdp_sample (&m, 65536, 30000);
+  assert_true (adaptra_bdp_fast (&m, false));
+  /* Hysteresis: 64 KiB reads of 200 us are slow for a volume that
+   * reads ahead (bound 115 us), still fast for one that stepped aside
+   * (twice the bound).
+   */
+  m = (struct adaptra_bdp) { 0 };
+  for (i = 0; i < 32; i++)
+    adaptra_bdp_sample (&m, 65536, 200000);
+  assert_false (adaptra_bdp_fast (&m, false));
+  assert_true (adaptra_bdp_fast (&m, true));
+  /* The remote model: 5 ms; back to read-ahead within 3 reads. */
+  for (i = 0; i < 3; i++)
+    adaptra_bdp_sample (&m, 65536, 5000000);
+  assert_false (adaptra_bdp_fast (&m, true));
+  /* A disk: 256 KiB in 4 ms. */
+  m = (struct adaptra_bdp) { 0 };
+  for (i = 0; i < 32; i++)
+    adaptra_bdp_sample (&m, 262144, 4000000);
+  assert_false (adaptra_bdp_fast (&m, false));
+}
+
 int
 main (void)
 {
@@ -104,6 +138,7 @@ main (void)
     cmocka_unit_test (test_fits_latency_and_rate),
     cmocka_unit_test (test_far_backend),
     cmocka_unit_test (test_same_sizes),
+    cmocka_unit_test (test_fast),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -75,7 +75,7 @@ fake_volumes (void *opaque, struct adaptra_volume_row *rows, size_t max)
   rows[1] = (struct adaptra_volume_row) {
     .id = 3, .name = "vm1.img", .flags = ADAPTRA_VOLUME_PER_CONNECTION,
     .size = 4194304, .clients = 1, .contexts = 4, .pages = 99,
-    .client_bytes = 8192,
+    .client_bytes = 8192, .bypass = true, .backend_read_ns = 12345,
   };
   rows[2] = (struct adaptra_volume_row) {
     .id = 4, .name = "vm1.img", .flags = ADAPTRA_VOLUME_PER_CONNECTION,
@@ -197,21 +197,47 @@ clients_table_and_metrics_labels (void **state)
   assert_non_null (strstr (r, "{client=\"odd\\\"name\",id=\"2\"} 3\n"));
 }
 
+/* The whitespace-separated words of line k (0: the header) of r, in
+ * a static buffer, joined by single spaces.
+ */
+static const char *
+table_line (const char *r, unsigned k)
+{
+  static char words[512];
+  size_t n = 0;
+
+  for (; k > 0 && r; k--)
+    if ((r = strchr (r, '\n')) != NULL)
+      r++;
+  assert_non_null (r);
+  for (; *r && *r != '\n' && n + 2 < sizeof words; r++)
+    if (*r != ' ')
+      words[n++] = *r;
+    else if (n > 0 && words[n - 1] != ' ')
+      words[n++] = ' ';
+  words[n] = '\0';
+  return words;
+}
+
 static void
 exports_table_names_share_and_pages (void **state)
 {
   const char *r = run_str ("exports");
 
-  assert_non_null (strstr (r, "\n0      (default)                export    "
-                           "        1048576       2        0         17 "));
-  assert_non_null (strstr (r, "\n3      vm1.img                  "
-                           "connection        4194304       1        4 "
-                           "        99           8192 "));
+  assert_string_equal (table_line (r, 0),
+                       "id export share size clients contexts readahead "
+                       "read_us pages client_bytes backend_bytes ra_hits");
+  assert_string_equal (table_line (r, 1),
+                       "0 (default) export 1048576 2 0 on 0 17 0 0 0");
+  assert_string_equal (table_line (r, 2),
+                       "3 vm1.img connection 4194304 1 4 bypass 12 99 8192 "
+                       "0 0");
   assert_non_null (strstr (run_str ("help"), "exports "));
   r = run_str ("exports json");
   assert_non_null (strstr (r, "{\"version\":1,\"exports\":[{\"id\":0,"
                            "\"export\":\"\",\"share\":\"export\","
-                           "\"size\":1048576,\"clients\":2,"));
+                           "\"size\":1048576,\"clients\":2,"
+                           "\"contexts\":0,\"bypass\":false,"));
   assert_non_null (strstr (r, "\"export\":\"q\\\"\\\\\\u000a\","));
   /* Per-connection volumes of one export are one series. */
   r = run_str ("metrics");

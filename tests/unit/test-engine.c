@@ -48,8 +48,11 @@ static bool gate;                       /* hold reads until released */
 static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t entered, release;
 
-/* The fake clock. */
+/* The fake clock, and what a backend read costs on it: a fixed part
+ * and a part per byte (0: reads take no time).
+ */
 static uint64_t now_ns;
+static uint64_t read_ns, read_ns_per_kib;
 
 /* Trace lines: the windows issued. */
 struct traced {
@@ -78,6 +81,9 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     sem_post (&entered);
     sem_wait (&release);
   }
+  if (read_ns || read_ns_per_kib)
+    __atomic_fetch_add (&now_ns, read_ns + count / 1024 * read_ns_per_kib,
+                        __ATOMIC_SEQ_CST);
   if (fail_ctx == ctx)
     return EIO;
   /* Like a real backend, a read and a write do not interleave. */
@@ -118,6 +124,11 @@ base_config (struct adaptra_config *cfg)
   cfg->max_bytes = 256 * 1024;          /* 64 pages */
   cfg->workers = 0;
   cfg->trace = record_trace;
+  /* The fake backend takes no time, which is as fast as a backend
+   * gets: these tests are of read-ahead, so it must not step aside
+   * (the step-aside tests set their own).
+   */
+  cfg->bypass = ADAPTRA_BYPASS_NEVER;
 }
 
 static void
@@ -147,6 +158,7 @@ setup (void **state)
   for (i = 0; i < DISK; i++)
     disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
   calls = bad_requests = 0;
+  read_ns = read_ns_per_kib = 0;
   fail_ctx = NULL;
   during_read = NULL;
   gate = false;
@@ -1233,6 +1245,101 @@ test_volume_contexts (void **state)
   free (disk2);
 }
 
+/* The volume row of the test's volume. */
+static struct adaptra_volume_row
+volume_row (void)
+{
+  struct adaptra_volume_row rows[4];
+  size_t n = adaptra_volumes_snapshot (e, rows, 4), i;
+
+  for (i = 0; i < n && rows[i].id != volume; i++)
+    ;
+  assert_true (i < n);
+  return rows[i];
+}
+
+/* Step aside on a backend as fast as the pool (a file in the page
+ * cache: 20 us a read plus 0.2 us a KiB), come back when it turns
+ * slow (the remote model: 5 ms), within ADAPTRA_FAST_SAMPLES reads
+ * and 3 reads respectively.
+ */
+static void
+test_step_aside (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats s;
+  uint64_t off = 0, windows, pages, requests, bytes;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.bypass = ADAPTRA_BYPASS_AUTO;
+  restart_engine (&cfg);
+  read_ns = 20000;
+  read_ns_per_kib = 200;
+  for (i = 0; i < 400 && !volume_row ().bypass; i++) {
+    read_check (off, 65536);
+    drain ();
+    off += 65536;
+  }
+  assert_true (volume_row ().bypass);
+  s = stats ();
+  assert_int_equal (s.volumes_bypassed, 1);
+  assert_int_equal (s.bypass_switches, 1);
+  /* Stepped aside: misses go straight to the client, no window, no
+   * page; what the pool holds is still served.
+   */
+  windows = s.method[ADAPTRA_METHOD_NONE].readahead;
+  pages = s.pages_inactive + s.pages_active;
+  requests = s.bypass_requests;
+  bytes = s.bypass_bytes;
+  calls = 0;
+  read_check (64 * 65536, 3 * 65536 + 5);
+  assert_int_equal (calls, 1);
+  read_check (0, 65536);
+  assert_int_equal (calls, 1);
+  s = stats ();
+  assert_int_equal (s.method[ADAPTRA_METHOD_NONE].readahead, windows);
+  assert_int_equal (s.pages_inactive + s.pages_active, pages);
+  assert_int_equal (s.bypass_requests, requests + 2);
+  assert_int_equal (s.bypass_bytes, bytes + 3 * 65536 + 5);
+  /* The backend turns slow: read-ahead is back within 3 reads. */
+  read_ns = 5000000;
+  for (i = 0; i < 3 && volume_row ().bypass; i++)
+    read_check ((100 + i) * 65536, 65536);
+  assert_false (volume_row ().bypass);
+  assert_int_equal (stats ().bypass_switches, 2);
+  /* The reads in bypass left no history: the stream is found again
+   * from what the next reads leave in the pool (context method).
+   */
+  for (; i < 8; i++)
+    read_check ((100 + i) * 65536, 65536);
+  assert_true (stats ().method[ADAPTRA_METHOD_NONE].readahead > windows);
+}
+
+/* adaptra-bypass=always and never override the measurement. */
+static void
+test_step_aside_override (void **state)
+{
+  char why[128];
+  unsigned i;
+
+  (void) state;
+  read_ns = 5000000;                    /* slow, yet: */
+  assert_int_equal (adaptra_engine_set_bypass (e, ADAPTRA_BYPASS_ALWAYS,
+                                               why, sizeof why), 0);
+  read_check (0, 65536);
+  assert_true (volume_row ().bypass);
+  assert_int_equal (stats ().method[ADAPTRA_METHOD_NONE].readahead, 0);
+  read_ns = 0;                          /* fast, yet: */
+  assert_int_equal (adaptra_engine_set_bypass (e, ADAPTRA_BYPASS_NEVER,
+                                               why, sizeof why), 0);
+  for (i = 1; i < 40; i++)
+    read_check (i * 65536, 65536);
+  assert_false (volume_row ().bypass);
+  assert_true (stats ().method[ADAPTRA_METHOD_NONE].readahead > 0);
+}
+
 int
 main (void)
 {
@@ -1270,6 +1377,8 @@ main (void)
     T (test_volumes_invalidation),
     T (test_volume_close),
     T (test_volume_contexts),
+    T (test_step_aside),
+    T (test_step_aside_override),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

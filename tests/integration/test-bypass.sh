@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Stepping aside: the decision, per export, in the statistics.
+#
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# A file in the page cache is as fast as the pool: after a scan its
+# export shows "bypass", nothing was read ahead after the switch, and
+# every byte is right.  The same file behind 2 ms of delay (a remote
+# store) keeps read-ahead on.  adaptra-bypass=never keeps it on for
+# the fast file too, and "set bypass always" steps aside at run time.
+
+source "$(dirname "$0")/functions.sh"
+
+img="$tmpdir/disk.img"
+head -c $((32 * 1024 * 1024)) /dev/urandom > "$img"
+cat "$img" > /dev/null                  # into the page cache
+
+# scan EXPORTS_ROW_FILE ARGS...: serve the file with ARGS, scan it with
+# nbdcopy (compared), and keep the export's row of the "exports" table
+# and the stats.
+scan ()
+{
+  local out=$1
+  shift
+  run_nbdkit -U - "$@" adaptra-stats="$tmpdir/stats.sock" --run "
+    $client nbdcopy --connections=1 \"\$uri\" $tmpdir/copy.img &&
+    cmp $img $tmpdir/copy.img &&
+    $client adaptra-stat $tmpdir/stats.sock --command exports > $out &&
+    $client adaptra-stat $tmpdir/stats.sock > $out.stats"
+  cat "$out"
+}
+
+# readahead STATS_FILE COUNTER: a counter of the saved stats.
+counter () { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+scan "$tmpdir/fast" file "$img"
+grep -qE '^0 +\(default\) +export .* bypass ' "$tmpdir/fast" ||
+  { echo "FAIL: the fast file did not step aside"; exit 1; }
+test "$(counter "$tmpdir/fast.stats" volumes_bypassed)" -eq 1
+test "$(counter "$tmpdir/fast.stats" bypass_switches)" -eq 1
+# Stepped aside after its first reads: most bytes went straight through.
+test "$(counter "$tmpdir/fast.stats" bypass_bytes)" -gt $((24 * 1024 * 1024))
+
+scan "$tmpdir/slow" --filter=delay file "$img" rdelay=2ms
+grep -qE '^0 +\(default\) +export .* on ' "$tmpdir/slow" ||
+  { echo "FAIL: the delayed file stepped aside"; exit 1; }
+test "$(counter "$tmpdir/slow.stats" bypass_requests)" -eq 0
+test "$(counter "$tmpdir/slow.stats" pgreadahead_hit)" -gt 4096
+
+scan "$tmpdir/never" file "$img" adaptra-bypass=never
+grep -qE '^0 +\(default\) +export .* on ' "$tmpdir/never" ||
+  { echo "FAIL: adaptra-bypass=never stepped aside"; exit 1; }
+
+run_nbdkit -U - --filter=delay file "$img" rdelay=1ms \
+  adaptra-stats="$tmpdir/stats.sock" --run "
+  $client adaptra-stat $tmpdir/stats.sock --command 'set bypass always' &&
+  $client nbdcopy --connections=1 \"\$uri\" $tmpdir/copy.img &&
+  cmp $img $tmpdir/copy.img &&
+  $client adaptra-stat $tmpdir/stats.sock --command exports > $tmpdir/always"
+grep -qE ' bypass ' "$tmpdir/always" ||
+  { echo "FAIL: set bypass always did not step aside"; exit 1; }
+echo "test-bypass: ok"
