@@ -194,6 +194,12 @@ extern void adaptra_readahead_mark (struct adaptra_engine *e,
 /* The effective window cap in pages now (0: the pool cannot spare any). */
 extern uint64_t adaptra_readahead_max_pages (const struct adaptra_engine *e);
 
+/* The largest window any stream may be given now: the cap above, or
+ * with adaptra-max=auto a stream's own raised one (raise_cap), within
+ * the pool's spare pages.  Lock held.
+ */
+extern uint64_t adaptra_readahead_cap_pages (struct adaptra_engine *e);
+
 /* prefetch.c: the job queue and backend reads. */
 
 /* Insert the absent pages of [start, end) of volume v (clamped to its

@@ -725,7 +725,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->prefetch_flight_bytes = e->flight_bytes;
   out->backend_latency_ns = adaptra_bdp_latency_ns (&e->bdp);
   out->backend_bytes_per_sec = adaptra_bdp_bytes_per_sec (&e->bdp);
-  out->window_max_bytes = adaptra_readahead_max_pages (e) << e->page_shift;
+  out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;
   for (i = 0; i < e->nvolumes; i++)
     out->volumes_bypassed += e->volumes[i] && e->volumes[i]->bypass;
   pthread_mutex_unlock (&e->lock);

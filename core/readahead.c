@@ -90,6 +90,22 @@ adaptra_readahead_max_pages (const struct adaptra_engine *e)
                              adaptra_pool_spare (&e->pool));
 }
 
+uint64_t
+adaptra_readahead_cap_pages (struct adaptra_engine *e)
+{
+  uint64_t cap = adaptra_readahead_max_pages (e);
+  uint64_t spare = adaptra_pool_spare (&e->pool);
+  struct adaptra_stream *s;
+
+  if (e->cfg.max_bytes != 0)
+    return cap;
+  for (s = adaptra_streams_first (&e->streams); s;
+       s = adaptra_streams_after (&e->streams, s))
+    if (s->cap > cap)
+      cap = s->cap < spare ? s->cap : spare;
+  return cap;
+}
+
 /* The legacy window in pages: at least one, whatever the page size. */
 static uint64_t
 fixed_pages (const struct adaptra_engine *e)

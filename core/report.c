@@ -153,9 +153,11 @@ adaptra_report_json (const struct adaptra_stats *s, struct adaptra_strbuf *out)
                          "},\"derived\":{\"readahead_hit_pct\":%.4f,"
                          "\"readahead_per_random\":%.4f,"
                          "\"amplification\":%.4f,"
-                         "\"evicted_unread_pct\":%.4f}}\n",
+                         "\"evicted_unread_pct\":%.4f},"
+                         "\"adaptra_version\":\"%s\"}\n",
                          d.readahead_hit_pct, d.readahead_per_random,
-                         d.amplification, d.evicted_unread_pct);
+                         d.amplification, d.evicted_unread_pct,
+                         PACKAGE_VERSION);
   return out->overflow ? -1 : 0;
 }
 

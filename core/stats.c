@@ -103,7 +103,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
          "Estimated backend latency per request, nanoseconds"),
   GAUGE (backend_bytes_per_sec,
          "Estimated backend streaming throughput, bytes per second"),
-  GAUGE (window_max_bytes, "Effective maximum window now, bytes"),
+  GAUGE (window_max_bytes,
+         "Largest window any stream may be given now, bytes"),
   GAUGE (volumes_bypassed,
          "Volumes whose backend is too fast for read-ahead to help"),
 };

@@ -281,6 +281,26 @@ forget (struct export *x)
   *x = table[--ntable];
 }
 
+/* Say once, as nbdkit's own filters say it, that read-ahead of a
+ * named export, or of a connection's own volume, runs in the readers'
+ * threads for a plugin that serialises requests per handle.
+ */
+static void
+warn_no_background (bool per_connection)
+{
+  static bool warned;
+
+  if (warned)
+    return;
+  warned = true;
+  nbdkit_error ("adaptra: warning: the plugin serialises requests, and "
+                "nbdkit 1.32 opens background contexts only on the default "
+                "export of plugins that see the same bytes on every "
+                "connection: read-ahead of %s runs in the readers' threads",
+                per_connection ? "connections with bytes of their own"
+                : "named exports");
+}
+
 static int
 open_volume (const char *name, uint64_t size, unsigned flags)
 {
@@ -328,6 +348,8 @@ exports_attach (const void *owner, nbdkit_next *next, const char *name,
       adaptra_volume_close (engine, v);
   }
   v = -1;
+  if (x && !parallel && nworkers > 0 && (per_connection || name[0] != '\0'))
+    warn_no_background (per_connection);
   if (x) {
     x->connections++;
     if (parallel)

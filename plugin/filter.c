@@ -91,6 +91,7 @@ static void
 adaptra_unload (void)
 {
   free (stats_path);
+  params_free ();
 }
 
 static int
@@ -147,19 +148,22 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
                          nbdkit_backend *nxdata)
 {
   long phys = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
-  char why[256];
+  char why[256], quoted[512];
 
   if (adaptra_config_check (&config, why, sizeof why) == -1) {
-    nbdkit_error ("%s", why);
+    params_quote (why, quoted, sizeof quoted);
+    nbdkit_error ("%s", quoted);
     return -1;
   }
   /* The pool is allocated once the server runs, where a failure may no
    * longer reach the user: refuse what cannot fit now.
    */
   if (phys > 0 && page > 0 && config.pool_bytes > (uint64_t) phys * page) {
-    nbdkit_error ("adaptra-pool=%" PRIu64 " is more than this machine's "
-                  "memory (%" PRIu64 " bytes)",
-                  config.pool_bytes, (uint64_t) phys * page);
+    snprintf (why, sizeof why, "adaptra-pool=%" PRIu64 " is more than this "
+              "machine's memory (%" PRIu64 " bytes)",
+              config.pool_bytes, (uint64_t) phys * page);
+    params_quote (why, quoted, sizeof quoted);
+    nbdkit_error ("%s", quoted);
     return -1;
   }
   return next (nxdata);
@@ -185,8 +189,11 @@ adaptra_get_ready (int thread_model)
   parallel_handles = thread_model >= NBDKIT_THREAD_MODEL_PARALLEL;
   if (thread_model <= NBDKIT_THREAD_MODEL_SERIALIZE_ALL_REQUESTS) {
     background_io = false;
-    nbdkit_debug ("adaptra: the plugin serialises all requests: "
-                  "read-ahead runs in the readers' own threads");
+    /* In the words nbdkit's own filters use for a weakened filter. */
+    if (config.workers > 0)
+      nbdkit_error ("adaptra: warning: the plugin serialises all requests, "
+                    "so no read-ahead can run in the background: it runs "
+                    "in the readers' threads, before their replies");
   }
   if (stats_path && server_listen (stats_path, stats_mode) == -1)
     return -1;
@@ -316,8 +323,9 @@ adaptra_after_fork (nbdkit_backend *backend)
       return -1;
     }
   }
-  nbdkit_debug ("adaptra: pool %" PRIu64 " bytes, %u workers, share=%s",
-                config.pool_bytes, nworkers, exports_share_name (share));
+  nbdkit_debug ("adaptra %s: pool %" PRIu64 " bytes, %u workers, share=%s",
+                PACKAGE_VERSION, config.pool_bytes, nworkers,
+                exports_share_name (share));
   return server_start (serve_control_line);
 }
 

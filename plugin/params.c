@@ -72,6 +72,11 @@ static const struct param params[] = {
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 
+/* What the user typed for each parameter (params_parse), so that a
+ * refusal quotes it: "adaptra-page=3K", not the 3072 it became.
+ */
+static char *typed[NPARAMS];
+
 static const struct param *
 find_param (const char *name)
 {
@@ -149,6 +154,12 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
       *v = 0;
       return 0;
     }
+    /* 0 is how auto is stored, not a window: refuse it as a size. */
+    if (nbdkit_takes_size (value) && nbdkit_parse_size (value) == 0) {
+      snprintf (why, len, "adaptra-%s=%s is not a window: give a size, "
+                "or auto", p->name, value);
+      return -1;
+    }
     /* fall through */
   case PARAM_SIZE:
     size = nbdkit_takes_size (value) ? nbdkit_parse_size (value) : -1;
@@ -205,6 +216,8 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
     return 0;
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
+  free (typed[p - params]);
+  typed[p - params] = strdup (value);
   field = (char *) cfg + p->offset;
   if (p->width == 4) {
     uint32_t v32 = v;
@@ -278,4 +291,46 @@ params_get (struct adaptra_engine *e, const char *name,
     for (i = 0; i < NPARAMS; i++)
       print_param (&params[i], &cfg, out);
   return 0;
+}
+
+void
+params_quote (const char *why, char *out, size_t len)
+{
+  size_t n = 0;
+
+  while (*why && n + 1 < len) {
+    const struct param *p = NULL;
+    size_t name_len = 0, digits = 0;
+
+    if (strncmp (why, "adaptra-", 8) == 0) {
+      name_len = strcspn (why + 8, "= ");
+      for (p = params; p < params + NPARAMS; p++)
+        if (strlen (p->name) == name_len &&
+            strncmp (p->name, why + 8, name_len) == 0)
+          break;
+      if (p < params + NPARAMS && why[8 + name_len] == '=')
+        digits = strspn (why + 9 + name_len, "0123456789");
+    }
+    if (digits > 0 && typed[p - params] != NULL) {
+      n += snprintf (out + n, len - n, "adaptra-%s=%s", p->name,
+                     typed[p - params]);
+      why += 9 + name_len + digits;
+    }
+    else
+      out[n++] = *why++;
+    if (n >= len)
+      n = len - 1;
+  }
+  out[n] = '\0';
+}
+
+void
+params_free (void)
+{
+  size_t i;
+
+  for (i = 0; i < NPARAMS; i++) {
+    free (typed[i]);
+    typed[i] = NULL;
+  }
 }

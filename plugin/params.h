@@ -42,6 +42,15 @@
 extern int params_parse (struct adaptra_config *cfg, const char *key,
                          const char *value, char *why, size_t len);
 
+/* Copy the refusal why to out (len bytes, always terminated), with
+ * each "adaptra-NAME=NUMBER" of a parameter given on the command line
+ * written as the user typed it ("adaptra-page=3K", not 3072).
+ */
+extern void params_quote (const char *why, char *out, size_t len);
+
+/* Forget what params_parse kept. */
+extern void params_free (void);
+
 /* Change a tunable of a running engine: name is "ratio", "min", "max",
  * "mode" or "bypass" (or the same with the "adaptra-" prefix).  Returns 0, or
  * -1 with the reason in why (unknown or fixed parameter, bad value).

@@ -93,11 +93,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       goto out;
     }
   }
-  if (adaptra_config_check (&cfg, why, sizeof why) == -1)
-    expect_one_line_naming (why);
+  if (adaptra_config_check (&cfg, why, sizeof why) == -1) {
+    char quoted[512];
+
+    /* The refusal as printed, with the values as typed: still one
+     * line naming a parameter, within its buffer.
+     */
+    params_quote (why, quoted, sizeof quoted);
+    expect_one_line_naming (quoted);
+  }
   else
     expect_valid (&cfg);
  out:
+  params_free ();
   free (text);
   return 0;
 }

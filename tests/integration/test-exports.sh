@@ -15,6 +15,8 @@
 #  3. The nbd plugin forwarding client export names to a second nbdkit
 #     that serves two exports (file dir=): each name gets its bytes.
 #  4. A write through one export drops none of another export's pages.
+#  5. A plugin that serialises requests: named exports are read ahead
+#     in the readers' threads, with one warning, every byte right.
 
 source "$(dirname "$0")/functions.sh"
 requires /usr/bin/python3 -c 'import nbd'
@@ -194,4 +196,21 @@ done
 echo "nbd plugin: three forwarded exports copied, every byte equal"
 test "$($client adaptra-stat "$stats" --command exports | grep -c '\.img ')" \
   -eq 3
+# --- 5. a plugin that serialises requests -----------------------------
+# Named exports get no background contexts there: read-ahead runs in
+# the readers' threads, and adaptra says so once, at the first one.
+kill "$(cat "$tmpdir/nbd.pid")"
+start serial --filter=noparallel file dir="$images" adaptra-pool=4M
+for n in a b; do
+  nbdcopy --connections=1 "nbd+unix:///$n.img?socket=$sock" \
+    "$tmpdir/copy-$n"
+  cmp "$images/$n.img" "$tmpdir/copy-$n"
+done
+test "$(grep -c 'adaptra: warning: .*named exports runs in the readers' \
+  "$tmpdir/serial.log")" -eq 1 ||
+  { cat "$tmpdir/serial.log"; echo "FAIL: no single warning"; exit 1; }
+$client adaptra-stat "$stats" --command exports |
+  grep -qE '^[0-9]+ +a\.img +export +[0-9]+ +[0-9]+ +0 ' ||
+  { echo "FAIL: a serialising plugin's named export has contexts"; exit 1; }
+echo "serialising plugin: named exports right, read ahead by their readers"
 echo "test-exports: ok"

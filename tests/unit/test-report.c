@@ -92,6 +92,8 @@ json_groups_methods_and_keeps_totals (void **state)
   assert_non_null (strstr (out.data, "\"pgreadahead_hit\":300"));
   assert_non_null (strstr (out.data, "\"pages_free\":12345"));
   assert_non_null (strstr (out.data, "\"amplification\":1.1000"));
+  assert_non_null (strstr (out.data, "\"adaptra_version\":\""
+                           PACKAGE_VERSION "\"}\n"));
   for (i = 0; i < out.len; i++) {
     depth += out.data[i] == '{';
     depth -= out.data[i] == '}';
