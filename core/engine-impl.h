@@ -57,6 +57,7 @@ struct adaptra_volume {
   struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
   bool bypass;                  /* stepped aside: the backend is as fast
                                    as the pool (adaptra_bdp_fast) */
+  uint64_t flight_bytes;        /* its prefetch queued or running */
   uint64_t client_bytes, backend_bytes, readahead_hits;
 };
 
@@ -115,6 +116,7 @@ struct adaptra_engine {
   struct adaptra_job *queue_head, *queue_tail;
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
+  unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
   struct adaptra_client *clients;
   size_t nclients;
   struct adaptra_worker *workers;
@@ -214,10 +216,12 @@ extern uint64_t adaptra_prefetch_dispatch (struct adaptra_engine *e,
                                            uint64_t mark, uint32_t stream_id,
                                            unsigned method, unsigned flags);
 
-/* True when queued and running prefetch exceeds the congestion limit.
- * Lock held.
+/* True when volume v may start no more prefetch now: queued and
+ * running prefetch exceeds the congestion limit, and v already has
+ * its share of it.  Lock held.
  */
-extern bool adaptra_prefetch_congested (const struct adaptra_engine *e);
+extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
+                                        const struct adaptra_volume *v);
 
 /* If a queued job holds page, take it off the queue and run it in this
  * thread with ctx (dropping the lock meanwhile).  Returns true if it

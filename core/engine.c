@@ -691,7 +691,7 @@ adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
   /* A volume that stepped aside has nothing to gain from a prefetch. */
   count = c && !c->volume->bypass
     ? adaptra_clamp_to_size (offset, count, c->volume->size) : 0;
-  if (count > 0 && !adaptra_prefetch_congested (e)) {
+  if (count > 0 && !adaptra_prefetch_congested (e, c->volume)) {
     span = adaptra_span_of (c->volume->base + offset, count, e->page_shift);
     spare = adaptra_pool_spare (&e->pool);
     if (span.last - span.first > spare)

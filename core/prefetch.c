@@ -46,10 +46,24 @@
 #include "adaptra/range.h"
 #include "engine-impl.h"
 
+/* Add (or take, with a negative n) n bytes to the prefetch in flight of
+ * v and of the engine.
+ */
+static void
+add_flight (struct adaptra_engine *e, struct adaptra_volume *v, int64_t n)
+{
+  if (v->flight_bytes == 0 && n > 0)
+    e->volumes_in_flight++;
+  v->flight_bytes += n;
+  e->flight_bytes += n;
+  if (v->flight_bytes == 0 && n < 0)
+    e->volumes_in_flight--;
+}
+
 static void
 enqueue (struct adaptra_engine *e, struct adaptra_job *job)
 {
-  const struct adaptra_volume *v = job->volume;
+  struct adaptra_volume *v = job->volume;
   uint64_t bytes = (uint64_t) job->npages << e->page_shift;
 
   job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
@@ -61,7 +75,7 @@ enqueue (struct adaptra_engine *e, struct adaptra_job *job)
     e->queue_head = job;
   e->queue_tail = job;
   e->queued_bytes += bytes;
-  e->flight_bytes += bytes;
+  add_flight (e, v, (int64_t) bytes);
   pthread_cond_signal (&e->job_queued);
 }
 
@@ -171,7 +185,8 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
 }
 
 bool
-adaptra_prefetch_congested (const struct adaptra_engine *e)
+adaptra_prefetch_congested (const struct adaptra_engine *e,
+                            const struct adaptra_volume *v)
 {
   /* At least an eighth of the pool, or four maximal windows, may be in
    * flight; never more than half of it.
@@ -179,10 +194,21 @@ adaptra_prefetch_congested (const struct adaptra_engine *e)
   uint64_t pool = e->cfg.pool_bytes;
   uint64_t four = adaptra_readahead_max_pages (e) << (e->page_shift + 2);
   uint64_t limit = four > pool / 8 ? four : pool / 8;
+  unsigned sharing = e->volumes_in_flight + (v->flight_bytes == 0);
 
   if (limit > pool / 2)
     limit = pool / 2;
-  return e->flight_bytes > limit;
+  if (e->flight_bytes <= limit)
+    return false;
+  /* Over the limit, a volume below its share of it (the limit split
+   * between the volumes with prefetch in flight, itself included) may
+   * still start a window, so that one export's scan cannot take every
+   * window from another export's streams; never past half the pool.
+   * With one volume this is the plain limit.
+   */
+  if (e->flight_bytes > pool / 2)
+    return true;
+  return v->flight_bytes >= limit / sharing;
 }
 
 /* Where a read of n pages from first lands.  Frames consecutive in the
@@ -296,7 +322,7 @@ adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
       adaptra_pool_drop (&e->pool, frames[i]);
   }
   if (!demand)
-    e->flight_bytes -= (uint64_t) n << e->page_shift;
+    add_flight (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
   return err;
 }
@@ -387,7 +413,8 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
     dequeue (e, prev, job);
     for (i = 0; i < job->npages; i++)
       adaptra_pool_drop (&e->pool, job->frames[i]);
-    e->flight_bytes -= (uint64_t) job->npages << e->page_shift;
+    add_flight (e, job->volume,
+                -(int64_t) ((uint64_t) job->npages << e->page_shift));
     adaptra_wake (e, job->first, job->npages);
     free (job);
     job = next;

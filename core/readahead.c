@@ -644,7 +644,7 @@ adaptra_readahead_mark (struct adaptra_engine *e,
   if (s->backward) {
     if (!reader_of (s, first, last, &b))
       return;
-    if (adaptra_prefetch_congested (e))
+    if (adaptra_prefetch_congested (e, v))
       adaptra_stat_add (&e->stats.io_congestion, 1);
     else
       issue_backward (e, v, s, index, s->ra_index,
@@ -663,7 +663,7 @@ adaptra_readahead_mark (struct adaptra_engine *e,
     rearm (e, s, index, la_old);
     return;
   }
-  if (adaptra_prefetch_congested (e)) {
+  if (adaptra_prefetch_congested (e, v)) {
     adaptra_stat_add (&e->stats.io_congestion, 1);
     rearm (e, s, index, la_old);
   }

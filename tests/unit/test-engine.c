@@ -1247,6 +1247,40 @@ test_volume_contexts (void **state)
   free (disk2);
 }
 
+/* Over the congestion limit, a volume below its share of it may still
+ * prefetch: one export's scan cannot take every window from another.
+ */
+static void
+test_congestion_shared_fairly (void **state)
+{
+  uint64_t congested, queued;
+  int v2, client2;
+
+  (void) state;
+  disk2 = malloc (DISK2);
+  assert_non_null (disk2);
+  v2 = open_second (0, DISK2, &client2);
+  /* 4M pool, 256K windows: the limit is 1M.  Volume 1 queues 2M. */
+  adaptra_cache_hint (e, client, 0, 2 * 1024 * 1024);
+  queued = stats ().prefetch_flight_bytes;
+  assert_true (queued > 1024 * 1024);
+  congested = stats ().io_congestion;
+  adaptra_cache_hint (e, client, 4 * 1024 * 1024, 65536);
+  assert_int_equal (stats ().io_congestion, congested + 1);
+  assert_int_equal (stats ().prefetch_flight_bytes, queued);
+  /* Volume 2 has none in flight, below its half of the limit. */
+  adaptra_cache_hint (e, client2, 0, 65536);
+  assert_int_equal (stats ().io_congestion, congested + 1);
+  assert_int_equal (stats ().prefetch_flight_bytes, queued + 65536);
+  drain2 (v2);
+  drain ();
+  assert_int_equal (stats ().prefetch_flight_bytes, 0);
+  read_check2 (client2, 0, 65536);
+  adaptra_client_close (e, client2);
+  adaptra_volume_close (e, v2);
+  free (disk2);
+}
+
 /* The volume row of the test's volume. */
 static struct adaptra_volume_row
 volume_row (void)
@@ -1379,6 +1413,7 @@ main (void)
     T (test_volumes_invalidation),
     T (test_volume_close),
     T (test_volume_contexts),
+    T (test_congestion_shared_fairly),
     T (test_step_aside),
     T (test_step_aside_override),
   };
