@@ -158,7 +158,7 @@ do_help (struct adaptra_strbuf *out)
     ADAPTRA_CONTROL_BANNER "\n"
     "stats               counters, gauges and ratios\n"
     "stats json          the same as JSON\n"
-    "metrics             Prometheus text exposition\n"
+    "metrics [clients]   Prometheus text exposition [with per-client series]\n"
     "streams             live streams\n"
     "clients             connected clients\n"
     "get [NAME]          parameter values\n"
@@ -190,10 +190,13 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
     ops->snapshot (ops->opaque, &s);
     adaptra_report_json (&s, out);
   }
-  else if (strcmp (cmd, "metrics") == 0 && args == 0) {
+  else if (strcmp (cmd, "metrics") == 0
+           && (args == 0
+               || (args == 1 && strcmp (req->words[1], "clients") == 0))) {
     ops->snapshot (ops->opaque, &s);
     adaptra_report_prometheus (&s, out);
-    do_clients (ops, true, out);
+    if (args == 1)
+      do_clients (ops, true, out);
   }
   else if (strcmp (cmd, "streams") == 0 && args == 0)
     do_streams (ops, out);

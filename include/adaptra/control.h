@@ -11,7 +11,9 @@
  *
  *   stats               counters, gauges and ratios, for people
  *   stats json          the same as one line of JSON (versioned)
- *   metrics             Prometheus text exposition
+ *   metrics [clients]   Prometheus text exposition (clients: with the
+ *                       per-client families, at most
+ *                       ADAPTRA_REPORT_MAX_CLIENT_SERIES clients)
  *   streams             one row per live stream
  *   clients             one row per connected client
  *   get [NAME]          a parameter's value, or all of them

@@ -162,10 +162,13 @@ clients_table_and_metrics_labels (void **state)
 
   assert_non_null (strstr (r, "unix:pid=99"));
   assert_non_null (strstr (r, " 49152 "));
-  r = run_str ("metrics");
-  assert_non_null (strstr (r, "# TYPE adaptra_client_requests_total counter\n"
-                           "adaptra_client_requests_total{client=\"unix:pid=99\""
-                           ",id=\"1\"} 12\n"));
+  /* Per-connection series only when asked for. */
+  assert_null (strstr (run_str ("metrics"), "adaptra_connection_"));
+  r = run_str ("metrics clients");
+  assert_non_null (strstr (r, "# TYPE adaptra_connection_read_requests_total "
+                           "counter\n"
+                           "adaptra_connection_read_requests_total"
+                           "{client=\"unix:pid=99\",id=\"1\"} 12\n"));
   /* Label values are escaped. */
   assert_non_null (strstr (r, "{client=\"odd\\\"name\",id=\"2\"} 3\n"));
 }
