@@ -102,6 +102,8 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     stats_path = nbdkit_absolute_path (value);
     return stats_path ? 0 : -1;
   }
+  if (strcmp (key, "adaptra-stats-owner") == 0)
+    return server_config_owner (value);
   if (strcmp (key, "adaptra-stats-mode") == 0) {
     char *end;
     unsigned long mode;
@@ -153,7 +155,9 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
   params_config_help \
   "adaptra-stats=PATH       Serve statistics and control on this unix\n" \
   "                         socket (see adaptra-stat(1)).\n" \
-  "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n"
+  "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n" \
+  "adaptra-stats-owner=USER[:GROUP]\n" \
+  "                         Give the socket to USER (with nbdkit -u).\n"
 
 static int
 adaptra_get_ready (int thread_model)

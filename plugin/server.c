@@ -23,14 +23,22 @@
  * TRACE_TICK seconds while any client traces.  A tracing client whose
  * output buffer is too full for a batch misses it; the stream then
  * says how many lines it missed, and a tracing client is never idle.
+ *
+ * The socket file is removed by server_stop, and by an exit handler
+ * when nbdkit exits without stopping the filter (a failed start after
+ * .get_ready).  Only the process that serves the socket removes it:
+ * not the parent that nbdkit leaves behind when it forks.
  */
 
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +89,8 @@ struct client {
  */
 static char socket_path[sizeof ((struct sockaddr_un *) 0)->sun_path];
 static int listen_fd = -1;
+static dev_t socket_dev;        /* the file we created, so that we never */
+static ino_t socket_ino;        /* remove someone else's */
 static struct ev_loop *loop;
 static ev_io listen_watcher;
 static ev_async stop_watcher;
@@ -90,12 +100,71 @@ static server_line_fn handle_line;
 static struct client *clients;
 static unsigned nclients;
 
+/* adaptra-stats-owner: whom the socket is given to (-1: nobody). */
+static uid_t owner_uid = (uid_t) -1;
+static gid_t owner_gid = (gid_t) -1;
+
+/* The process that removes the socket file if nbdkit exits without
+ * .cleanup; 0 in a process that must not.
+ */
+static pid_t owner_pid;
+static bool exit_handlers;
+
 /* The data path reads ntracing without the loop's help, so atomically;
  * the loop alone changes it.
  */
 static unsigned ntracing;
 static struct adaptra_tracebuf trace_lines;
 static ev_timer trace_timer;
+
+int
+server_config_owner (const char *value)
+{
+  char user[256], *group;
+  struct passwd *pw;
+  struct group *gr;
+  char *end;
+
+  if (value[0] == '\0' || strlen (value) >= sizeof user) {
+    nbdkit_error ("adaptra-stats-owner=%s: expected USER or USER:GROUP",
+                  value);
+    return -1;
+  }
+  strcpy (user, value);
+  group = strchr (user, ':');
+  if (group)
+    *group++ = '\0';
+  if (user[0] != '\0') {
+    if ((pw = getpwnam (user)) != NULL)
+      owner_uid = pw->pw_uid;
+    else {
+      errno = 0;
+      owner_uid = strtoul (user, &end, 10);
+      if (errno || *end != '\0' || !(user[0] >= '0' && user[0] <= '9')) {
+        nbdkit_error ("adaptra-stats-owner=%s: no user '%s'", value, user);
+        return -1;
+      }
+    }
+    /* USER alone: that user's primary group, as chown(1) does with
+     * USER: (a trailing colon).
+     */
+    if (group == NULL)
+      owner_gid = pw ? pw->pw_gid : (gid_t) -1;
+  }
+  if (group && group[0] != '\0') {
+    if ((gr = getgrnam (group)) != NULL)
+      owner_gid = gr->gr_gid;
+    else {
+      errno = 0;
+      owner_gid = strtoul (group, &end, 10);
+      if (errno || *end != '\0' || !(group[0] >= '0' && group[0] <= '9')) {
+        nbdkit_error ("adaptra-stats-owner=%s: no group '%s'", value, group);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
 
 /* Is a server accepting on path?  Used to tell a stale socket file,
  * left by a server that died, from a live one.
@@ -113,6 +182,74 @@ socket_is_live (const struct sockaddr_un *addr)
   return live;
 }
 
+/* Remove the socket file if it is still the one we created. */
+static void
+remove_socket_file (void)
+{
+  struct stat st;
+
+  if (socket_path[0] == '\0')
+    return;
+  if (lstat (socket_path, &st) == 0 && st.st_dev == socket_dev
+      && st.st_ino == socket_ino && unlink (socket_path) == -1)
+    nbdkit_debug ("adaptra-stats: cannot remove %s: %m", socket_path);
+  socket_path[0] = '\0';
+}
+
+/* nbdkit exits without .cleanup when it fails after .get_ready (its
+ * own socket is in use, a plugin fails in .after_fork...): the socket
+ * file goes all the same.
+ */
+static void
+at_exit (void)
+{
+  if (owner_pid != 0 && owner_pid == getpid ())
+    remove_socket_file ();
+}
+
+/* Before the loop runs, a fork hands the socket file to the child:
+ * nbdkit forks into the background, or to run --run in the parent,
+ * and the parent then exits without serving.  Once the loop runs, the
+ * children of forks (a plugin's helpers) never own it.
+ */
+static void
+atfork_parent (void)
+{
+  if (loop == NULL)
+    owner_pid = 0;
+}
+
+static void
+atfork_child (void)
+{
+  owner_pid = loop == NULL && listen_fd >= 0 ? getpid () : 0;
+}
+
+/* An error about the socket's directory, or 0 if it is fine. */
+static int
+check_directory (const char *path)
+{
+  char copy[sizeof socket_path];
+  const char *dir;
+  struct stat st;
+
+  strcpy (copy, path);
+  dir = dirname (copy);
+  if (stat (dir, &st) == -1) {
+    if (errno == ENOENT)
+      nbdkit_error ("adaptra-stats=%s: directory %s does not exist",
+                    path, dir);
+    else
+      nbdkit_error ("adaptra-stats=%s: directory %s: %m", path, dir);
+    return -1;
+  }
+  if (!S_ISDIR (st.st_mode)) {
+    nbdkit_error ("adaptra-stats=%s: %s is not a directory", path, dir);
+    return -1;
+  }
+  return 0;
+}
+
 int
 server_listen (const char *path, mode_t mode)
 {
@@ -128,6 +265,8 @@ server_listen (const char *path, mode_t mode)
     return -1;
   }
   strcpy (addr.sun_path, path);
+  if (check_directory (path) == -1)
+    return -1;
 
   if (lstat (path, &st) == 0) {
     if (!S_ISSOCK (st.st_mode)) {
@@ -149,27 +288,54 @@ server_listen (const char *path, mode_t mode)
     nbdkit_error ("adaptra-stats: socket: %m");
     return -1;
   }
-  /* Create the file with no access for others, then widen it to the
-   * requested mode: no moment exists at which it is more open than
-   * asked.  nbdkit is still single-threaded here.
+  /* Create the file with no access for others, then give it away and
+   * widen it to the requested mode: no moment exists at which it is
+   * more open than asked.  nbdkit is still single-threaded here.
    */
   old_umask = umask (0177);
   r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
   umask (old_umask);
   if (r == -1) {
-    nbdkit_error ("adaptra-stats: bind %s: %m", path);
+    nbdkit_error ("adaptra-stats=%s: bind: %m", path);
     close (fd);
     return -1;
   }
-  if (chmod (path, mode) == -1 || listen (fd, SOMAXCONN) == -1) {
-    nbdkit_error ("adaptra-stats: %s: %m", path);
+  if (lstat (path, &st) == -1) {
+    nbdkit_error ("adaptra-stats=%s: %m", path);
     close (fd);
     unlink (path);
     return -1;
   }
-  listen_fd = fd;
+  socket_dev = st.st_dev;
+  socket_ino = st.st_ino;
   strcpy (socket_path, path);
+  if ((owner_uid != (uid_t) -1 || owner_gid != (gid_t) -1)
+      && lchown (path, owner_uid, owner_gid) == -1) {
+    nbdkit_error ("adaptra-stats-owner: cannot give %s to uid %d gid %d: "
+                  "%m%s", path, (int) owner_uid, (int) owner_gid,
+                  errno == EPERM ? " (only root can give it away)" : "");
+    goto fail;
+  }
+  if (chmod (path, mode) == -1 || listen (fd, SOMAXCONN) == -1) {
+    nbdkit_error ("adaptra-stats=%s: %m", path);
+    goto fail;
+  }
+  listen_fd = fd;
+  owner_pid = getpid ();
+  if (!exit_handlers) {
+    if (atexit (at_exit) != 0
+        || pthread_atfork (NULL, atfork_parent, atfork_child) != 0) {
+      nbdkit_error ("adaptra-stats: cannot register exit handlers");
+      goto fail;
+    }
+    exit_handlers = true;
+  }
   return 0;
+
+ fail:
+  close (fd);
+  remove_socket_file ();
+  return -1;
 }
 
 /* Start or stop streaming trace lines to c; the timer runs while any
@@ -439,15 +605,23 @@ server_trace (const char *line)
 int
 server_start (server_line_fn fn)
 {
+  struct stat st;
   int err;
 
   if (listen_fd == -1)
     return 0;
+  /* After nbdkit -u, the socket should belong to that user. */
+  if (owner_uid == (uid_t) -1 && stat (socket_path, &st) == 0
+      && st.st_uid != geteuid ())
+    nbdkit_debug ("adaptra-stats: %s belongs to uid %d, but nbdkit now "
+                  "runs as uid %d: with -u, give adaptra-stats-owner too",
+                  socket_path, (int) st.st_uid, (int) geteuid ());
   loop = ev_loop_new (EVFLAG_AUTO);
   if (loop == NULL) {
     nbdkit_error ("adaptra-stats: cannot create an event loop");
     return -1;
   }
+  owner_pid = getpid ();
   handle_line = fn;
   adaptra_tracebuf_init (&trace_lines, TRACE_BUFFER);
   ev_init (&trace_timer, trace_cb);
@@ -485,6 +659,6 @@ server_stop (void)
   if (listen_fd >= 0) {
     close (listen_fd);
     listen_fd = -1;
-    unlink (socket_path);
+    remove_socket_file ();
   }
 }
