@@ -161,6 +161,7 @@ do_help (struct adaptra_strbuf *out)
     "metrics [clients]   Prometheus text exposition [with per-client series]\n"
     "streams             live streams\n"
     "clients             connected clients\n"
+    "control             this socket's clients and limits\n"
     "get [NAME]          parameter values\n"
     "set NAME VALUE      change ratio, min, max or mode\n"
     "reset               zero the counters\n"

@@ -12,17 +12,28 @@
  * the engine's short locks to copy counters, and a client that does not
  * read its replies is cut off rather than waited for.
  *
- * Each client has a line buffer of SERVER_MAX_LINE bytes and an output
- * buffer of CLIENT_MAX_OUTPUT.  A longer line, a full output buffer or
- * an idle client (CLIENT_IDLE_SECS without a byte) gets an error line
- * and is closed.  A client that half-closes its side still receives
- * the replies to everything it sent.
+ * No client can hold the server's resources for good:
+ *
+ *  - At most SERVER_MAX_CLIENTS are served at once.  One more is told
+ *    so in an error reply (while up to SERVER_MAX_CLIENTS others are
+ *    being turned away; past that it is just closed).
+ *  - Each has a line buffer of SERVER_MAX_LINE bytes: a longer line
+ *    gets an error line and the connection is closed.
+ *  - Each has an output buffer of CLIENT_MAX_OUTPUT bytes; a tracing
+ *    client may fall at most TRACE_MAX_PENDING bytes behind.  A client
+ *    whose output does not fit is not reading: it is dropped at once
+ *    (nothing more can reach it) and counted.
+ *  - A client is idle from its last complete command (bytes without a
+ *    newline do not count), or for a tracing client from the last
+ *    trace output the socket took; after SERVER_IDLE_SECS it is
+ *    closed.
+ *
+ * A client that half-closes its side still receives the replies to
+ * everything it sent.
  *
  * Trace lines ("trace on") are queued by the data path in one bounded
  * buffer (adaptra/tracebuf.h) and fanned out by a timer every
- * TRACE_TICK seconds while any client traces.  A tracing client whose
- * output buffer is too full for a batch misses it; the stream then
- * says how many lines it missed, and a tracing client is never idle.
+ * TRACE_TICK seconds while any client traces.
  *
  * The socket file is removed by server_stop, and by an exit handler
  * when nbdkit exits without stopping the filter (a failed start after
@@ -55,11 +66,21 @@
 #include "server.h"
 
 #define CLIENT_MAX_OUTPUT (4 * 1024 * 1024)
-#define CLIENT_IDLE_SECS 300.
 
-/* Trace lines waiting for the loop, and how often it sends them. */
+#define STR_(x) #x
+#define STRINGIFY(x) STR_ (x)
+
+/* How long a client that was turned away or failed gets to read its
+ * error reply.
+ */
+#define CLIENT_LINGER_SECS 5.
+
+/* Trace lines waiting for the loop, how often it sends them, and how
+ * far behind a tracing client may fall.
+ */
 #define TRACE_BUFFER (1024 * 1024)
 #define TRACE_TICK 0.1
+#define TRACE_MAX_PENDING (256 * 1024)
 
 /* What a client's input is still good for. */
 enum client_input {
@@ -79,10 +100,27 @@ struct client {
   struct adaptra_strbuf out;
   enum client_input input;
   bool write_shut;              /* we sent EOF (in INPUT_DISCARD) */
+  bool dead;                    /* close it now, unsent output or not */
+  bool refused;                 /* turned away: not one of nclients */
   bool tracing;                 /* "trace on" */
+  uid_t uid;                    /* the peer's, or (uid_t) -1 */
+  pid_t pid;                    /* the peer's, or 0 */
+  unsigned id;
+  uint64_t commands;            /* complete lines executed */
+  ev_tstamp last_active;        /* last command, or trace output taken */
   uint64_t trace_missed;        /* trace lines it has not been sent */
   struct client *next;
 };
+
+/* What became of the clients, for the "control" command and the debug
+ * log.  Loop thread only.
+ */
+static struct {
+  uint64_t accepted;            /* served */
+  uint64_t refused;             /* turned away: too many clients */
+  uint64_t dropped_output;      /* output buffer full: not reading */
+  uint64_t closed_idle;         /* idle for SERVER_IDLE_SECS */
+} counts;
 
 /* All of this belongs to the loop thread once it runs; before that
  * (listen) and after it is joined (stop) to the caller.
@@ -98,7 +136,7 @@ static pthread_t thread;
 static bool thread_running;
 static server_line_fn handle_line;
 static struct client *clients;
-static unsigned nclients;
+static unsigned nclients, nrefusing, next_id;
 
 /* adaptra-stats-owner: whom the socket is given to (-1: nobody). */
 static uid_t owner_uid = (uid_t) -1;
@@ -367,9 +405,25 @@ client_close (struct client *c)
   for (pp = &clients; *pp != c; pp = &(*pp)->next)
     ;
   *pp = c->next;
-  nclients--;
+  if (c->refused)
+    nrefusing--;
+  else
+    nclients--;
   adaptra_strbuf_free (&c->out);
   free (c);
+}
+
+/* Cut c off: its output does not fit, so it is not reading, and
+ * nothing more can reach it.
+ */
+static void
+client_drop_full (struct client *c, const char *what)
+{
+  counts.dropped_output++;
+  nbdkit_debug ("adaptra-stats: dropping control client %u (uid %d, pid %d):"
+                " %s does not fit its output buffer (it is not reading)",
+                c->id, (int) c->uid, (int) c->pid, what);
+  c->dead = true;
 }
 
 /* Watch for what the client can do next: read more requests while it
@@ -386,7 +440,7 @@ client_rearm (struct client *c)
     shutdown (c->io.fd, SHUT_WR);
     c->write_shut = true;
   }
-  if (events == 0) {
+  if (events == 0 || c->dead) {
     client_close (c);
     return false;
   }
@@ -396,9 +450,16 @@ client_rearm (struct client *c)
   return true;
 }
 
+/* c has just done something that counts against idleness. */
+static void
+client_active (struct client *c)
+{
+  c->last_active = ev_now (loop);
+}
+
 /* Reply with an error line and execute nothing more: the connection
  * closes once the reply has been sent and the client has closed its
- * side (or gone idle).
+ * side, or CLIENT_LINGER_SECS later.
  */
 static void
 client_fail (struct client *c, const char *msg)
@@ -408,6 +469,67 @@ client_fail (struct client *c, const char *msg)
   adaptra_strbuf_printf (&c->out, "error: %s\n\n", msg);
   c->input = INPUT_DISCARD;
   c->line_len = 0;
+  c->idle.repeat = CLIENT_LINGER_SECS;
+  c->last_active = ev_now (loop);
+  ev_timer_again (loop, &c->idle);
+}
+
+/* Is line (len bytes) the one-word command word? */
+static bool
+is_command (const char *line, size_t len, const char *word)
+{
+  size_t n = strlen (word);
+
+  if (strlen (line) != len)
+    return false;               /* NULs inside: let the parser refuse it */
+  line += strspn (line, " \t");
+  return strncmp (line, word, n) == 0
+    && line[n + strspn (line + n, " \t")] == '\0';
+}
+
+/* The "control" command: this server's own state and counters. */
+static void
+control_status (struct client *self, struct adaptra_strbuf *out)
+{
+  ev_tstamp now = ev_now (loop);
+  struct client *c;
+
+  adaptra_strbuf_printf (out,
+                         "control_clients %u\n"
+                         "control_clients_max %u\n"
+                         "control_idle_secs %d\n"
+                         "control_accepted %" PRIu64 "\n"
+                         "control_refused %" PRIu64 "\n"
+                         "control_dropped_output %" PRIu64 "\n"
+                         "control_closed_idle %" PRIu64 "\n",
+                         nclients, SERVER_MAX_CLIENTS, SERVER_IDLE_SECS,
+                         counts.accepted, counts.refused,
+                         counts.dropped_output, counts.closed_idle);
+  adaptra_strbuf_printf (out, "%-6s %-7s %-8s %-5s %9s %10s %9s\n",
+                         "id", "uid", "pid", "you", "commands",
+                         "pending", "idle_s");
+  for (c = clients; c; c = c->next) {
+    if (c->refused)
+      continue;
+    adaptra_strbuf_printf (out, "%-6u %-7d %-8d %-5s %9" PRIu64
+                           " %10zu %9.1f%s\n",
+                           c->id, (int) c->uid, (int) c->pid,
+                           c == self ? "yes" : "no", c->commands,
+                           c->out.len, now - c->last_active,
+                           c->tracing ? " tracing" : "");
+  }
+  adaptra_strbuf_printf (out, "\n");
+}
+
+/* Execute one request line of c. */
+static enum adaptra_control_next
+client_execute (struct client *c, const char *line, size_t len)
+{
+  if (is_command (line, len, "control")) {
+    control_status (c, &c->out);
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
+  return handle_line (line, len, &c->out);
 }
 
 /* Execute each complete line in the buffer. */
@@ -416,7 +538,7 @@ client_run_lines (struct client *c)
 {
   char *nl;
 
-  while (c->input == INPUT_REQUESTS
+  while (c->input == INPUT_REQUESTS && !c->dead
          && (nl = memchr (c->line, '\n', c->line_len)) != NULL) {
     size_t len = nl - c->line;
     size_t used = len + 1;
@@ -424,7 +546,7 @@ client_run_lines (struct client *c)
     if (len > 0 && c->line[len - 1] == '\r')
       len--;
     c->line[len] = '\0';
-    switch (handle_line (c->line, len, &c->out)) {
+    switch (client_execute (c, c->line, len)) {
     case ADAPTRA_CONTROL_CONTINUE: break;
     case ADAPTRA_CONTROL_QUIT: c->input = INPUT_CLOSED; break;
     case ADAPTRA_CONTROL_TRACE_ON: set_tracing (c, true); break;
@@ -432,10 +554,13 @@ client_run_lines (struct client *c)
     }
     memmove (c->line, c->line + used, c->line_len - used);
     c->line_len -= used;
+    c->commands++;
+    client_active (c);
     if (c->out.overflow)
-      client_fail (c, "reply too large (the client is not reading)");
+      client_drop_full (c, "a reply");
   }
-  if (c->input == INPUT_REQUESTS && c->line_len == SERVER_MAX_LINE)
+  if (c->input == INPUT_REQUESTS && !c->dead
+      && c->line_len == SERVER_MAX_LINE)
     client_fail (c, "line too long (limit 4096 bytes)");
 }
 
@@ -475,7 +600,7 @@ client_read (struct client *c)
 static void
 client_write (struct client *c)
 {
-  ssize_t n = write (c->io.fd, c->out.data, c->out.len);
+  ssize_t n = send (c->io.fd, c->out.data, c->out.len, MSG_NOSIGNAL);
 
   if (n == -1) {
     if (errno != EAGAIN && errno != EINTR) {
@@ -485,6 +610,9 @@ client_write (struct client *c)
     return;
   }
   adaptra_strbuf_consume (&c->out, n);
+  /* A tracing client that takes its lines is not idle. */
+  if (n > 0 && c->tracing)
+    client_active (c);
 }
 
 static void
@@ -494,86 +622,135 @@ client_cb (struct ev_loop *l, ev_io *w, int revents)
 
   if (revents & EV_READ)
     client_read (c);
-  if ((revents & EV_WRITE) || c->out.len)
+  if (!c->dead && ((revents & EV_WRITE) || c->out.len))
     client_write (c);
-  if (client_rearm (c))
-    ev_timer_again (loop, &c->idle);
+  client_rearm (c);
 }
 
+/* The idle timer fires SERVER_IDLE_SECS (CLIENT_LINGER_SECS for the
+ * refused and failed) after it was last armed; it closes the client if
+ * it has not been active since, or runs until that much after the
+ * client's last activity.
+ */
 static void
 idle_cb (struct ev_loop *l, ev_timer *w, int revents)
 {
   struct client *c = (struct client *) ((char *) w
                                         - offsetof (struct client, idle));
+  ev_tstamp left = c->last_active + c->idle.repeat - ev_now (loop);
 
-  if (c->tracing)
-    ev_timer_again (loop, &c->idle);
-  else
-    client_close (c);
+  if (left > 0.001) {
+    ev_timer_stop (loop, &c->idle);
+    ev_timer_set (&c->idle, left, c->idle.repeat);
+    ev_timer_start (loop, &c->idle);
+    return;
+  }
+  if (!c->refused && c->input == INPUT_REQUESTS) {
+    counts.closed_idle++;
+    nbdkit_debug ("adaptra-stats: closing control client %u (uid %d, "
+                  "pid %d): idle for %d s", c->id, (int) c->uid,
+                  (int) c->pid, SERVER_IDLE_SECS);
+  }
+  client_close (c);
 }
 
 /* Send the trace lines queued since the last tick to every tracing
- * client with room for them; the others miss them, and are told how
- * many they missed as soon as they have room again.
+ * client; a client too far behind to take them is dropped.  Lines the
+ * data path could not queue are reported to each client as dropped.
  */
 static void
 trace_cb (struct ev_loop *l, ev_timer *w, int revents)
 {
   static struct adaptra_strbuf batch = ADAPTRA_STRBUF_INIT (TRACE_BUFFER);
   uint64_t dropped = adaptra_tracebuf_take (&trace_lines, &batch);
-  uint64_t lines = 0;
   struct client *c, *next;
-  size_t i;
 
-  for (i = 0; i < batch.len; i++)
-    lines += batch.data[i] == '\n';
   for (c = clients; c; c = next) {
     next = c->next;
     if (!c->tracing)
       continue;
     c->trace_missed += dropped;
-    if (c->trace_missed > 0 &&
-        adaptra_strbuf_printf (&c->out, "trace: dropped %" PRIu64 " lines\n",
-                               c->trace_missed) == 0)
-      c->trace_missed = 0;
-    c->out.overflow = false;
-    if (lines == 0)
+    if (c->trace_missed == 0 && batch.len == 0)
       continue;
-    if (c->trace_missed == 0 && c->out.limit - c->out.len >= batch.len)
+    if (c->out.len + batch.len + 64 > TRACE_MAX_PENDING) {
+      client_drop_full (c, "its trace output");
+      client_rearm (c);
+      continue;
+    }
+    if (c->trace_missed > 0)
+      adaptra_strbuf_printf (&c->out, "trace: dropped %" PRIu64 " lines\n",
+                             c->trace_missed);
+    c->trace_missed = 0;
+    if (batch.len > 0)
       adaptra_strbuf_printf (&c->out, "%s", batch.data);
-    else
-      c->trace_missed += lines;
+    client_write (c);
     client_rearm (c);
   }
   adaptra_strbuf_clear (&batch);
 }
 
+/* The peer's credentials, for the log and "control". */
+static void
+client_credentials (struct client *c)
+{
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+
+  c->uid = (uid_t) -1;
+  if (getsockopt (c->io.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+    return;
+  c->uid = cred.uid;
+  c->pid = cred.pid;
+}
+
 static void
 accept_cb (struct ev_loop *l, ev_io *w, int revents)
 {
-  static const char busy[] = "error: too many clients\n";
   struct client *c;
+  bool refuse;
   int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
   if (fd == -1)
     return;
-  if (nclients >= SERVER_MAX_CLIENTS
+  refuse = nclients >= SERVER_MAX_CLIENTS;
+  if ((refuse && nrefusing >= SERVER_MAX_CLIENTS)
       || (c = calloc (1, sizeof *c)) == NULL) {
-    if (write (fd, busy, sizeof busy - 1) == -1) {
-      /* The client is being turned away: nothing to do about it. */
-    }
+    counts.refused += refuse;
     close (fd);
     return;
   }
   c->out = ADAPTRA_STRBUF_INIT (CLIENT_MAX_OUTPUT);
   ev_io_init (&c->io, client_cb, fd, EV_READ);
   ev_init (&c->idle, idle_cb);
-  c->idle.repeat = CLIENT_IDLE_SECS;
-  ev_io_start (loop, &c->io);
+  c->idle.repeat = SERVER_IDLE_SECS;
+  c->last_active = ev_now (loop);
+  c->id = next_id++;
+  client_credentials (c);
   ev_timer_again (loop, &c->idle);
   c->next = clients;
   clients = c;
+  if (refuse) {
+    /* Say why, in a reply it can read: it may have sent its first
+     * request already, and closing with that unread would reset the
+     * connection.
+     */
+    counts.refused++;
+    nrefusing++;
+    c->refused = true;
+    nbdkit_debug ("adaptra-stats: refusing a control client (uid %d, "
+                  "pid %d): %u clients connected",
+                  (int) c->uid, (int) c->pid, nclients);
+    client_fail (c, "too many clients: " STRINGIFY (SERVER_MAX_CLIENTS)
+                 " are connected, the most served at once; close one, or "
+                 "wait for an idle one to be closed ("
+                 STRINGIFY (SERVER_IDLE_SECS) " s without a command)");
+    client_write (c);
+    client_rearm (c);
+    return;
+  }
+  counts.accepted++;
   nclients++;
+  ev_io_start (loop, &c->io);
 }
 
 static void

@@ -26,6 +26,11 @@
 /* Most socket clients served at once; more are told so and closed. */
 #define SERVER_MAX_CLIENTS 16
 
+/* Seconds after its last complete command (for a tracing client: or
+ * the last trace output it took) that a client is closed.
+ */
+#define SERVER_IDLE_SECS 60
+
 /* Execute one request line (len bytes, NUL-terminated, newline
  * stripped; it may contain other NULs), append the reply to out and
  * say what the connection does next.

@@ -16,6 +16,8 @@
  *                       ADAPTRA_REPORT_MAX_CLIENT_SERIES clients)
  *   streams             one row per live stream
  *   clients             one row per connected client
+ *   control             the socket server's own state (answered by
+ *                       the server, plugin/server.c, not here)
  *   get [NAME]          a parameter's value, or all of them
  *   set NAME VALUE      change a tunable: ratio, min, max, mode
  *   reset               zero the counters
