@@ -163,11 +163,12 @@ do_help (struct adaptra_strbuf *out)
     "clients             connected clients\n"
     "control             this socket's clients and limits\n"
     "get [NAME]          parameter values\n"
-    "set NAME VALUE      change ratio, min, max or mode\n"
-    "reset               zero the counters\n"
-    "trace on|off        stream read-ahead decisions (trace: lines)\n"
+    "set NAME VALUE      change ratio, min, max or mode (*)\n"
+    "reset               zero the counters (*)\n"
+    "trace on|off        stream read-ahead decisions (trace: lines) (*)\n"
     "help                this list\n"
-    "quit                close the connection\n");
+    "quit                close the connection\n"
+    "(*) for root and the user nbdkit runs as only\n");
 }
 
 /* Execute req, appending the reply without its terminating empty line.
@@ -235,6 +236,18 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
   else
     reply_error (out, "unknown command or wrong arguments (try 'help')");
   return ADAPTRA_CONTROL_CONTINUE;
+}
+
+bool
+adaptra_control_needs_privilege (const char *line, size_t len)
+{
+  struct request req;
+
+  if (split_words (line, len, &req) != NULL || req.nwords == 0)
+    return false;               /* refused anyway */
+  return strcmp (req.words[0], "set") == 0
+    || strcmp (req.words[0], "reset") == 0
+    || strcmp (req.words[0], "trace") == 0;
 }
 
 enum adaptra_control_next

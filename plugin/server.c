@@ -29,7 +29,10 @@
  *    closed.
  *
  * A client that half-closes its side still receives the replies to
- * everything it sent.
+ * everything it sent.  The peer's credentials (SO_PEERCRED) decide
+ * whether it may change anything: set, reset and trace are for root,
+ * the user nbdkit runs as and the socket's owner; the rest is
+ * read-only and open to anyone the socket's mode lets in.
  *
  * Trace lines ("trace on") are queued by the data path in one bounded
  * buffer (adaptra/tracebuf.h) and fanned out by a timer every
@@ -103,6 +106,7 @@ struct client {
   bool dead;                    /* close it now, unsent output or not */
   bool refused;                 /* turned away: not one of nclients */
   bool tracing;                 /* "trace on" */
+  bool privileged;              /* may run set, reset and trace */
   uid_t uid;                    /* the peer's, or (uid_t) -1 */
   pid_t pid;                    /* the peer's, or 0 */
   unsigned id;
@@ -120,6 +124,7 @@ static struct {
   uint64_t refused;             /* turned away: too many clients */
   uint64_t dropped_output;      /* output buffer full: not reading */
   uint64_t closed_idle;         /* idle for SERVER_IDLE_SECS */
+  uint64_t denied;              /* commands refused to the unprivileged */
 } counts;
 
 /* All of this belongs to the loop thread once it runs; before that
@@ -501,20 +506,23 @@ control_status (struct client *self, struct adaptra_strbuf *out)
                          "control_accepted %" PRIu64 "\n"
                          "control_refused %" PRIu64 "\n"
                          "control_dropped_output %" PRIu64 "\n"
-                         "control_closed_idle %" PRIu64 "\n",
+                         "control_closed_idle %" PRIu64 "\n"
+                         "control_denied %" PRIu64 "\n",
                          nclients, SERVER_MAX_CLIENTS, SERVER_IDLE_SECS,
                          counts.accepted, counts.refused,
-                         counts.dropped_output, counts.closed_idle);
-  adaptra_strbuf_printf (out, "%-6s %-7s %-8s %-5s %9s %10s %9s\n",
-                         "id", "uid", "pid", "you", "commands",
+                         counts.dropped_output, counts.closed_idle,
+                         counts.denied);
+  adaptra_strbuf_printf (out, "%-6s %-7s %-8s %-5s %-5s %9s %10s %9s\n",
+                         "id", "uid", "pid", "you", "admin", "commands",
                          "pending", "idle_s");
   for (c = clients; c; c = c->next) {
     if (c->refused)
       continue;
-    adaptra_strbuf_printf (out, "%-6u %-7d %-8d %-5s %9" PRIu64
+    adaptra_strbuf_printf (out, "%-6u %-7d %-8d %-5s %-5s %9" PRIu64
                            " %10zu %9.1f%s\n",
                            c->id, (int) c->uid, (int) c->pid,
-                           c == self ? "yes" : "no", c->commands,
+                           c == self ? "yes" : "no",
+                           c->privileged ? "yes" : "no", c->commands,
                            c->out.len, now - c->last_active,
                            c->tracing ? " tracing" : "");
   }
@@ -525,6 +533,16 @@ control_status (struct client *self, struct adaptra_strbuf *out)
 static enum adaptra_control_next
 client_execute (struct client *c, const char *line, size_t len)
 {
+  if (!c->privileged && adaptra_control_needs_privilege (line, len)) {
+    counts.denied++;
+    adaptra_strbuf_printf (&c->out,
+                           "error: permission denied: set, reset and trace "
+                           "are for root and the user nbdkit runs as "
+                           "(uid %d), not uid %d\n\n",
+                           (int) (owner_uid != (uid_t) -1
+                                  ? owner_uid : geteuid ()), (int) c->uid);
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
   if (is_command (line, len, "control")) {
     control_status (c, &c->out);
     return ADAPTRA_CONTROL_CONTINUE;
@@ -689,7 +707,7 @@ trace_cb (struct ev_loop *l, ev_timer *w, int revents)
   adaptra_strbuf_clear (&batch);
 }
 
-/* The peer's credentials, for the log and "control". */
+/* The peer's credentials; privileged peers may change the server. */
 static void
 client_credentials (struct client *c)
 {
@@ -701,6 +719,8 @@ client_credentials (struct client *c)
     return;
   c->uid = cred.uid;
   c->pid = cred.pid;
+  c->privileged = cred.uid == 0 || cred.uid == geteuid ()
+    || (owner_uid != (uid_t) -1 && cred.uid == owner_uid);
 }
 
 static void

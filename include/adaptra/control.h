@@ -31,6 +31,9 @@
  * between the replies to whatever else the client asks, until "trace
  * off".  Replies still end with an empty line; trace lines never do.
  *
+ * set, reset and trace change the server; the socket server refuses
+ * them to unprivileged peers (adaptra_control_needs_privilege).
+ *
  * The module is pure: it reaches the engine through the operations
  * below, so the parser is unit-tested and fuzzed without a server.
  */
@@ -81,6 +84,11 @@ enum adaptra_control_next {
   ADAPTRA_CONTROL_TRACE_ON,     /* start streaming trace lines */
   ADAPTRA_CONTROL_TRACE_OFF,    /* stop streaming them */
 };
+
+/* Does the request line change the server (set, reset, trace)?  False
+ * for lines that adaptra_control_execute refuses anyway.
+ */
+extern bool adaptra_control_needs_privilege (const char *line, size_t len);
 
 /* Execute the request line (len bytes; it may hold any bytes) and
  * append the whole reply, terminating empty line included, to out.
