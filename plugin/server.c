@@ -19,10 +19,11 @@
  *    being turned away; past that it is just closed).
  *  - Each has a line buffer of SERVER_MAX_LINE bytes: a longer line
  *    gets an error line and the connection is closed.
- *  - Each has an output buffer of CLIENT_MAX_OUTPUT bytes; a tracing
- *    client may fall at most TRACE_MAX_PENDING bytes behind.  A client
+ *  - Each has an output buffer of CLIENT_MAX_OUTPUT bytes.  A client
  *    whose output does not fit is not reading: it is dropped at once
- *    (nothing more can reach it) and counted.
+ *    (nothing more can reach it) and counted.  So is a tracing client
+ *    that still has more than TRACE_MAX_PENDING bytes to take when the
+ *    next trace lines come.
  *  - A client is idle from its last complete command (bytes without a
  *    newline do not count), or for a tracing client from the last
  *    trace output the socket took; after SERVER_IDLE_SECS it is
@@ -515,8 +516,9 @@ control_status (struct client *self, struct adaptra_strbuf *out)
   adaptra_strbuf_printf (out, "%-6s %-7s %-8s %-5s %-5s %9s %10s %9s\n",
                          "id", "uid", "pid", "you", "admin", "commands",
                          "pending", "idle_s");
+  /* Others' uids and pids are for the privileged. */
   for (c = clients; c; c = c->next) {
-    if (c->refused)
+    if (c->refused || (c != self && !self->privileged))
       continue;
     adaptra_strbuf_printf (out, "%-6u %-7d %-8d %-5s %-5s %9" PRIu64
                            " %10zu %9.1f%s\n",
@@ -690,17 +692,22 @@ trace_cb (struct ev_loop *l, ev_timer *w, int revents)
     c->trace_missed += dropped;
     if (c->trace_missed == 0 && batch.len == 0)
       continue;
-    if (c->out.len + batch.len + 64 > TRACE_MAX_PENDING) {
+    /* Still behind with the last lines, or no room for these: the
+     * client is not reading.  (A burst larger than TRACE_MAX_PENDING
+     * is fine for a client that keeps up.)
+     */
+    if (c->out.len > TRACE_MAX_PENDING
+        || (c->trace_missed > 0
+            && adaptra_strbuf_printf (&c->out,
+                                      "trace: dropped %" PRIu64 " lines\n",
+                                      c->trace_missed) == -1)
+        || (batch.len > 0
+            && adaptra_strbuf_printf (&c->out, "%s", batch.data) == -1)) {
       client_drop_full (c, "its trace output");
       client_rearm (c);
       continue;
     }
-    if (c->trace_missed > 0)
-      adaptra_strbuf_printf (&c->out, "trace: dropped %" PRIu64 " lines\n",
-                             c->trace_missed);
     c->trace_missed = 0;
-    if (batch.len > 0)
-      adaptra_strbuf_printf (&c->out, "%s", batch.data);
     client_write (c);
     client_rearm (c);
   }
