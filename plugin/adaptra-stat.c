@@ -140,8 +140,11 @@ connect_socket (struct conn *c, const char *path)
 
 /* Read more into c's buffer, waiting at most timeout_ms (-1: forever).
  * Returns the bytes read, 0 at EOF or after a reset (what the server
- * sent before is in the buffer), -1 on timeout or a signal.
+ * sent before is in the buffer), FILL_TIMEOUT or FILL_SIGNAL.
  */
+#define FILL_TIMEOUT (-1)
+#define FILL_SIGNAL (-2)
+
 static ssize_t
 fill (struct conn *c, int timeout_ms)
 {
@@ -150,8 +153,10 @@ fill (struct conn *c, int timeout_ms)
   int r;
 
   r = poll (&pfd, 1, timeout_ms);
-  if (r <= 0)
-    return -1;
+  if (r == 0)
+    return FILL_TIMEOUT;
+  if (r == -1)
+    return errno == EINTR ? FILL_SIGNAL : 0;
   if (c->len + 1 >= c->cap) {
     if (c->cap >= MAX_REPLY)
       die ("%s: reply larger than %d bytes", c->path, MAX_REPLY);
@@ -162,7 +167,7 @@ fill (struct conn *c, int timeout_ms)
   }
   n = read (c->fd, c->buf + c->len, c->cap - c->len - 1);
   if (n == -1 && errno == EINTR)
-    return -1;
+    return FILL_SIGNAL;
   if (n <= 0)
     return 0;
   c->len += n;
@@ -238,9 +243,9 @@ take_reply (struct conn *c, bool first)
     n = fill (c, REPLY_TIMEOUT_MS);
     if (n == 0)
       hung_up (c, first);
-    if (n == -1) {
-      if (errno == EINTR)
-        return NULL;
+    if (n == FILL_SIGNAL)
+      return NULL;
+    if (n == FILL_TIMEOUT) {
       if (first && c->len >= 8 && memcmp (c->buf, "NBDMAGIC", 8) == 0)
         hung_up (c, first);
       die ("%s: no reply within %d s: %s", c->path, REPLY_TIMEOUT_MS / 1000,
