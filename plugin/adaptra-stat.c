@@ -536,7 +536,8 @@ trace (struct conn *c)
     }
     n = fill (c, 1000);
     if (n == 0)
-      hung_up (c, false);
+      die ("%s: the server closed the connection (has nbdkit stopped, or "
+           "did this trace fall more than 256 KiB behind?)", c->path);
   }
 }
 
