@@ -186,16 +186,18 @@ do_help (struct adaptra_strbuf *out)
     ADAPTRA_CONTROL_BANNER "\n"
     "stats               counters, gauges and ratios\n"
     "stats json          the same as JSON\n"
-    "metrics             Prometheus text exposition\n"
+    "metrics [clients]   Prometheus text exposition [with per-client series]\n"
     "streams             live streams\n"
     "clients             connected clients\n"
     "exports [json]      exports (volumes) and their pool pages\n"
+    "control             this socket's clients and limits\n"
     "get [NAME]          parameter values\n"
-    "set NAME VALUE      change ratio, min, max, mode or bypass\n"
-    "reset               zero the counters\n"
-    "trace on|off        stream read-ahead decisions (trace: lines)\n"
+    "set NAME VALUE      change ratio, min, max, mode or bypass (*)\n"
+    "reset               zero the counters (*)\n"
+    "trace on|off        stream read-ahead decisions (trace: lines) (*)\n"
     "help                this list\n"
-    "quit                close the connection\n");
+    "quit                close the connection\n"
+    "(*) for root and the user nbdkit runs as only\n");
 }
 
 /* Execute req, appending the reply without its terminating empty line.
@@ -219,11 +221,14 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
     ops->snapshot (ops->opaque, &s);
     adaptra_report_json (&s, out);
   }
-  else if (strcmp (cmd, "metrics") == 0 && args == 0) {
+  else if (strcmp (cmd, "metrics") == 0
+           && (args == 0
+               || (args == 1 && strcmp (req->words[1], "clients") == 0))) {
     ops->snapshot (ops->opaque, &s);
     adaptra_report_prometheus (&s, out);
     do_exports (ops, EXPORTS_PROMETHEUS, out);
-    do_clients (ops, true, out);
+    if (args == 1)
+      do_clients (ops, true, out);
   }
   else if (strcmp (cmd, "streams") == 0 && args == 0)
     do_streams (ops, out);
@@ -266,6 +271,18 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
   else
     reply_error (out, "unknown command or wrong arguments (try 'help')");
   return ADAPTRA_CONTROL_CONTINUE;
+}
+
+bool
+adaptra_control_needs_privilege (const char *line, size_t len)
+{
+  struct request req;
+
+  if (split_words (line, len, &req) != NULL || req.nwords == 0)
+    return false;               /* refused anyway */
+  return strcmp (req.words[0], "set") == 0
+    || strcmp (req.words[0], "reset") == 0
+    || strcmp (req.words[0], "trace") == 0;
 }
 
 enum adaptra_control_next

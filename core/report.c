@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "adaptra/report.h"
@@ -161,6 +162,35 @@ adaptra_report_json (const struct adaptra_stats *s, struct adaptra_strbuf *out)
   return out->overflow ? -1 : 0;
 }
 
+/* Fields whose Prometheus name is not adaptra_NAME[_total]: gauges in
+ * units other than the base ones (seconds, bytes), converted by scale
+ * (0: printed as the integer they are).
+ */
+static const struct {
+  const char *field;
+  const char *name;
+  double scale;
+} prometheus_renames[] = {
+  { "backend_latency_ns", "backend_latency_seconds", 1e-9 },
+  { "backend_bytes_per_sec", "backend_throughput_bytes_per_second", 0. },
+};
+
+/* f's Prometheus name (without "adaptra_" and "_total") and scale. */
+static const char *
+prometheus_name (const struct adaptra_stat_field *f, double *scale)
+{
+  size_t i;
+
+  *scale = 0.;
+  for (i = 0; i < sizeof prometheus_renames / sizeof prometheus_renames[0];
+       i++)
+    if (strcmp (f->name, prometheus_renames[i].field) == 0) {
+      *scale = prometheus_renames[i].scale;
+      return prometheus_renames[i].name;
+    }
+  return f->name;
+}
+
 int
 adaptra_report_prometheus (const struct adaptra_stats *s,
                            struct adaptra_strbuf *out)
@@ -172,17 +202,24 @@ adaptra_report_prometheus (const struct adaptra_stats *s,
     bool counter = f->kind == ADAPTRA_STAT_COUNTER;
     const char *suffix = counter ? "_total" : "";
     int fm = field_method (f);
+    double scale;
+    const char *name = prometheus_name (f, &scale);
     unsigned m;
 
     if (fm > 0)
       continue;                 /* printed with its total, below */
     adaptra_strbuf_printf (out, "# HELP adaptra_%s%s %s\n"
                            "# TYPE adaptra_%s%s %s\n",
-                           f->name, suffix, f->help,
-                           f->name, suffix, counter ? "counter" : "gauge");
+                           name, suffix, f->help,
+                           name, suffix, counter ? "counter" : "gauge");
+    if (fm < 0 && scale != 0.) {
+      adaptra_strbuf_printf (out, "adaptra_%s%s %.9g\n", name, suffix,
+                             (double) adaptra_stat_value (s, f) * scale);
+      continue;
+    }
     if (fm < 0) {
       adaptra_strbuf_printf (out, "adaptra_%s%s %" PRIu64 "\n",
-                             f->name, suffix, adaptra_stat_value (s, f));
+                             name, suffix, adaptra_stat_value (s, f));
       continue;
     }
     /* A per-method family: one sample per method, no "all" sample,
@@ -193,7 +230,7 @@ adaptra_report_prometheus (const struct adaptra_stats *s,
         .offset = f->offset + m * METHOD_SIZE,
       };
       adaptra_strbuf_printf (out, "adaptra_%s%s{method=\"%s\"} %" PRIu64 "\n",
-                             f->name, suffix, adaptra_method_name (m),
+                             name, suffix, adaptra_method_name (m),
                              adaptra_stat_value (s, &copy));
     }
   }
@@ -330,45 +367,79 @@ print_label_value (const char *v, struct adaptra_strbuf *out)
   }
 }
 
+/* The clients with the most bytes read first. */
+static int
+by_bytes_desc (const void *a, const void *b)
+{
+  const struct adaptra_client_row *x = *(const struct adaptra_client_row *const *) a;
+  const struct adaptra_client_row *y = *(const struct adaptra_client_row *const *) b;
+
+  return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : x->id - y->id;
+}
+
 int
 adaptra_report_clients_prometheus (const struct adaptra_client_row *rows,
                                    size_t n, struct adaptra_strbuf *out)
 {
+  /* Named adaptra_connection_*: the server-wide adaptra_client_*
+   * counters (all clients together) are other families.
+   */
   static const struct {
     const char *name;
     size_t offset;
     const char *help;
   } families[] = {
-    { "requests", offsetof (struct adaptra_client_row, requests),
-      "Read requests from the client" },
-    { "bytes", offsetof (struct adaptra_client_row, bytes),
-      "Bytes read by the client" },
-    { "readahead_hits", offsetof (struct adaptra_client_row, readahead_hits),
-      "Pages the client read that read-ahead had brought" },
-    { "backend_bytes", offsetof (struct adaptra_client_row, backend_bytes),
-      "Bytes the client's own misses read from the backend" },
+    { "read_requests", offsetof (struct adaptra_client_row, requests),
+      "Read requests from the connection" },
+    { "read_bytes", offsetof (struct adaptra_client_row, bytes),
+      "Bytes read by the connection" },
+    { "readahead_hit_pages",
+      offsetof (struct adaptra_client_row, readahead_hits),
+      "Pages the connection read that read-ahead had brought" },
+    { "backend_read_bytes",
+      offsetof (struct adaptra_client_row, backend_bytes),
+      "Bytes the connection's own misses read from the backend" },
     { "streams_started",
       offsetof (struct adaptra_client_row, streams_started),
-      "Streams the client started" },
+      "Streams the connection started" },
   };
+  const struct adaptra_client_row **top;
+  size_t shown = n < ADAPTRA_REPORT_MAX_CLIENT_SERIES
+    ? n : ADAPTRA_REPORT_MAX_CLIENT_SERIES;
   size_t f, i;
 
+  top = malloc ((n ? n : 1) * sizeof *top);
+  if (top == NULL) {
+    out->overflow = true;
+    return -1;
+  }
+  for (i = 0; i < n; i++)
+    top[i] = &rows[i];
+  qsort (top, n, sizeof *top, by_bytes_desc);
+  adaptra_strbuf_printf (out,
+                         "# HELP adaptra_connections_unlisted Connections "
+                         "left out of the adaptra_connection_* families "
+                         "(only the %d that read the most are listed)\n"
+                         "# TYPE adaptra_connections_unlisted gauge\n"
+                         "adaptra_connections_unlisted %zu\n",
+                         ADAPTRA_REPORT_MAX_CLIENT_SERIES, n - shown);
   for (f = 0; f < sizeof families / sizeof families[0]; f++) {
-    adaptra_strbuf_printf (out, "# HELP adaptra_client_%s_total %s\n"
-                           "# TYPE adaptra_client_%s_total counter\n",
+    adaptra_strbuf_printf (out, "# HELP adaptra_connection_%s_total %s\n"
+                           "# TYPE adaptra_connection_%s_total counter\n",
                            families[f].name, families[f].help,
                            families[f].name);
-    for (i = 0; i < n; i++) {
-      uint64_t v = *(const uint64_t *) ((const char *) &rows[i]
+    for (i = 0; i < shown; i++) {
+      uint64_t v = *(const uint64_t *) ((const char *) top[i]
                                         + families[f].offset);
 
-      adaptra_strbuf_printf (out, "adaptra_client_%s_total{client=\"",
+      adaptra_strbuf_printf (out, "adaptra_connection_%s_total{client=\"",
                              families[f].name);
-      print_label_value (rows[i].name, out);
+      print_label_value (top[i]->name, out);
       adaptra_strbuf_printf (out, "\",id=\"%d\"} %" PRIu64 "\n",
-                             rows[i].id, v);
+                             top[i]->id, v);
     }
   }
+  free (top);
   return out->overflow ? -1 : 0;
 }
 

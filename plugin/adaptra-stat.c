@@ -9,13 +9,16 @@
  *   adaptra-stat PATH --json             one line of JSON
  *   adaptra-stat PATH --prometheus       Prometheus exposition
  *   adaptra-stat PATH --streams          live streams
+ *   adaptra-stat PATH --clients          connected clients
  *   adaptra-stat PATH --watch SECS       a line of rates every SECS
  *   adaptra-stat PATH --trace            read-ahead decisions as they happen
  *   adaptra-stat PATH --command 'CMD'    any protocol command
  *
  * It first asks for "help" and checks the banner, so that a socket
  * belonging to something else is reported as such rather than
- * misread.
+ * misread.  Replies are read through one buffer per connection: what
+ * arrives after a reply (trace lines after "ok") stays for the next
+ * read.  JSON is parsed with json-c.
  */
 
 #include <config.h>
@@ -23,6 +26,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,10 +40,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json.h>
+
 #include "adaptra/control.h"
 
 #define REPLY_TIMEOUT_MS 10000
 #define MAX_REPLY (8 * 1024 * 1024)
+
+/* How often --trace tells the server it is still there: the server
+ * closes a client 60 s after its last command when no trace output
+ * flows.
+ */
+#define TRACE_KEEPALIVE_MS 20000
 
 static const char *progname = "adaptra-stat";
 
@@ -60,19 +72,49 @@ static void
 usage (FILE *fp)
 {
   fprintf (fp,
-           "usage: %s PATH [--json | --prometheus | --streams | "
-           "--command CMD] [--watch SECS | --trace]\n"
+           "usage: %s PATH [--json | --prometheus | --streams | --clients |\n"
+           "                    --command CMD | --trace] [--watch SECS] "
+           "[--raw]\n"
+           "       %s --version | --help\n"
            "Read the statistics of an nbdkit adaptra filter started with\n"
-           "adaptra-stats=PATH.  See adaptra-stat(1).\n", progname);
+           "adaptra-stats=PATH.\n"
+           "\n"
+           "  (none)          counters, gauges and ratios, sizes in KiB/MiB\n"
+           "  --json          the same as one line of JSON\n"
+           "  --prometheus    Prometheus text exposition\n"
+           "  --streams       live read-ahead streams\n"
+           "  --clients       connected NBD clients\n"
+           "  --command CMD   any protocol command, e.g. 'set ratio 30'\n"
+           "  --trace         each read-ahead decision as it happens\n"
+           "  --watch SECS    rates every SECS seconds (with --json: JSON "
+           "lines)\n"
+           "  --raw           plain numbers instead of human units\n"
+           "  --version       adaptra's version\n"
+           "See adaptra-stat(1).\n", progname, progname);
 }
 
-static int
-connect_socket (const char *path)
+/* One connection to the control socket.  buf holds what was read and
+ * not yet consumed.
+ */
+struct conn {
+  int fd;
+  const char *path;
+  char *buf;
+  size_t len, cap;
+};
+
+static void
+connect_socket (struct conn *c, const char *path)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   struct stat st;
-  int fd;
 
+  c->path = path;
+  c->len = 0;
+  c->cap = 65536;
+  c->buf = malloc (c->cap);
+  if (c->buf == NULL)
+    die ("out of memory");
   if (strlen (path) >= sizeof addr.sun_path)
     die ("%s: path too long for a unix socket", path);
   strcpy (addr.sun_path, path);
@@ -81,10 +123,10 @@ connect_socket (const char *path)
          path, strerror (errno), path);
   if (!S_ISSOCK (st.st_mode))
     die ("%s: not a socket", path);
-  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd == -1)
+  c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (c->fd == -1)
     die ("socket: %s", strerror (errno));
-  if (connect (fd, (struct sockaddr *) &addr, sizeof addr) == -1) {
+  if (connect (c->fd, (struct sockaddr *) &addr, sizeof addr) == -1) {
     if (errno == EACCES)
       die ("%s: permission denied (the socket is mode %04o, owner uid %u; "
            "the server can widen it with adaptra-stats-mode)",
@@ -94,73 +136,135 @@ connect_socket (const char *path)
            path);
     die ("%s: %s", path, strerror (errno));
   }
-  return fd;
 }
 
-/* Send cmd and read its reply up to the terminating empty line, which
- * is stripped.  Returns the reply (caller frees).
+/* Read more into c's buffer, waiting at most timeout_ms (-1: forever).
+ * Returns the bytes read, 0 at EOF or after a reset (what the server
+ * sent before is in the buffer), FILL_TIMEOUT or FILL_SIGNAL.
+ */
+#define FILL_TIMEOUT (-1)
+#define FILL_SIGNAL (-2)
+
+static ssize_t
+fill (struct conn *c, int timeout_ms)
+{
+  struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+  ssize_t n;
+  int r;
+
+  r = poll (&pfd, 1, timeout_ms);
+  if (r == 0)
+    return FILL_TIMEOUT;
+  if (r == -1)
+    return errno == EINTR ? FILL_SIGNAL : 0;
+  if (c->len + 1 >= c->cap) {
+    if (c->cap >= MAX_REPLY)
+      die ("%s: reply larger than %d bytes", c->path, MAX_REPLY);
+    c->cap *= 2;
+    c->buf = realloc (c->buf, c->cap);
+    if (c->buf == NULL)
+      die ("realloc: %s", strerror (errno));
+  }
+  n = read (c->fd, c->buf + c->len, c->cap - c->len - 1);
+  if (n == -1 && errno == EINTR)
+    return FILL_SIGNAL;
+  if (n <= 0)
+    return 0;
+  c->len += n;
+  c->buf[c->len] = '\0';
+  return n;
+}
+
+/* The server hung up: say what it said last, if anything. */
+static void __attribute__ ((noreturn))
+hung_up (struct conn *c, bool first)
+{
+  char *err = c->len ? strstr (c->buf, "error: ") : NULL;
+
+  if (err) {
+    err[strcspn (err, "\n")] = '\0';
+    die ("%s: the server refused: %s", c->path, err + 7);
+  }
+  if (c->len >= 8 && memcmp (c->buf, "NBDMAGIC", 8) == 0)
+    die ("%s is an NBD socket, not an adaptra control socket "
+         "(give the path of adaptra-stats=)", c->path);
+  if (first)
+    die ("%s is not an adaptra control socket (it closed the connection "
+         "without a reply)", c->path);
+  die ("%s: the server closed the connection (has nbdkit stopped?)",
+       c->path);
+}
+
+/* Send cmd in one write, without SIGPIPE (a peer that answered and
+ * hung up is an error message rather than a silent death).
+ */
+static void
+send_command (struct conn *c, const char *cmd, bool first)
+{
+  size_t n = strlen (cmd);
+  char *line = malloc (n + 2);
+
+  if (line == NULL)
+    die ("out of memory");
+  memcpy (line, cmd, n);
+  line[n] = '\n';
+  if (send (c->fd, line, n + 1, MSG_NOSIGNAL) != (ssize_t) n + 1) {
+    /* Gone: read what it said before it went, if anything. */
+    while (fill (c, 100) > 0)
+      ;
+    hung_up (c, first);
+  }
+  free (line);
+}
+
+/* Take the next reply, up to its terminating empty line (stripped),
+ * from c's buffer, reading as needed.  Returns the reply (caller
+ * frees), or NULL if a signal came first.  first: this is the first
+ * reply on the connection, so silence means a foreign socket.
  */
 static char *
-request (int fd, const char *path, const char *cmd)
+take_reply (struct conn *c, bool first)
 {
-  size_t cap = 65536, len = 0;
-  char *buf = malloc (cap);
-  size_t cmdlen = strlen (cmd);
-
-  if (buf == NULL || cmdlen + 1 >= cap)
-    die ("%s: command too long or out of memory", path);
-  /* One send, so that a peer that answers the first bytes and hangs up
-   * is still heard; no SIGPIPE, so that a peer gone is an error
-   * message rather than a silent death.
-   */
-  memcpy (buf, cmd, cmdlen);
-  buf[cmdlen] = '\n';
-  if (send (fd, buf, cmdlen + 1, MSG_NOSIGNAL) != (ssize_t) cmdlen + 1)
-    die ("%s: write: %s", path, strerror (errno));
   for (;;) {
-    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+    char *end = c->len ? strstr (c->buf, "\n\n") : NULL;
     ssize_t n;
 
-    /* Replies hold no empty line but the one that ends them. */
-    if (len >= 2 && buf[len - 1] == '\n' && buf[len - 2] == '\n')
-      break;
-    if (poll (&pfd, 1, REPLY_TIMEOUT_MS) == 0)
-      die ("%s: no reply within %d s: not an adaptra control socket?",
-           path, REPLY_TIMEOUT_MS / 1000);
-    if (len + 1 >= cap) {
-      if (cap >= MAX_REPLY)
-        die ("%s: reply larger than %d bytes", path, MAX_REPLY);
-      cap *= 2;
-      buf = realloc (buf, cap);
-      if (buf == NULL)
-        die ("realloc: %s", strerror (errno));
+    /* A reply holds no empty line but the one that ends it. */
+    if (end) {
+      size_t used = end + 2 - c->buf;
+      char *reply = strndup (c->buf, used - 1);
+
+      if (reply == NULL)
+        die ("out of memory");
+      memmove (c->buf, c->buf + used, c->len - used + 1);
+      c->len -= used;
+      return reply;
     }
-    n = read (fd, buf + len, cap - len - 1);
-    if (n == -1 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      die ("%s: the server closed the connection%s", path,
-           len ? " in mid-reply" : " without a reply");
-    len += n;
+    n = fill (c, REPLY_TIMEOUT_MS);
+    if (n == 0)
+      hung_up (c, first);
+    if (n == FILL_SIGNAL)
+      return NULL;
+    if (n == FILL_TIMEOUT) {
+      if (first && c->len >= 8 && memcmp (c->buf, "NBDMAGIC", 8) == 0)
+        hung_up (c, first);
+      die ("%s: no reply within %d s: %s", c->path, REPLY_TIMEOUT_MS / 1000,
+           first ? "not an adaptra control socket?"
+           : "is the server overloaded?");
+    }
   }
-  buf[len - 1] = '\0';          /* drop the empty line */
-  return buf;
 }
 
-/* The first number stored under "name": in a JSON reply.  The totals
- * come before the per-method objects, so plain names find the totals.
- */
-static double
-json_number (const char *json, const char *name)
+static char *
+request (struct conn *c, const char *cmd)
 {
-  char key[128];
-  const char *p;
+  char *reply;
 
-  snprintf (key, sizeof key, "\"%s\":", name);
-  p = strstr (json, key);
-  if (p == NULL)
-    die ("the server's JSON has no field '%s'", name);
-  return strtod (p + strlen (key), NULL);
+  send_command (c, cmd, false);
+  reply = take_reply (c, false);
+  if (reply == NULL)
+    exit (EXIT_SUCCESS);        /* interrupted: the user is done */
+  return reply;
 }
 
 static volatile sig_atomic_t stop;
@@ -184,6 +288,85 @@ catch_stop_signals (void)
   sigaction (SIGTERM, &sa, NULL);
 }
 
+/* n bytes in binary units: "512 B", "1.5 KiB", "12.0 MiB"... */
+static void
+human_bytes (double n, const char *per, char *buf, size_t len)
+{
+  static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+                                       "PiB" };
+  unsigned u = 0;
+
+  while (fabs (n) >= 1024 && u < sizeof units / sizeof units[0] - 1) {
+    n /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf (buf, len, "%.0f %s%s", n, units[u], per);
+  else
+    snprintf (buf, len, "%.1f %s%s", n, units[u], per);
+}
+
+static bool
+ends_with (const char *s, size_t len, const char *suffix)
+{
+  size_t n = strlen (suffix);
+
+  return len >= n && memcmp (s + len - n, suffix, n) == 0;
+}
+
+/* Print the "stats" reply with sizes in binary units and nanoseconds
+ * in milliseconds: the "name value" lines whose name ends in _bytes,
+ * _bytes_per_sec or _ns.  The rest (the method table) is as sent.
+ */
+static void
+print_human_stats (const char *reply)
+{
+  const char *line = reply;
+
+  while (*line) {
+    size_t len = strcspn (line, "\n");
+    size_t name = strcspn (line, " ");
+    char *end, buf[64];
+    unsigned long long v;
+    const char *value = line + name + strspn (line + name, " ");
+
+    errno = 0;
+    v = strtoull (value, &end, 10);
+    if (name < len && value < line + len && end == line + len && !errno) {
+      if (ends_with (line, name, "_bytes"))
+        human_bytes (v, "", buf, sizeof buf);
+      else if (ends_with (line, name, "_bytes_per_sec"))
+        human_bytes (v, "/s", buf, sizeof buf);
+      else if (ends_with (line, name, "_ns"))
+        snprintf (buf, sizeof buf, "%.3f ms", v / 1e6);
+      else
+        buf[0] = '\0';
+      if (buf[0]) {
+        printf ("%-24.*s %s\n", (int) name, line, buf);
+        line += len + (line[len] == '\n');
+        continue;
+      }
+    }
+    printf ("%.*s\n", (int) len, line);
+    line += len + (line[len] == '\n');
+  }
+}
+
+/* A number from a JSON object, or die. */
+static double
+json_number (json_object *obj, const char *group, const char *name,
+             const char *path)
+{
+  json_object *g, *v;
+
+  if (!json_object_object_get_ex (obj, group, &g)
+      || !json_object_object_get_ex (g, name, &v)
+      || !(json_object_is_type (v, json_type_int)
+           || json_object_is_type (v, json_type_double)))
+    die ("%s: the server's JSON has no number %s.%s", path, group, name);
+  return json_object_get_double (v);
+}
+
 /* Counters and gauges a watch line is computed from. */
 struct sample {
   double t;
@@ -192,115 +375,188 @@ struct sample {
 };
 
 static struct sample
-take_sample (int fd, const char *path)
+take_sample (struct conn *c)
 {
   struct timespec ts;
-  char *json = request (fd, path, "stats json");
+  char *reply = request (c, "stats json");
+  json_object *obj = json_tokener_parse (reply);
+  json_object *v;
   struct sample s;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  if (strncmp (json, "{\"version\":", 11) != 0)
-    die ("%s: unexpected reply to 'stats json': %.80s", path, json);
+  if (obj == NULL || !json_object_object_get_ex (obj, "version", &v)
+      || json_object_get_int (v) != 1)
+    die ("%s: unexpected reply to 'stats json': %.80s", c->path, reply);
   s.t = ts.tv_sec + ts.tv_nsec / 1e9;
-  s.reads = json_number (json, "client_requests");
-  s.client_bytes = json_number (json, "client_bytes");
-  s.backend_bytes = json_number (json, "backend_bytes");
-  s.readahead = json_number (json, "readahead");
-  s.pgreadahead = json_number (json, "pgreadahead");
-  s.pgreadahead_hit = json_number (json, "pgreadahead_hit");
-  s.readrandom = json_number (json, "readrandom");
-  s.evicted_unread = json_number (json, "evicted_unread");
-  s.streams = json_number (json, "streams_active");
-  s.window_max = json_number (json, "window_max_bytes");
-  free (json);
+  s.reads = json_number (obj, "counters", "client_requests", c->path);
+  s.client_bytes = json_number (obj, "counters", "client_bytes", c->path);
+  s.backend_bytes = json_number (obj, "counters", "backend_bytes", c->path);
+  s.readahead = json_number (obj, "counters", "readahead", c->path);
+  s.pgreadahead = json_number (obj, "counters", "pgreadahead", c->path);
+  s.pgreadahead_hit = json_number (obj, "counters", "pgreadahead_hit",
+                                   c->path);
+  s.readrandom = json_number (obj, "counters", "readrandom", c->path);
+  s.evicted_unread = json_number (obj, "counters", "evicted_unread",
+                                  c->path);
+  s.streams = json_number (obj, "gauges", "streams_active", c->path);
+  s.window_max = json_number (obj, "gauges", "window_max_bytes", c->path);
+  json_object_put (obj);
+  free (reply);
   return s;
 }
 
+/* How much a counter grew; a counter that went down was reset (the
+ * "reset" command) and counts from zero.
+ */
+static double
+delta (double cur, double prev)
+{
+  return cur >= prev ? cur - prev : cur;
+}
+
+enum watch_format { WATCH_HUMAN, WATCH_RAW, WATCH_JSON };
+
 /* vmstat-style: a header, then one line per interval of rates over
- * that interval.  The hit rate is of the read-ahead pages whose fate
- * was settled in the interval, read or evicted unread: pages read
- * ahead in one interval are often read in the next, so hits over
- * pages read ahead in the same interval could pass 100%.  The window
- * is the average size of the windows issued.
+ * that interval (or one JSON object per line).  The hit rate is of the
+ * read-ahead pages whose fate was settled in the interval, read or
+ * evicted unread: pages read ahead in one interval are often read in
+ * the next, so hits over pages read ahead in the same interval could
+ * pass 100%.  The window is the average size of the windows issued.
  */
 static void
-watch (int fd, const char *path, double secs)
+watch (struct conn *c, double secs, enum watch_format format)
 {
-  char *reply = request (fd, path, "get page");
+  char *reply = request (c, "get page");
   double page = strtod (reply + strlen ("page "), NULL);
-  struct sample prev = take_sample (fd, path), cur;
+  struct sample prev = take_sample (c), cur;
   unsigned lines = 0;
 
   free (reply);
   catch_stop_signals ();
   while (!stop) {
-    double dt, dra, dpg, dhit, dsettled;
+    double dt, dra, dpg, dhit, dlost, dsettled, hit, window;
     struct timespec ts = { .tv_sec = (time_t) secs,
                            .tv_nsec = (long) ((secs - (time_t) secs) * 1e9) };
 
     nanosleep (&ts, NULL);
     if (stop)
       break;
-    cur = take_sample (fd, path);
-    if (lines++ % 20 == 0)
-      printf ("%9s %9s %9s %6s %7s %8s %9s %9s %7s %9s\n",
-              "reads/s", "client", "backend", "hit%", "ra/s", "random/s",
-              "window", "lost/s", "streams", "max");
+    cur = take_sample (c);
     dt = cur.t - prev.t;
-    dra = cur.readahead - prev.readahead;
-    dpg = cur.pgreadahead - prev.pgreadahead;
-    dhit = cur.pgreadahead_hit - prev.pgreadahead_hit;
-    dsettled = dhit + cur.evicted_unread - prev.evicted_unread;
-    printf ("%9.0f %8.1fM %8.1fM %6.1f %7.0f %8.0f %8.0fK %9.0f %7.0f %8.0fK\n",
-            (cur.reads - prev.reads) / dt,
-            (cur.client_bytes - prev.client_bytes) / dt / 1e6,
-            (cur.backend_bytes - prev.backend_bytes) / dt / 1e6,
-            dsettled > 0 ? 100. * dhit / dsettled : 0.,
-            dra / dt, (cur.readrandom - prev.readrandom) / dt,
-            dra > 0 ? dpg * page / dra / 1024. : 0.,
-            (cur.evicted_unread - prev.evicted_unread) / dt,
-            cur.streams, cur.window_max / 1024.);
+    dra = delta (cur.readahead, prev.readahead);
+    dpg = delta (cur.pgreadahead, prev.pgreadahead);
+    dhit = delta (cur.pgreadahead_hit, prev.pgreadahead_hit);
+    dlost = delta (cur.evicted_unread, prev.evicted_unread);
+    dsettled = dhit + dlost;
+    hit = dsettled > 0 ? 100. * dhit / dsettled : 0.;
+    window = dra > 0 ? dpg * page / dra : 0.;
+    if (format == WATCH_JSON) {
+      json_object *o = json_object_new_object ();
+
+#define ADD(name, v) json_object_object_add (o, name, json_object_new_double (v))
+      ADD ("interval_s", dt);
+      ADD ("reads_per_s", delta (cur.reads, prev.reads) / dt);
+      ADD ("client_bytes_per_s",
+           delta (cur.client_bytes, prev.client_bytes) / dt);
+      ADD ("backend_bytes_per_s",
+           delta (cur.backend_bytes, prev.backend_bytes) / dt);
+      ADD ("hit_pct", hit);
+      ADD ("readahead_per_s", dra / dt);
+      ADD ("random_per_s", delta (cur.readrandom, prev.readrandom) / dt);
+      ADD ("window_bytes", window);
+      ADD ("evicted_unread_per_s", dlost / dt);
+      ADD ("streams", cur.streams);
+      ADD ("window_max_bytes", cur.window_max);
+#undef ADD
+      puts (json_object_to_json_string_ext (o, JSON_C_TO_STRING_PLAIN));
+      json_object_put (o);
+    }
+    else {
+      if (lines++ % 20 == 0)
+        printf ("%9s %9s %9s %6s %7s %8s %9s %9s %7s %9s\n",
+                "reads/s", format == WATCH_RAW ? "client/s" : "client",
+                format == WATCH_RAW ? "backend/s" : "backend", "hit%",
+                "ra/s", "random/s", "window", "lost/s", "streams", "max");
+      if (format == WATCH_RAW)
+        printf ("%9.0f %9.0f %9.0f %6.1f %7.0f %8.0f %9.0f %9.0f %7.0f "
+                "%9.0f\n",
+                delta (cur.reads, prev.reads) / dt,
+                delta (cur.client_bytes, prev.client_bytes) / dt,
+                delta (cur.backend_bytes, prev.backend_bytes) / dt,
+                hit, dra / dt, delta (cur.readrandom, prev.readrandom) / dt,
+                window, dlost / dt, cur.streams, cur.window_max);
+      else
+        printf ("%9.0f %8.1fM %8.1fM %6.1f %7.0f %8.0f %8.0fK %9.0f %7.0f "
+                "%8.0fK\n",
+                delta (cur.reads, prev.reads) / dt,
+                delta (cur.client_bytes, prev.client_bytes) / dt / 1e6,
+                delta (cur.backend_bytes, prev.backend_bytes) / dt / 1e6,
+                hit, dra / dt, delta (cur.readrandom, prev.readrandom) / dt,
+                window / 1024., dlost / dt, cur.streams,
+                cur.window_max / 1024.);
+    }
     fflush (stdout);
     prev = cur;
   }
 }
 
 /* Print the server's trace lines without their "trace: " prefix until
- * a signal, as they arrive.  Replies (the server sends none unasked)
- * and over-long lines are skipped.
+ * a signal, as they arrive, beginning with any that came in the same
+ * read as the reply to "trace on".  Replies (to the keep-alive "trace
+ * on" sent every TRACE_KEEPALIVE_MS) are skipped.
  */
 static void
-trace (int fd, const char *path)
+trace (struct conn *c)
 {
-  static char buf[65536];
-  char *reply = request (fd, path, "trace on");
-  size_t len = 0;
+  char *reply = request (c, "trace on");
+  struct timespec last, now;
 
   if (strcmp (reply, "ok\n") != 0)
-    die ("%s: 'trace on' was refused: %s", path, reply);
+    die ("%s: 'trace on' was refused: %s", c->path, reply);
   free (reply);
   catch_stop_signals ();
+  clock_gettime (CLOCK_MONOTONIC, &last);
   while (!stop) {
-    ssize_t n = read (fd, buf + len, sizeof buf - len);
-    char *start = buf, *nl;
+    char *start = c->buf, *nl;
+    ssize_t n;
 
-    if (n == -1 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      die ("%s: the server closed the connection", path);
-    len += n;
-    while ((nl = memchr (start, '\n', buf + len - start)) != NULL) {
+    while ((nl = memchr (start, '\n', c->buf + c->len - start)) != NULL) {
       *nl = '\0';
       if (strncmp (start, "trace: ", 7) == 0)
         puts (start + 7);
       start = nl + 1;
     }
-    len -= start - buf;
-    memmove (buf, start, len);
-    if (len == sizeof buf)
-      len = 0;
+    c->len -= start - c->buf;
+    memmove (c->buf, start, c->len + 1);
     fflush (stdout);
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - last.tv_sec) * 1000 >= TRACE_KEEPALIVE_MS) {
+      send_command (c, "trace on", false);
+      last = now;
+    }
+    n = fill (c, 1000);
+    if (n == 0)
+      die ("%s: the server closed the connection (has nbdkit stopped, or "
+           "did this trace fall more than 256 KiB behind?)", c->path);
   }
+}
+
+/* Output modes; at most one may be asked for. */
+enum mode { MODE_TEXT, MODE_JSON, MODE_PROMETHEUS, MODE_STREAMS,
+            MODE_CLIENTS, MODE_COMMAND, MODE_TRACE };
+
+static const char *const mode_option[] = {
+  NULL, "--json", "--prometheus", "--streams", "--clients", "--command",
+  "--trace",
+};
+
+static void
+set_mode (enum mode *mode, enum mode m)
+{
+  if (*mode != MODE_TEXT && *mode != m)
+    die ("%s and %s do not go together: give one of them",
+         mode_option[*mode], mode_option[m]);
+  *mode = m;
 }
 
 int
@@ -310,64 +566,101 @@ main (int argc, char *argv[])
     { "json", no_argument, NULL, 'j' },
     { "prometheus", no_argument, NULL, 'p' },
     { "streams", no_argument, NULL, 's' },
+    { "clients", no_argument, NULL, 'C' },
     { "command", required_argument, NULL, 'c' },
     { "watch", required_argument, NULL, 'w' },
     { "trace", no_argument, NULL, 't' },
+    { "raw", no_argument, NULL, 'r' },
+    { "version", no_argument, NULL, 'V' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
-  const char *command = "stats";
+  enum mode mode = MODE_TEXT;
+  const char *command = NULL;
   double interval = 0;
-  bool tracing = false;
+  bool raw = false;
   char *end, *reply;
-  const char *path;
-  int c, fd;
+  struct conn conn;
+  int c;
 
-  while ((c = getopt_long (argc, argv, "jpsc:w:th", long_options, NULL))
+  while ((c = getopt_long (argc, argv, "jpsCc:w:trVh", long_options, NULL))
          != -1) {
     switch (c) {
-    case 'j': command = "stats json"; break;
-    case 'p': command = "metrics"; break;
-    case 's': command = "streams"; break;
-    case 'c': command = optarg; break;
+    case 'j': set_mode (&mode, MODE_JSON); break;
+    case 'p': set_mode (&mode, MODE_PROMETHEUS); break;
+    case 's': set_mode (&mode, MODE_STREAMS); break;
+    case 'C': set_mode (&mode, MODE_CLIENTS); break;
+    case 'c': set_mode (&mode, MODE_COMMAND); command = optarg; break;
+    case 't': set_mode (&mode, MODE_TRACE); break;
+    case 'r': raw = true; break;
     case 'w':
       interval = strtod (optarg, &end);
       if (*optarg == '\0' || *end != '\0' || !(interval > 0)
           || interval > 86400)
         die ("--watch %s: not a number of seconds in (0, 86400]", optarg);
       break;
-    case 't': tracing = true; break;
+    case 'V': printf ("adaptra-stat (adaptra) %s\n", PACKAGE_VERSION);
+      exit (EXIT_SUCCESS);
     case 'h': usage (stdout); exit (EXIT_SUCCESS);
-    default: usage (stderr); exit (EXIT_FAILURE);
+    default:
+      fprintf (stderr, "Try '%s --help'.\n", progname);
+      exit (EXIT_FAILURE);
     }
   }
   if (optind != argc - 1) {
-    usage (stderr);
+    if (optind == argc)
+      fprintf (stderr, "%s: give the path of the statistics socket\n",
+               progname);
+    else
+      fprintf (stderr, "%s: one socket path only (extra: '%s')\n",
+               progname, argv[optind + 1]);
+    fprintf (stderr, "Try '%s --help'.\n", progname);
     exit (EXIT_FAILURE);
   }
-  if (tracing && interval > 0)
-    die ("--trace and --watch do not go together");
-  path = argv[optind];
-  fd = connect_socket (path);
+  if (interval > 0 && mode != MODE_TEXT && mode != MODE_JSON)
+    die ("--watch and %s do not go together: --watch prints rates, as "
+         "text or (with --json) JSON lines", mode_option[mode]);
+  if (raw && mode != MODE_TEXT)
+    die ("--raw and %s do not go together: --raw changes the text output",
+         mode_option[mode]);
 
-  reply = request (fd, path, "help");
+  connect_socket (&conn, argv[optind]);
+  send_command (&conn, "help", true);
+  reply = take_reply (&conn, true);
+  if (reply == NULL)
+    exit (EXIT_FAILURE);
+  if (strncmp (reply, "error: ", 7) == 0) {
+    reply[strcspn (reply, "\n")] = '\0';
+    die ("%s: the server refused: %s", conn.path, reply + 7);
+  }
   if (strncmp (reply, ADAPTRA_CONTROL_BANNER "\n",
                strlen (ADAPTRA_CONTROL_BANNER) + 1) != 0)
-    die ("%s: not an adaptra control socket (it answered: %.60s)",
-         path, reply);
+    die ("%s is not an adaptra control socket (it answered: %.60s)",
+         conn.path, reply);
   free (reply);
 
-  if (tracing)
-    trace (fd, path);
+  if (mode == MODE_TRACE)
+    trace (&conn);
   else if (interval > 0)
-    watch (fd, path, interval);
+    watch (&conn, interval,
+           mode == MODE_JSON ? WATCH_JSON : raw ? WATCH_RAW : WATCH_HUMAN);
   else {
-    reply = request (fd, path, command);
-    fputs (reply, stdout);
+    static const char *const commands[] = {
+      [MODE_TEXT] = "stats", [MODE_JSON] = "stats json",
+      [MODE_PROMETHEUS] = "metrics", [MODE_STREAMS] = "streams",
+      [MODE_CLIENTS] = "clients",
+    };
+
+    reply = request (&conn, mode == MODE_COMMAND ? command : commands[mode]);
+    if (mode == MODE_TEXT && !raw && strncmp (reply, "error: ", 7) != 0)
+      print_human_stats (reply);
+    else
+      fputs (reply, stdout);
     if (strncmp (reply, "error: ", 7) == 0)
       exit (EXIT_FAILURE);
     free (reply);
   }
-  close (fd);
+  close (conn.fd);
+  free (conn.buf);
   return EXIT_SUCCESS;
 }

@@ -119,6 +119,8 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     }
     return 0;
   }
+  if (strcmp (key, "adaptra-stats-owner") == 0)
+    return server_config_owner (value);
   if (strcmp (key, "adaptra-stats-mode") == 0) {
     char *end;
     unsigned long mode;
@@ -177,7 +179,9 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
   "                         else the connection's).\n" \
   "adaptra-stats=PATH       Serve statistics and control on this unix\n" \
   "                         socket (see adaptra-stat(1)).\n" \
-  "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n"
+  "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n" \
+  "adaptra-stats-owner=USER[:GROUP]\n" \
+  "                         Give the socket to USER (with nbdkit -u).\n"
 
 static int
 adaptra_get_ready (int thread_model)
@@ -396,22 +400,29 @@ adaptra_open (nbdkit_next_open *next, nbdkit_context *context,
 }
 
 /* Whether the connection with next shares pages with the other
- * connections of its export: set by adaptra-share, else by the
- * plugin's multi-conn flag (its promise that all connections see the
- * same data).  Returns 1 (per connection), 0 (shared) or -1.
+ * connections of its export: set by adaptra-share, else shared when
+ * the plugin offers multi-conn (its promise that all connections see
+ * the same data) or the connection cannot write (the curl plugin of
+ * nbdkit 1.32 never offers multi-conn, yet serves every read-only
+ * connection the same bytes; the writes of writable connections of
+ * the export, in volumes of their own, drop the range from it:
+ * ADAPTRA_VOLUME_MAY_ALIAS).  Returns 1 (per connection), 0 (shared)
+ * or -1.
  */
 static int
 per_connection (nbdkit_next *next)
 {
-  int multi_conn;
+  int multi_conn, can_write;
 
   switch (share) {
   case SHARE_EXPORT: return 0;
   case SHARE_CONNECTION: return 1;
   case SHARE_AUTO: break;
   }
-  multi_conn = next->can_multi_conn (next);
-  return multi_conn == -1 ? -1 : !multi_conn;
+  if ((multi_conn = next->can_multi_conn (next)) == -1 ||
+      (can_write = next->can_write (next)) == -1)
+    return -1;
+  return !multi_conn && can_write;
 }
 
 static int

@@ -12,25 +12,48 @@
  * the engine's short locks to copy counters, and a client that does not
  * read its replies is cut off rather than waited for.
  *
- * Each client has a line buffer of SERVER_MAX_LINE bytes and an output
- * buffer of CLIENT_MAX_OUTPUT.  A longer line, a full output buffer or
- * an idle client (CLIENT_IDLE_SECS without a byte) gets an error line
- * and is closed.  A client that half-closes its side still receives
- * the replies to everything it sent.
+ * No client can hold the server's resources for good:
+ *
+ *  - At most SERVER_MAX_CLIENTS are served at once.  One more is told
+ *    so in an error reply (while up to SERVER_MAX_CLIENTS others are
+ *    being turned away; past that it is just closed).
+ *  - Each has a line buffer of SERVER_MAX_LINE bytes: a longer line
+ *    gets an error line and the connection is closed.
+ *  - Each has an output buffer of CLIENT_MAX_OUTPUT bytes.  A client
+ *    whose output does not fit is not reading: it is dropped at once
+ *    (nothing more can reach it) and counted.  So is a tracing client
+ *    that still has more than TRACE_MAX_PENDING bytes to take when the
+ *    next trace lines come.
+ *  - A client is idle from its last complete command (bytes without a
+ *    newline do not count), or for a tracing client from the last
+ *    trace output the socket took; after SERVER_IDLE_SECS it is
+ *    closed.
+ *
+ * A client that half-closes its side still receives the replies to
+ * everything it sent.  The peer's credentials (SO_PEERCRED) decide
+ * whether it may change anything: set, reset and trace are for root,
+ * the user nbdkit runs as and the socket's owner; the rest is
+ * read-only and open to anyone the socket's mode lets in.
  *
  * Trace lines ("trace on") are queued by the data path in one bounded
  * buffer (adaptra/tracebuf.h) and fanned out by a timer every
- * TRACE_TICK seconds while any client traces.  A tracing client whose
- * output buffer is too full for a batch misses it; the stream then
- * says how many lines it missed, and a tracing client is never idle.
+ * TRACE_TICK seconds while any client traces.
+ *
+ * The socket file is removed by server_stop, and by an exit handler
+ * when nbdkit exits without stopping the filter (a failed start after
+ * .get_ready).  Only the process that serves the socket removes it:
+ * not the parent that nbdkit leaves behind when it forks.
  */
 
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,11 +70,21 @@
 #include "server.h"
 
 #define CLIENT_MAX_OUTPUT (4 * 1024 * 1024)
-#define CLIENT_IDLE_SECS 300.
 
-/* Trace lines waiting for the loop, and how often it sends them. */
+#define STR_(x) #x
+#define STRINGIFY(x) STR_ (x)
+
+/* How long a client that was turned away or failed gets to read its
+ * error reply.
+ */
+#define CLIENT_LINGER_SECS 5.
+
+/* Trace lines waiting for the loop, how often it sends them, and how
+ * far behind a tracing client may fall.
+ */
 #define TRACE_BUFFER (1024 * 1024)
 #define TRACE_TICK 0.1
+#define TRACE_MAX_PENDING (256 * 1024)
 
 /* What a client's input is still good for. */
 enum client_input {
@@ -71,16 +104,37 @@ struct client {
   struct adaptra_strbuf out;
   enum client_input input;
   bool write_shut;              /* we sent EOF (in INPUT_DISCARD) */
+  bool dead;                    /* close it now, unsent output or not */
+  bool refused;                 /* turned away: not one of nclients */
   bool tracing;                 /* "trace on" */
+  bool privileged;              /* may run set, reset and trace */
+  uid_t uid;                    /* the peer's, or (uid_t) -1 */
+  pid_t pid;                    /* the peer's, or 0 */
+  unsigned id;
+  uint64_t commands;            /* complete lines executed */
+  ev_tstamp last_active;        /* last command, or trace output taken */
   uint64_t trace_missed;        /* trace lines it has not been sent */
   struct client *next;
 };
+
+/* What became of the clients, for the "control" command and the debug
+ * log.  Loop thread only.
+ */
+static struct {
+  uint64_t accepted;            /* served */
+  uint64_t refused;             /* turned away: too many clients */
+  uint64_t dropped_output;      /* output buffer full: not reading */
+  uint64_t closed_idle;         /* idle for SERVER_IDLE_SECS */
+  uint64_t denied;              /* commands refused to the unprivileged */
+} counts;
 
 /* All of this belongs to the loop thread once it runs; before that
  * (listen) and after it is joined (stop) to the caller.
  */
 static char socket_path[sizeof ((struct sockaddr_un *) 0)->sun_path];
 static int listen_fd = -1;
+static dev_t socket_dev;        /* the file we created, so that we never */
+static ino_t socket_ino;        /* remove someone else's */
 static struct ev_loop *loop;
 static ev_io listen_watcher;
 static ev_async stop_watcher;
@@ -88,7 +142,17 @@ static pthread_t thread;
 static bool thread_running;
 static server_line_fn handle_line;
 static struct client *clients;
-static unsigned nclients;
+static unsigned nclients, nrefusing, next_id;
+
+/* adaptra-stats-owner: whom the socket is given to (-1: nobody). */
+static uid_t owner_uid = (uid_t) -1;
+static gid_t owner_gid = (gid_t) -1;
+
+/* The process that removes the socket file if nbdkit exits without
+ * .cleanup; 0 in a process that must not.
+ */
+static pid_t owner_pid;
+static bool exit_handlers;
 
 /* The data path reads ntracing without the loop's help, so atomically;
  * the loop alone changes it.
@@ -96,6 +160,55 @@ static unsigned nclients;
 static unsigned ntracing;
 static struct adaptra_tracebuf trace_lines;
 static ev_timer trace_timer;
+
+int
+server_config_owner (const char *value)
+{
+  char user[256], *group;
+  struct passwd *pw;
+  struct group *gr;
+  char *end;
+
+  if (value[0] == '\0' || strlen (value) >= sizeof user) {
+    nbdkit_error ("adaptra-stats-owner=%s: expected USER or USER:GROUP",
+                  value);
+    return -1;
+  }
+  strcpy (user, value);
+  group = strchr (user, ':');
+  if (group)
+    *group++ = '\0';
+  if (user[0] != '\0') {
+    if ((pw = getpwnam (user)) != NULL)
+      owner_uid = pw->pw_uid;
+    else {
+      errno = 0;
+      owner_uid = strtoul (user, &end, 10);
+      if (errno || *end != '\0' || !(user[0] >= '0' && user[0] <= '9')) {
+        nbdkit_error ("adaptra-stats-owner=%s: no user '%s'", value, user);
+        return -1;
+      }
+    }
+    /* USER alone: that user's primary group, as chown(1) does with
+     * USER: (a trailing colon).
+     */
+    if (group == NULL)
+      owner_gid = pw ? pw->pw_gid : (gid_t) -1;
+  }
+  if (group && group[0] != '\0') {
+    if ((gr = getgrnam (group)) != NULL)
+      owner_gid = gr->gr_gid;
+    else {
+      errno = 0;
+      owner_gid = strtoul (group, &end, 10);
+      if (errno || *end != '\0' || !(group[0] >= '0' && group[0] <= '9')) {
+        nbdkit_error ("adaptra-stats-owner=%s: no group '%s'", value, group);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
 
 /* Is a server accepting on path?  Used to tell a stale socket file,
  * left by a server that died, from a live one.
@@ -113,6 +226,74 @@ socket_is_live (const struct sockaddr_un *addr)
   return live;
 }
 
+/* Remove the socket file if it is still the one we created. */
+static void
+remove_socket_file (void)
+{
+  struct stat st;
+
+  if (socket_path[0] == '\0')
+    return;
+  if (lstat (socket_path, &st) == 0 && st.st_dev == socket_dev
+      && st.st_ino == socket_ino && unlink (socket_path) == -1)
+    nbdkit_debug ("adaptra-stats: cannot remove %s: %m", socket_path);
+  socket_path[0] = '\0';
+}
+
+/* nbdkit exits without .cleanup when it fails after .get_ready (its
+ * own socket is in use, a plugin fails in .after_fork...): the socket
+ * file goes all the same.
+ */
+static void
+at_exit (void)
+{
+  if (owner_pid != 0 && owner_pid == getpid ())
+    remove_socket_file ();
+}
+
+/* Before the loop runs, a fork hands the socket file to the child:
+ * nbdkit forks into the background, or to run --run in the parent,
+ * and the parent then exits without serving.  Once the loop runs, the
+ * children of forks (a plugin's helpers) never own it.
+ */
+static void
+atfork_parent (void)
+{
+  if (loop == NULL)
+    owner_pid = 0;
+}
+
+static void
+atfork_child (void)
+{
+  owner_pid = loop == NULL && listen_fd >= 0 ? getpid () : 0;
+}
+
+/* An error about the socket's directory, or 0 if it is fine. */
+static int
+check_directory (const char *path)
+{
+  char copy[sizeof socket_path];
+  const char *dir;
+  struct stat st;
+
+  strcpy (copy, path);
+  dir = dirname (copy);
+  if (stat (dir, &st) == -1) {
+    if (errno == ENOENT)
+      nbdkit_error ("adaptra-stats=%s: directory %s does not exist",
+                    path, dir);
+    else
+      nbdkit_error ("adaptra-stats=%s: directory %s: %m", path, dir);
+    return -1;
+  }
+  if (!S_ISDIR (st.st_mode)) {
+    nbdkit_error ("adaptra-stats=%s: %s is not a directory", path, dir);
+    return -1;
+  }
+  return 0;
+}
+
 int
 server_listen (const char *path, mode_t mode)
 {
@@ -128,6 +309,8 @@ server_listen (const char *path, mode_t mode)
     return -1;
   }
   strcpy (addr.sun_path, path);
+  if (check_directory (path) == -1)
+    return -1;
 
   if (lstat (path, &st) == 0) {
     if (!S_ISSOCK (st.st_mode)) {
@@ -149,27 +332,54 @@ server_listen (const char *path, mode_t mode)
     nbdkit_error ("adaptra-stats: socket: %m");
     return -1;
   }
-  /* Create the file with no access for others, then widen it to the
-   * requested mode: no moment exists at which it is more open than
-   * asked.  nbdkit is still single-threaded here.
+  /* Create the file with no access for others, then give it away and
+   * widen it to the requested mode: no moment exists at which it is
+   * more open than asked.  nbdkit is still single-threaded here.
    */
   old_umask = umask (0177);
   r = bind (fd, (struct sockaddr *) &addr, sizeof addr);
   umask (old_umask);
   if (r == -1) {
-    nbdkit_error ("adaptra-stats: bind %s: %m", path);
+    nbdkit_error ("adaptra-stats=%s: bind: %m", path);
     close (fd);
     return -1;
   }
-  if (chmod (path, mode) == -1 || listen (fd, SOMAXCONN) == -1) {
-    nbdkit_error ("adaptra-stats: %s: %m", path);
+  if (lstat (path, &st) == -1) {
+    nbdkit_error ("adaptra-stats=%s: %m", path);
     close (fd);
     unlink (path);
     return -1;
   }
-  listen_fd = fd;
+  socket_dev = st.st_dev;
+  socket_ino = st.st_ino;
   strcpy (socket_path, path);
+  if ((owner_uid != (uid_t) -1 || owner_gid != (gid_t) -1)
+      && lchown (path, owner_uid, owner_gid) == -1) {
+    nbdkit_error ("adaptra-stats-owner: cannot give %s to uid %d gid %d: "
+                  "%m%s", path, (int) owner_uid, (int) owner_gid,
+                  errno == EPERM ? " (only root can give it away)" : "");
+    goto fail;
+  }
+  if (chmod (path, mode) == -1 || listen (fd, SOMAXCONN) == -1) {
+    nbdkit_error ("adaptra-stats=%s: %m", path);
+    goto fail;
+  }
+  listen_fd = fd;
+  owner_pid = getpid ();
+  if (!exit_handlers) {
+    if (atexit (at_exit) != 0
+        || pthread_atfork (NULL, atfork_parent, atfork_child) != 0) {
+      nbdkit_error ("adaptra-stats: cannot register exit handlers");
+      goto fail;
+    }
+    exit_handlers = true;
+  }
   return 0;
+
+ fail:
+  close (fd);
+  remove_socket_file ();
+  return -1;
 }
 
 /* Start or stop streaming trace lines to c; the timer runs while any
@@ -201,9 +411,25 @@ client_close (struct client *c)
   for (pp = &clients; *pp != c; pp = &(*pp)->next)
     ;
   *pp = c->next;
-  nclients--;
+  if (c->refused)
+    nrefusing--;
+  else
+    nclients--;
   adaptra_strbuf_free (&c->out);
   free (c);
+}
+
+/* Cut c off: its output does not fit, so it is not reading, and
+ * nothing more can reach it.
+ */
+static void
+client_drop_full (struct client *c, const char *what)
+{
+  counts.dropped_output++;
+  nbdkit_debug ("adaptra-stats: dropping control client %u (uid %d, pid %d):"
+                " %s does not fit its output buffer (it is not reading)",
+                c->id, (int) c->uid, (int) c->pid, what);
+  c->dead = true;
 }
 
 /* Watch for what the client can do next: read more requests while it
@@ -220,7 +446,7 @@ client_rearm (struct client *c)
     shutdown (c->io.fd, SHUT_WR);
     c->write_shut = true;
   }
-  if (events == 0) {
+  if (events == 0 || c->dead) {
     client_close (c);
     return false;
   }
@@ -230,9 +456,16 @@ client_rearm (struct client *c)
   return true;
 }
 
+/* c has just done something that counts against idleness. */
+static void
+client_active (struct client *c)
+{
+  c->last_active = ev_now (loop);
+}
+
 /* Reply with an error line and execute nothing more: the connection
  * closes once the reply has been sent and the client has closed its
- * side (or gone idle).
+ * side, or CLIENT_LINGER_SECS later.
  */
 static void
 client_fail (struct client *c, const char *msg)
@@ -242,6 +475,81 @@ client_fail (struct client *c, const char *msg)
   adaptra_strbuf_printf (&c->out, "error: %s\n\n", msg);
   c->input = INPUT_DISCARD;
   c->line_len = 0;
+  c->idle.repeat = CLIENT_LINGER_SECS;
+  c->last_active = ev_now (loop);
+  ev_timer_again (loop, &c->idle);
+}
+
+/* Is line (len bytes) the one-word command word? */
+static bool
+is_command (const char *line, size_t len, const char *word)
+{
+  size_t n = strlen (word);
+
+  if (strlen (line) != len)
+    return false;               /* NULs inside: let the parser refuse it */
+  line += strspn (line, " \t");
+  return strncmp (line, word, n) == 0
+    && line[n + strspn (line + n, " \t")] == '\0';
+}
+
+/* The "control" command: this server's own state and counters. */
+static void
+control_status (struct client *self, struct adaptra_strbuf *out)
+{
+  ev_tstamp now = ev_now (loop);
+  struct client *c;
+
+  adaptra_strbuf_printf (out,
+                         "control_clients %u\n"
+                         "control_clients_max %u\n"
+                         "control_idle_secs %d\n"
+                         "control_accepted %" PRIu64 "\n"
+                         "control_refused %" PRIu64 "\n"
+                         "control_dropped_output %" PRIu64 "\n"
+                         "control_closed_idle %" PRIu64 "\n"
+                         "control_denied %" PRIu64 "\n",
+                         nclients, SERVER_MAX_CLIENTS, SERVER_IDLE_SECS,
+                         counts.accepted, counts.refused,
+                         counts.dropped_output, counts.closed_idle,
+                         counts.denied);
+  adaptra_strbuf_printf (out, "%-6s %-7s %-8s %-5s %-5s %9s %10s %9s\n",
+                         "id", "uid", "pid", "you", "admin", "commands",
+                         "pending", "idle_s");
+  /* Others' uids and pids are for the privileged. */
+  for (c = clients; c; c = c->next) {
+    if (c->refused || (c != self && !self->privileged))
+      continue;
+    adaptra_strbuf_printf (out, "%-6u %-7d %-8d %-5s %-5s %9" PRIu64
+                           " %10zu %9.1f%s\n",
+                           c->id, (int) c->uid, (int) c->pid,
+                           c == self ? "yes" : "no",
+                           c->privileged ? "yes" : "no", c->commands,
+                           c->out.len, now - c->last_active,
+                           c->tracing ? " tracing" : "");
+  }
+  adaptra_strbuf_printf (out, "\n");
+}
+
+/* Execute one request line of c. */
+static enum adaptra_control_next
+client_execute (struct client *c, const char *line, size_t len)
+{
+  if (!c->privileged && adaptra_control_needs_privilege (line, len)) {
+    counts.denied++;
+    adaptra_strbuf_printf (&c->out,
+                           "error: permission denied: set, reset and trace "
+                           "are for root and the user nbdkit runs as "
+                           "(uid %d), not uid %d\n\n",
+                           (int) (owner_uid != (uid_t) -1
+                                  ? owner_uid : geteuid ()), (int) c->uid);
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
+  if (is_command (line, len, "control")) {
+    control_status (c, &c->out);
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
+  return handle_line (line, len, &c->out);
 }
 
 /* Execute each complete line in the buffer. */
@@ -250,7 +558,7 @@ client_run_lines (struct client *c)
 {
   char *nl;
 
-  while (c->input == INPUT_REQUESTS
+  while (c->input == INPUT_REQUESTS && !c->dead
          && (nl = memchr (c->line, '\n', c->line_len)) != NULL) {
     size_t len = nl - c->line;
     size_t used = len + 1;
@@ -258,7 +566,7 @@ client_run_lines (struct client *c)
     if (len > 0 && c->line[len - 1] == '\r')
       len--;
     c->line[len] = '\0';
-    switch (handle_line (c->line, len, &c->out)) {
+    switch (client_execute (c, c->line, len)) {
     case ADAPTRA_CONTROL_CONTINUE: break;
     case ADAPTRA_CONTROL_QUIT: c->input = INPUT_CLOSED; break;
     case ADAPTRA_CONTROL_TRACE_ON: set_tracing (c, true); break;
@@ -266,10 +574,13 @@ client_run_lines (struct client *c)
     }
     memmove (c->line, c->line + used, c->line_len - used);
     c->line_len -= used;
+    c->commands++;
+    client_active (c);
     if (c->out.overflow)
-      client_fail (c, "reply too large (the client is not reading)");
+      client_drop_full (c, "a reply");
   }
-  if (c->input == INPUT_REQUESTS && c->line_len == SERVER_MAX_LINE)
+  if (c->input == INPUT_REQUESTS && !c->dead
+      && c->line_len == SERVER_MAX_LINE)
     client_fail (c, "line too long (limit 4096 bytes)");
 }
 
@@ -309,7 +620,7 @@ client_read (struct client *c)
 static void
 client_write (struct client *c)
 {
-  ssize_t n = write (c->io.fd, c->out.data, c->out.len);
+  ssize_t n = send (c->io.fd, c->out.data, c->out.len, MSG_NOSIGNAL);
 
   if (n == -1) {
     if (errno != EAGAIN && errno != EINTR) {
@@ -319,6 +630,9 @@ client_write (struct client *c)
     return;
   }
   adaptra_strbuf_consume (&c->out, n);
+  /* A tracing client that takes its lines is not idle. */
+  if (n > 0 && c->tracing)
+    client_active (c);
 }
 
 static void
@@ -328,86 +642,142 @@ client_cb (struct ev_loop *l, ev_io *w, int revents)
 
   if (revents & EV_READ)
     client_read (c);
-  if ((revents & EV_WRITE) || c->out.len)
+  if (!c->dead && ((revents & EV_WRITE) || c->out.len))
     client_write (c);
-  if (client_rearm (c))
-    ev_timer_again (loop, &c->idle);
+  client_rearm (c);
 }
 
+/* The idle timer fires SERVER_IDLE_SECS (CLIENT_LINGER_SECS for the
+ * refused and failed) after it was last armed; it closes the client if
+ * it has not been active since, or runs until that much after the
+ * client's last activity.
+ */
 static void
 idle_cb (struct ev_loop *l, ev_timer *w, int revents)
 {
   struct client *c = (struct client *) ((char *) w
                                         - offsetof (struct client, idle));
+  ev_tstamp left = c->last_active + c->idle.repeat - ev_now (loop);
 
-  if (c->tracing)
-    ev_timer_again (loop, &c->idle);
-  else
-    client_close (c);
+  if (left > 0.001) {
+    ev_timer_stop (loop, &c->idle);
+    ev_timer_set (&c->idle, left, c->idle.repeat);
+    ev_timer_start (loop, &c->idle);
+    return;
+  }
+  if (!c->refused && c->input == INPUT_REQUESTS) {
+    counts.closed_idle++;
+    nbdkit_debug ("adaptra-stats: closing control client %u (uid %d, "
+                  "pid %d): idle for %d s", c->id, (int) c->uid,
+                  (int) c->pid, SERVER_IDLE_SECS);
+  }
+  client_close (c);
 }
 
 /* Send the trace lines queued since the last tick to every tracing
- * client with room for them; the others miss them, and are told how
- * many they missed as soon as they have room again.
+ * client; a client too far behind to take them is dropped.  Lines the
+ * data path could not queue are reported to each client as dropped.
  */
 static void
 trace_cb (struct ev_loop *l, ev_timer *w, int revents)
 {
   static struct adaptra_strbuf batch = ADAPTRA_STRBUF_INIT (TRACE_BUFFER);
   uint64_t dropped = adaptra_tracebuf_take (&trace_lines, &batch);
-  uint64_t lines = 0;
   struct client *c, *next;
-  size_t i;
 
-  for (i = 0; i < batch.len; i++)
-    lines += batch.data[i] == '\n';
   for (c = clients; c; c = next) {
     next = c->next;
     if (!c->tracing)
       continue;
     c->trace_missed += dropped;
-    if (c->trace_missed > 0 &&
-        adaptra_strbuf_printf (&c->out, "trace: dropped %" PRIu64 " lines\n",
-                               c->trace_missed) == 0)
-      c->trace_missed = 0;
-    c->out.overflow = false;
-    if (lines == 0)
+    if (c->trace_missed == 0 && batch.len == 0)
       continue;
-    if (c->trace_missed == 0 && c->out.limit - c->out.len >= batch.len)
-      adaptra_strbuf_printf (&c->out, "%s", batch.data);
-    else
-      c->trace_missed += lines;
+    /* Still behind with the last lines, or no room for these: the
+     * client is not reading.  (A burst larger than TRACE_MAX_PENDING
+     * is fine for a client that keeps up.)
+     */
+    if (c->out.len > TRACE_MAX_PENDING
+        || (c->trace_missed > 0
+            && adaptra_strbuf_printf (&c->out,
+                                      "trace: dropped %" PRIu64 " lines\n",
+                                      c->trace_missed) == -1)
+        || (batch.len > 0
+            && adaptra_strbuf_printf (&c->out, "%s", batch.data) == -1)) {
+      client_drop_full (c, "its trace output");
+      client_rearm (c);
+      continue;
+    }
+    c->trace_missed = 0;
+    client_write (c);
     client_rearm (c);
   }
   adaptra_strbuf_clear (&batch);
 }
 
+/* The peer's credentials; privileged peers may change the server. */
+static void
+client_credentials (struct client *c)
+{
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+
+  c->uid = (uid_t) -1;
+  if (getsockopt (c->io.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+    return;
+  c->uid = cred.uid;
+  c->pid = cred.pid;
+  c->privileged = cred.uid == 0 || cred.uid == geteuid ()
+    || (owner_uid != (uid_t) -1 && cred.uid == owner_uid);
+}
+
 static void
 accept_cb (struct ev_loop *l, ev_io *w, int revents)
 {
-  static const char busy[] = "error: too many clients\n";
   struct client *c;
+  bool refuse;
   int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
   if (fd == -1)
     return;
-  if (nclients >= SERVER_MAX_CLIENTS
+  refuse = nclients >= SERVER_MAX_CLIENTS;
+  if ((refuse && nrefusing >= SERVER_MAX_CLIENTS)
       || (c = calloc (1, sizeof *c)) == NULL) {
-    if (write (fd, busy, sizeof busy - 1) == -1) {
-      /* The client is being turned away: nothing to do about it. */
-    }
+    counts.refused += refuse;
     close (fd);
     return;
   }
   c->out = ADAPTRA_STRBUF_INIT (CLIENT_MAX_OUTPUT);
   ev_io_init (&c->io, client_cb, fd, EV_READ);
   ev_init (&c->idle, idle_cb);
-  c->idle.repeat = CLIENT_IDLE_SECS;
-  ev_io_start (loop, &c->io);
+  c->idle.repeat = SERVER_IDLE_SECS;
+  c->last_active = ev_now (loop);
+  c->id = next_id++;
+  client_credentials (c);
   ev_timer_again (loop, &c->idle);
   c->next = clients;
   clients = c;
+  if (refuse) {
+    /* Say why, in a reply it can read: it may have sent its first
+     * request already, and closing with that unread would reset the
+     * connection.
+     */
+    counts.refused++;
+    nrefusing++;
+    c->refused = true;
+    nbdkit_debug ("adaptra-stats: refusing a control client (uid %d, "
+                  "pid %d): %u clients connected",
+                  (int) c->uid, (int) c->pid, nclients);
+    client_fail (c, "too many clients: " STRINGIFY (SERVER_MAX_CLIENTS)
+                 " are connected, the most served at once; close one, or "
+                 "wait for an idle one to be closed ("
+                 STRINGIFY (SERVER_IDLE_SECS) " s without a command)");
+    client_write (c);
+    client_rearm (c);
+    return;
+  }
+  counts.accepted++;
   nclients++;
+  ev_io_start (loop, &c->io);
 }
 
 static void
@@ -439,15 +809,23 @@ server_trace (const char *line)
 int
 server_start (server_line_fn fn)
 {
+  struct stat st;
   int err;
 
   if (listen_fd == -1)
     return 0;
+  /* After nbdkit -u, the socket should belong to that user. */
+  if (owner_uid == (uid_t) -1 && stat (socket_path, &st) == 0
+      && st.st_uid != geteuid ())
+    nbdkit_debug ("adaptra-stats: %s belongs to uid %d, but nbdkit now "
+                  "runs as uid %d: with -u, give adaptra-stats-owner too",
+                  socket_path, (int) st.st_uid, (int) geteuid ());
   loop = ev_loop_new (EVFLAG_AUTO);
   if (loop == NULL) {
     nbdkit_error ("adaptra-stats: cannot create an event loop");
     return -1;
   }
+  owner_pid = getpid ();
   handle_line = fn;
   adaptra_tracebuf_init (&trace_lines, TRACE_BUFFER);
   ev_init (&trace_timer, trace_cb);
@@ -485,6 +863,6 @@ server_stop (void)
   if (listen_fd >= 0) {
     close (listen_fd);
     listen_fd = -1;
-    unlink (socket_path);
+    remove_socket_file ();
   }
 }

@@ -26,6 +26,11 @@
 /* Most socket clients served at once; more are told so and closed. */
 #define SERVER_MAX_CLIENTS 16
 
+/* Seconds after its last complete command (for a tracing client: or
+ * the last trace output it took) that a client is closed.
+ */
+#define SERVER_IDLE_SECS 60
+
 /* Execute one request line (len bytes, NUL-terminated, newline
  * stripped; it may contain other NULs), append the reply to out and
  * say what the connection does next.
@@ -35,12 +40,21 @@ typedef enum adaptra_control_next (*server_line_fn) (const char *line,
                                                      struct adaptra_strbuf
                                                      *out);
 
+/* adaptra-stats-owner=USER[:GROUP] (names or numbers; USER alone
+ * means its primary group, :GROUP the group alone): whom server_listen
+ * gives the socket to.  Returns 0, or -1 after nbdkit_error.
+ */
+extern int server_config_owner (const char *value);
+
 /* Create the socket at path (absolute), with file mode mode, and
  * listen on it.  A stale socket file (nothing accepts on it) is
  * replaced; a live one, or any other kind of file, is an error.  Call
  * from .get_ready, so errors reach the user and clients can queue in
- * the backlog before the loop runs.  Returns 0, or -1 after
- * nbdkit_error.
+ * the backlog before the loop runs (nbdkit changes user after
+ * .get_ready: a socket owner given with server_config_owner gets the
+ * file then).  Returns 0, or -1 after nbdkit_error.  From then on the
+ * file is removed at exit, by server_stop or, if nbdkit exits without
+ * it, by an exit handler.
  */
 extern int server_listen (const char *path, mode_t mode);
 

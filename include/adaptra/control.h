@@ -11,13 +11,17 @@
  *
  *   stats               counters, gauges and ratios, for people
  *   stats json          the same as one line of JSON (versioned)
- *   metrics             Prometheus text exposition
+ *   metrics [clients]   Prometheus text exposition (clients: with the
+ *                       per-client families, at most
+ *                       ADAPTRA_REPORT_MAX_CLIENT_SERIES clients)
  *   streams             one row per live stream
  *   clients             one row per connected client
  *   exports [json]      one row per volume: an export, or one
  *                       connection's own view of one
+ *   control             the socket server's own state (answered by
+ *                       the server, plugin/server.c, not here)
  *   get [NAME]          a parameter's value, or all of them
- *   set NAME VALUE      change a tunable: ratio, min, max, mode
+ *   set NAME VALUE      change a tunable: ratio, min, max, mode, bypass
  *   reset               zero the counters
  *   trace on|off        stream one line per read-ahead decision
  *   help                the command list
@@ -28,6 +32,9 @@
  * "trace: dropped N lines" where a burst did not fit its buffers,
  * between the replies to whatever else the client asks, until "trace
  * off".  Replies still end with an empty line; trace lines never do.
+ *
+ * set, reset and trace change the server; the socket server refuses
+ * them to unprivileged peers (adaptra_control_needs_privilege).
  *
  * The module is pure: it reaches the engine through the operations
  * below, so the parser is unit-tested and fuzzed without a server.
@@ -84,6 +91,11 @@ enum adaptra_control_next {
   ADAPTRA_CONTROL_TRACE_ON,     /* start streaming trace lines */
   ADAPTRA_CONTROL_TRACE_OFF,    /* stop streaming them */
 };
+
+/* Does the request line change the server (set, reset, trace)?  False
+ * for lines that adaptra_control_execute refuses anyway.
+ */
+extern bool adaptra_control_needs_privilege (const char *line, size_t len);
 
 /* Execute the request line (len bytes; it may hold any bytes) and
  * append the whole reply, terminating empty line included, to out.

@@ -50,8 +50,11 @@ extern int adaptra_report_json (const struct adaptra_stats *s,
 
 /* Append s in the Prometheus text exposition format (version 0.0.4):
  * adaptra_NAME_total counters, adaptra_NAME gauges, HELP and TYPE lines,
- * per-method counters as one family with a method label.  Returns 0,
- * or -1 when out hit its limit.
+ * per-method counters as one family with a method label.  Gauges are in
+ * base units: backend_latency_ns is adaptra_backend_latency_seconds,
+ * backend_bytes_per_sec adaptra_backend_throughput_bytes_per_second.
+ * The output passes "promtool check metrics".  Returns 0, or -1 when
+ * out hit its limit.
  */
 extern int adaptra_report_prometheus (const struct adaptra_stats *s,
                                       struct adaptra_strbuf *out);
@@ -83,9 +86,16 @@ extern int adaptra_report_volumes_prometheus (
 extern int adaptra_report_clients (const struct adaptra_client_row *rows,
                                    size_t n, struct adaptra_strbuf *out);
 
-/* Append the per-client counters of the n clients of rows in the
- * Prometheus exposition format, as families adaptra_client_*_total
- * with a client label (the client's peer name).
+/* Most connections that adaptra_report_clients_prometheus lists. */
+#define ADAPTRA_REPORT_MAX_CLIENT_SERIES 64
+
+/* Append the per-connection counters of the n clients of rows in the
+ * Prometheus exposition format, as families adaptra_connection_*_total
+ * with client (the peer's name) and id labels, for at most
+ * ADAPTRA_REPORT_MAX_CLIENT_SERIES connections (those that read the
+ * most bytes), and the gauge adaptra_connections_unlisted counting the
+ * others.  Every connection is a series of its own, so this is for
+ * scrapes that ask for it ("metrics clients"), not the default.
  */
 extern int adaptra_report_clients_prometheus (
   const struct adaptra_client_row *rows, size_t n,

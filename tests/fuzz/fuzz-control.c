@@ -10,7 +10,9 @@
  * Beyond "no crash, no sanitizer report", the contract of
  * adaptra_control_execute is checked: the reply always ends with the
  * empty line that terminates it, and a reply either succeeds or is a
- * single "error: " line.
+ * single "error: " line; and every line that changes the server (set,
+ * reset, trace) is one that adaptra_control_needs_privilege flags, so
+ * the socket server's permission check cannot be bypassed.
  */
 
 #include <config.h>
@@ -38,10 +40,16 @@ fake_snapshot (void *opaque, struct adaptra_stats *s)
   s->backend_bytes = 3 << 20;
 }
 
+/* Calls of the operations that change the server, for the check that
+ * only lines adaptra_control_needs_privilege flags make them.
+ */
+static unsigned changes;
+
 static void
 fake_reset (void *opaque)
 {
   (void) opaque;
+  changes++;
 }
 
 static size_t
@@ -108,6 +116,7 @@ fake_set (void *opaque, const char *name, const char *value,
   char key[300];
 
   (void) opaque;
+  changes++;
   snprintf (key, sizeof key, "adaptra-%s", name);
   switch (params_parse (&next, key, value, why, len)) {
   case 0:
@@ -139,7 +148,18 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   enum adaptra_control_next next;
 
   adaptra_config_defaults (&config);
+  changes = 0;
   next = adaptra_control_execute (&ops, (const char *) data, size, &out);
+
+  /* The socket server refuses the lines that needs_privilege flags to
+   * unprivileged clients: every line that changes anything must be one.
+   */
+  if ((changes > 0 || next == ADAPTRA_CONTROL_TRACE_ON
+       || next == ADAPTRA_CONTROL_TRACE_OFF)
+      && !adaptra_control_needs_privilege ((const char *) data, size)) {
+    fprintf (stderr, "a change that needs no privilege\n");
+    abort ();
+  }
 
   if (out.len < 2 || out.data[out.len - 1] != '\n'
       || out.data[out.len - 2] != '\n') {

@@ -141,7 +141,7 @@ for line in ctl.ask("metrics").splitlines():
         families.setdefault(m.group(2), {})[m.group(1)] = m.group(3)
         continue
     m = re.match(r'(adaptra_[a-z_]+)(\{[a-z]+="[^"]*"(,[a-z]+="[^"]*")*\})? '
-                 r'(\d+)$', line)
+                 r'(\d+(\.\d+)?(e-?\d+)?)$', line)
     check(m is not None, "exposition line: %r" % line)
     fam = families.get(m.group(1), {})
     check("HELP" in fam and fam.get("TYPE") in ("counter", "gauge"),
@@ -149,9 +149,15 @@ for line in ctl.ask("metrics").splitlines():
     check((fam["TYPE"] == "counter") == m.group(1).endswith("_total"),
           "counter names end in _total: %r" % line)
 check("adaptra_readahead_total" in families, "method family present")
-check(re.search(r'^adaptra_client_requests_total\{client="unix:pid=\d+",'
-                r'id="\d+"\} [1-9]', ctl.ask("metrics"), re.M),
-      "per-client family with a client label")
+check("adaptra_backend_latency_seconds" in families
+      and not any(f.endswith(("_ns", "_per_sec")) for f in families),
+      "gauges in base units: %r" % sorted(families))
+check("client=" not in ctl.ask("metrics"),
+      "no per-connection series unless asked for")
+check(re.search(r'^adaptra_connection_read_requests_total\{'
+                r'client="unix:pid=\d+",id="\d+"\} [1-9]',
+                ctl.ask("metrics clients"), re.M),
+      "metrics clients: per-connection family with a client label")
 check("unix:pid=" in ctl.ask("clients"), "clients lists the connection")
 
 # The streams table lists the sequential stream's client.

@@ -101,10 +101,14 @@ long=/tmp/$(printf 'x%.0s' $(seq 120))
 cases=$((cases + 1))
 start adaptra-stats="$long"
 grep -q "adaptra-stats: socket path is too long" "$tmpdir/err"
-cases=$((cases + 1))
-start adaptra-stats=/nonexistent/dir/stats.sock
-test "$rc" -ne 0
-grep -q "adaptra-stats: .*/nonexistent/dir/stats.sock" "$tmpdir/err"
+rejects stats '/nonexistent/dir/stats.sock' \
+  adaptra-stats=/nonexistent/dir/stats.sock
+grep -q ": directory /nonexistent/dir does not exist$" "$tmpdir/err"
+# The socket's owner: unknown user or group, nothing.
+rejects stats-owner 'no-such-user-x' adaptra-stats-owner=no-such-user-x
+rejects stats-owner 'root:no-such-group-x' \
+  adaptra-stats-owner=root:no-such-group-x
+rejects stats-owner '' adaptra-stats-owner=
 
 # Refused, naming the parameter (these were refused without naming it
 # before: see docs/RELIABILITY.md).

@@ -27,7 +27,7 @@ scan ()
     $client nbdcopy --connections=1 \"\$uri\" $tmpdir/copy.img &&
     cmp $img $tmpdir/copy.img &&
     $client adaptra-stat $tmpdir/stats.sock --command exports > $out &&
-    $client adaptra-stat $tmpdir/stats.sock > $out.stats"
+    $client adaptra-stat $tmpdir/stats.sock --raw > $out.stats"
   cat "$out"
 }
 
@@ -39,8 +39,10 @@ grep -qE '^0 +\(default\) +export .* bypass ' "$tmpdir/fast" ||
   { echo "FAIL: the fast file did not step aside"; exit 1; }
 test "$(counter "$tmpdir/fast.stats" volumes_bypassed)" -eq 1
 test "$(counter "$tmpdir/fast.stats" bypass_switches)" -eq 1
-# Stepped aside after its first reads: most bytes went straight through.
-test "$(counter "$tmpdir/fast.stats" bypass_bytes)" -gt $((24 * 1024 * 1024))
+# Stepped aside after its first reads (16 of them at least, more on a
+# loaded machine): a good part went straight through.
+test "$(counter "$tmpdir/fast.stats" bypass_bytes)" -gt $((8 * 1024 * 1024)) ||
+  { cat "$tmpdir/fast.stats"; echo "FAIL: little went straight through"; exit 1; }
 
 scan "$tmpdir/slow" --filter=delay file "$img" rdelay=2ms
 grep -qE '^0 +\(default\) +export .* on ' "$tmpdir/slow" ||

@@ -73,7 +73,9 @@ assert r.status == 206 and len(r.read()) == 4096, r.status' "$url" ||
   { cat "$tmpdir/nginx-error.log"; exit 1; }
 
 # A little latency per request, as from a store across a network.
-start_adaptra curl --filter=delay curl "$url" delay-read=2ms \
+# Read-only (-r), as the man page advises for curl: its multi-conn
+# flag, and so sharing and background read-ahead, need it.
+start_adaptra curl -r --filter=delay curl "$url" delay-read=2ms \
   adaptra-pool=32M
 
 nbdcopy --connections=1 --requests=4 --request-size=65536 \

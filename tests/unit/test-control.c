@@ -189,10 +189,13 @@ clients_table_and_metrics_labels (void **state)
   assert_non_null (strstr (r, " vm1.img "));
   assert_non_null (strstr (r, " (default) "));   /* the second's "" */
   assert_non_null (strstr (r, " 49152 "));
-  r = run_str ("metrics");
-  assert_non_null (strstr (r, "# TYPE adaptra_client_requests_total counter\n"
-                           "adaptra_client_requests_total{client=\"unix:pid=99\""
-                           ",id=\"1\"} 12\n"));
+  /* Per-connection series only when asked for. */
+  assert_null (strstr (run_str ("metrics"), "adaptra_connection_"));
+  r = run_str ("metrics clients");
+  assert_non_null (strstr (r, "# TYPE adaptra_connection_read_requests_total "
+                           "counter\n"
+                           "adaptra_connection_read_requests_total"
+                           "{client=\"unix:pid=99\",id=\"1\"} 12\n"));
   /* Label values are escaped. */
   assert_non_null (strstr (r, "{client=\"odd\\\"name\",id=\"2\"} 3\n"));
 }
@@ -270,6 +273,28 @@ get_one_or_all_and_unknown (void **state)
 }
 
 static void
+set_reset_and_trace_need_privilege (void **state)
+{
+  static const char *const need[] = {
+    "set ratio 30", "reset", " trace on", "trace\toff", "set",
+  };
+  static const char *const free_[] = {
+    "stats", "stats json", "metrics", "metrics clients", "get ratio",
+    "clients", "streams", "help", "quit", "control", "settings", "",
+    "resetx",
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof need / sizeof need[0]; i++)
+    assert_true (adaptra_control_needs_privilege (need[i], strlen (need[i])));
+  for (i = 0; i < sizeof free_ / sizeof free_[0]; i++)
+    assert_false (adaptra_control_needs_privilege (free_[i],
+                                                   strlen (free_[i])));
+  /* Lines the parser refuses are refused anyway. */
+  assert_false (adaptra_control_needs_privilege ("reset\001", 6));
+}
+
+static void
 reset_help_and_quit (void **state)
 {
   enum adaptra_control_next next;
@@ -341,6 +366,7 @@ main (void)
     cmocka_unit_test_setup (set_passes_name_and_value_and_reports_errors,
                             setup),
     cmocka_unit_test_setup (get_one_or_all_and_unknown, setup),
+    cmocka_unit_test_setup (set_reset_and_trace_need_privilege, setup),
     cmocka_unit_test_setup (reset_help_and_quit, setup),
     cmocka_unit_test_setup (trace_on_and_off, setup),
     cmocka_unit_test_setup (junk_gets_an_error_and_touches_nothing, setup),

@@ -34,6 +34,8 @@ sample (void)
   s.backend_bytes = 1100;
   s.client_bytes = 1000;
   s.pages_free = 12345;
+  s.backend_latency_ns = 2500000;
+  s.backend_bytes_per_sec = 104857600;
   return s;
 }
 
@@ -129,7 +131,8 @@ prometheus_exposition_is_well_formed (void **state)
                              REG_EXTENDED | REG_NOSUB), 0);
   assert_int_equal (regcomp (&sample_re,
                              "^adaptra_[a-z_]+(\\{method=\"[a-z]+\"\\})? "
-                             "[0-9]+$", REG_EXTENDED | REG_NOSUB), 0);
+                             "[0-9]+(\\.[0-9]+)?$",
+                             REG_EXTENDED | REG_NOSUB), 0);
   for (line = strtok_r (out.data, "\n", &save); line;
        line = strtok_r (NULL, "\n", &save)) {
     if (strncmp (line, "# HELP ", 7) == 0)
@@ -174,6 +177,57 @@ prometheus_carries_method_labels (void **state)
   adaptra_strbuf_free (&out);
 }
 
+/* Gauges are in base units, under names that say so. */
+static void
+prometheus_uses_base_units (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+
+  adaptra_report_prometheus (&s, &out);
+  assert_non_null (strstr (out.data,
+                           "# TYPE adaptra_backend_latency_seconds gauge\n"
+                           "adaptra_backend_latency_seconds 0.0025\n"));
+  assert_non_null (strstr (out.data,
+                           "\nadaptra_backend_throughput_bytes_per_second "
+                           "104857600\n"));
+  assert_null (strstr (out.data, "_ns"));
+  assert_null (strstr (out.data, "_per_sec "));
+  adaptra_strbuf_free (&out);
+}
+
+/* Per-connection families have names of their own, and list only the
+ * connections that read the most.
+ */
+static void
+prometheus_connections_are_bounded (void **state)
+{
+  enum { N = ADAPTRA_REPORT_MAX_CLIENT_SERIES + 6 };
+  struct adaptra_client_row rows[N];
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+  const char *p;
+  unsigned i, samples = 0;
+
+  memset (rows, 0, sizeof rows);
+  for (i = 0; i < N; i++) {
+    rows[i].id = i;
+    snprintf (rows[i].name, sizeof rows[i].name, "unix:pid=%u", i);
+    rows[i].bytes = i * 4096;
+    rows[i].requests = i;
+  }
+  assert_int_equal (adaptra_report_clients_prometheus (rows, N, &out), 0);
+  for (p = out.data; (p = strstr (p, "\nadaptra_connection_read_bytes_total{"));
+       p++)
+    samples++;
+  assert_int_equal (samples, ADAPTRA_REPORT_MAX_CLIENT_SERIES);
+  assert_non_null (strstr (out.data, "\nadaptra_connections_unlisted 6\n"));
+  /* The busiest are in, the idlest out. */
+  assert_non_null (strstr (out.data, "{client=\"unix:pid=69\",id=\"69\"} 69\n"));
+  assert_null (strstr (out.data, "{client=\"unix:pid=5\",id=\"5\"}"));
+  assert_null (strstr (out.data, "adaptra_client_"));
+  adaptra_strbuf_free (&out);
+}
+
 static void
 small_limit_reports_overflow (void **state)
 {
@@ -196,6 +250,8 @@ main (void)
     cmocka_unit_test (json_groups_methods_and_keeps_totals),
     cmocka_unit_test (prometheus_exposition_is_well_formed),
     cmocka_unit_test (prometheus_carries_method_labels),
+    cmocka_unit_test (prometheus_uses_base_units),
+    cmocka_unit_test (prometheus_connections_are_bounded),
     cmocka_unit_test (small_limit_reports_overflow),
   };
 

@@ -1,0 +1,167 @@
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Test helper: the control socket's bounds, from clients that misbehave.
+#
+#   control_limits.py idle CONTROL_SOCKET
+#       (no traffic) a silent client, one that trickles a byte every
+#       5 s, and a tracer that never reads are closed about 60 s after
+#       their last command; a client with a command every 20 s is not.
+#   control_limits.py full NBD_SOCKET CONTROL_SOCKET
+#       16 tracers that never read hold every slot: the 17th gets an
+#       error reply ending in an empty line; a scan's trace lines then
+#       fill the tracers' buffers, they are dropped and counted, and
+#       the socket serves again.
+
+import socket
+import sys
+import time
+
+import nbd
+
+IDLE_SECS = 60
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    if not cond:
+        print("FAIL:", what, file=sys.stderr)
+        sys.exit(1)
+    checks += 1
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    return s
+
+
+def reply(s):
+    buf = b""
+    while not buf.endswith(b"\n\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            raise EOFError("closed after %r" % buf[:200])
+        buf += chunk
+    return buf.decode()
+
+
+def ask(s, line):
+    s.sendall(line.encode() + b"\n")
+    return reply(s)
+
+
+def closed(s):
+    """Has the server closed s?  (Reads and drops what is pending.)"""
+    s.setblocking(False)
+    try:
+        while True:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                return True
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        s.settimeout(10)
+
+
+def control(s):
+    """The "control" counters as a dict."""
+    out = {}
+    for line in ask(s, "control").splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0].startswith("control_"):
+            out[f[0]] = int(f[1])
+    return out
+
+
+def idle(ctl):
+    start = time.monotonic()
+    silent = connect(ctl)
+    trickle = connect(ctl)
+    tracer = connect(ctl)
+    check(ask(tracer, "trace on") == "ok\n\n", "trace on")
+    active = connect(ctl)
+    closed_at = {}
+    next_trickle = next_command = start
+    while time.monotonic() - start < IDLE_SECS + 12:
+        now = time.monotonic()
+        if now >= next_trickle and "trickle" not in closed_at:
+            try:
+                trickle.send(b"h")      # never a whole line
+            except OSError:
+                pass
+            next_trickle = now + 5
+        if now >= next_command:
+            check(ask(active, "get mode").startswith("mode "),
+                  "the active client is served at %.0f s" % (now - start))
+            next_command = now + 20
+        for name, s in (("silent", silent), ("trickle", trickle),
+                        ("tracer", tracer)):
+            if name not in closed_at and closed(s):
+                closed_at[name] = now - start
+        time.sleep(0.5)
+    for name in ("silent", "trickle", "tracer"):
+        check(name in closed_at, "%s client still open after %d s"
+              % (name, IDLE_SECS + 12))
+        check(IDLE_SECS - 3 <= closed_at[name] <= IDLE_SECS + 6,
+              "%s client closed after %.1f s, not about %d s"
+              % (name, closed_at[name], IDLE_SECS))
+    check(ask(active, "help").startswith("adaptra control protocol"),
+          "the active client outlived the idle limit")
+    check(control(active)["control_closed_idle"] == 3,
+          "three idle closes counted")
+
+
+def full(nbd_sock, ctl):
+    admin = connect(ctl)
+    # Small windows: many trace lines per MiB scanned.
+    check(ask(admin, "set max 16K") == "ok\n\n", "set max 16K")
+    tracers = [admin]
+    for _ in range(15):
+        t = connect(ctl)
+        check(ask(t, "trace on") == "ok\n\n", "trace on")
+        tracers.append(t)
+    check(ask(admin, "trace on") == "ok\n\n", "trace on (admin)")
+    # The 17th: an error that says what to do, the closing empty line,
+    # then the connection closes.
+    extra = connect(ctl)
+    extra.sendall(b"help\n")
+    r = reply(extra)
+    check(r.startswith("error: too many clients: 16 are connected")
+          and "close one" in r and r.endswith("\n\n")
+          and r.count("\n") == 2, "17th client: %r" % r)
+    check(extra.recv(100) == b"", "17th client closed after its error")
+
+    # A scan whose trace lines the tracers never read: each falls more
+    # than the server lets it behind and is dropped.
+    h = nbd.NBD()
+    h.connect_unix(nbd_sock)
+    size = h.get_size()
+    deadline = time.monotonic() + 60
+    dropped = False
+    while not dropped and time.monotonic() < deadline:
+        for off in range(0, size, 16384):
+            h.pread(16384, off)
+        time.sleep(0.3)
+        dropped = all(closed(t) for t in tracers)
+    check(dropped, "tracers that never read were dropped")
+    s = connect(ctl)
+    c = control(s)
+    check(c["control_dropped_output"] == 16, "drops counted: %r" % c)
+    check(c["control_refused"] >= 1, "refusal counted: %r" % c)
+    check(c["control_clients"] == 1, "slots free again: %r" % c)
+    check(ask(s, "set max auto") == "ok\n\n", "set max auto")
+    h.shutdown()
+
+
+if sys.argv[1] == "idle":
+    idle(sys.argv[2])
+else:
+    full(sys.argv[2], sys.argv[3])
+print("control_limits %s: %d checks passed" % (sys.argv[1], checks))

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The control socket's bounds: idle clients (measured from their last
+# command, so trickling bytes does not help) are closed after 60 s,
+# clients that do not read are dropped, the 17th client is told what
+# to do, and adaptra-stat --trace takes the trace lines that arrive
+# with the "ok" to "trace on".  The idle check waits a minute, in a
+# server of its own, while the others run.
+
+source "$(dirname "$0")/functions.sh"
+requires /usr/bin/python3 -c 'import nbd'
+
+srcdir=$(cd "$(dirname "$0")" && pwd)
+img="$tmpdir/disk.img"
+head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
+
+# fails CMD...: CMD must exit non-zero.
+fails ()
+{
+  if "$@"; then
+    echo "FAIL: '$*' succeeded" >&2
+    exit 1
+  fi
+}
+
+# The idle clients, against a server without traffic.
+run_nbdkit -U - memory 1M adaptra-stats="$tmpdir/idle.sock" \
+  --run "$client /usr/bin/python3 $srcdir/control_limits.py idle $tmpdir/idle.sock" \
+  > "$tmpdir/idle.log" 2>&1 &
+idle_pid=$!
+
+# adaptra-stat --trace reads the trace lines that came with the "ok":
+# a fake server sends both in one write.
+/usr/bin/python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(30)
+s.bind(sys.argv[1] + ".tmp"); s.listen(1); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = s.accept(); f = c.makefile("rb")
+assert f.readline() == b"help\n"
+c.sendall(b"adaptra control protocol 1\nstats ...\n\n")
+assert f.readline() == b"trace on\n"
+c.sendall(b"ok\n\ntrace: readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8\n")
+f.readline()     # until adaptra-stat goes
+' "$tmpdir/fake.sock" &
+fake=$!
+for _ in $(seq 50); do [ -S "$tmpdir/fake.sock" ] && break; sleep 0.1; done
+timeout -k 5 -s INT 3 adaptra-stat "$tmpdir/fake.sock" --trace \
+  > "$tmpdir/fake.out" 2> "$tmpdir/fake.err" || :
+wait $fake || :
+if ! grep -qx 'readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8' \
+       "$tmpdir/fake.out"; then
+  echo "FAIL: adaptra-stat --trace lost the lines sent with 'ok'"
+  cat "$tmpdir/fake.out" "$tmpdir/fake.err"
+  exit 1
+fi
+
+cat > "$tmpdir/run.sh" <<RUN
+set -euxo pipefail
+$(declare -f fails)
+sock=$tmpdir/stats.sock
+# A scan of [FROM, TO) MiB in 16K requests, in a loop until killed
+# (exec: so that killing the background job kills the scan).
+busy ()
+{
+  exec /usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+while True:
+    for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 16 << 10):
+        h.pread(16 << 10, off)' "\$@"
+}
+# --trace started during a busy scan, with lines waiting, prints them.
+adaptra-stat "\$sock" --command 'set max 16K'
+busy "\$1" 0 64 &
+scanner=\$!
+sleep 0.5
+timeout -k 5 -s INT 2 adaptra-stat "\$sock" --trace > $tmpdir/busy.trace || :
+kill \$scanner; wait \$scanner || :
+adaptra-stat "\$sock" --command 'set max auto'
+test "\$(grep -cE '^readahead-[a-z]+\(client=' $tmpdir/busy.trace)" -ge 10
+
+# Full server, non-reading tracers dropped.
+/usr/bin/python3 $srcdir/control_limits.py full "\$1" "\$sock"
+# adaptra-stat on a full server: one sentence.
+/usr/bin/python3 -c '
+import socket, sys, time
+s = []
+for _ in range(16):
+    c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); s.append(c)
+print("ready", flush=True)
+time.sleep(10)' "\$sock" > $tmpdir/holders &
+holders=\$!
+for _ in \$(seq 50); do grep -q ready $tmpdir/holders && break; sleep 0.1; done
+fails adaptra-stat "\$sock" 2> $tmpdir/full.err
+kill \$holders; wait \$holders || :
+# One sentence (the rest is set -x).
+test "\$(grep -vc "^+" $tmpdir/full.err)" -eq 1 || { cat $tmpdir/full.err; exit 1; }
+grep -q 'the server refused: too many clients: 16 are connected' $tmpdir/full.err
+RUN
+
+rc=0
+# The scans read ahead on a file in the page cache, where adaptra
+# would otherwise step aside (adaptra-bypass) and trace little.
+run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$tmpdir/stats.sock" \
+  adaptra-bypass=never \
+  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
+  exit 1
+fi
+
+rc=0
+wait $idle_pid || rc=$?
+cat "$tmpdir/idle.log"
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: the idle checks failed (status $rc)"
+  exit 1
+fi
+echo "test-control-limits: ok"
