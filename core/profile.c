@@ -123,7 +123,8 @@ adaptra_profile_key_check (const struct adaptra_profile_key *key,
               key->export_size);
     return -1;
   }
-  if (!key->identity || strlen (key->identity) > ADAPTRA_PROFILE_IDENTITY_MAX) {
+  if (!key->identity ||
+      strlen (key->identity) > ADAPTRA_PROFILE_IDENTITY_MAX) {
     snprintf (why, len, "export identity missing or over %d bytes",
               ADAPTRA_PROFILE_IDENTITY_MAX);
     return -1;
@@ -400,8 +401,8 @@ adaptra_profile_decode (const void *buf, size_t len,
   }
   idlen = get32 (b + 28);
   count = get32 (b + 32);
-  if (idlen > ADAPTRA_PROFILE_IDENTITY_MAX || count > ADAPTRA_PROFILE_EXTENTS_MAX
-      || get32 (b + 36) != 0) {
+  if (idlen > ADAPTRA_PROFILE_IDENTITY_MAX ||
+      count > ADAPTRA_PROFILE_EXTENTS_MAX || get32 (b + 36) != 0) {
     snprintf (why, whylen, "identity of %" PRIu32 " bytes or %" PRIu32
               " extents over the limits, or reserved bits set", idlen, count);
     return NULL;
@@ -1000,7 +1001,11 @@ struct adaptra_matcher {
                                    UINT64_MAX */
   struct recent ring[ADAPTRA_MATCHER_WINDOW_MAX];
   unsigned ring_next, ring_len;
-  uint64_t settled_proposed;
+  /* For the percentage rule: settled proposals and their waste, but
+   * for those a jump settled (bitmap jumped).
+   */
+  uint64_t *jumped;
+  uint64_t pct_settled, pct_wasted;
   struct adaptra_matcher_counters c;
 };
 
@@ -1054,6 +1059,7 @@ adaptra_matcher_free (struct adaptra_matcher *m)
   free (m->idx);
   free (m->proposed);
   free (m->read);
+  free (m->jumped);
   free (m);
 }
 
@@ -1084,7 +1090,9 @@ adaptra_matcher_new (const struct adaptra_profile *p,
   m->idx = sorted_index (p->extents, p->count);
   m->proposed = calloc (words, sizeof *m->proposed);
   m->read = calloc (words, sizeof *m->read);
-  if (!m->x || !m->ord || !m->idx || !m->proposed || !m->read) {
+  m->jumped = calloc (words, sizeof *m->jumped);
+  if (!m->x || !m->ord || !m->idx || !m->proposed || !m->read ||
+      !m->jumped) {
     adaptra_matcher_free (m);
     return NULL;
   }
@@ -1121,17 +1129,28 @@ extent_at (const struct adaptra_matcher *m, uint64_t o)
   return lo;
 }
 
-/* Move S up to P - reorder, counting proposed pages left unread. */
+/* Move S up to P - reorder, counting proposed pages left unread.
+ * The pages a jump (a far match) passed count as waste but not in the
+ * percentage rule: that rule is for a client that follows the profile
+ * yet reads little of it, and a jump costs at most lead + reorder on
+ * its own (so a 16 MiB budget allows about two with the defaults).
+ */
 static void
-settle (struct adaptra_matcher *m)
+settle (struct adaptra_matcher *m, bool jump)
 {
   uint64_t to = m->P > m->reorder ? m->P - m->reorder : 0;
 
   for (; m->S < to; m->S++)
     if (bit (m->proposed, m->S)) {
-      m->settled_proposed++;
-      if (!bit (m->read, m->S))
-        m->c.wasted++;
+      bool unread = !bit (m->read, m->S);
+
+      m->c.wasted += unread;
+      if (jump)
+        set_bit (m->jumped, m->S);
+      else {
+        m->pct_settled++;
+        m->pct_wasted += unread;
+      }
     }
 }
 
@@ -1142,8 +1161,8 @@ over_waste (const struct adaptra_matcher *m)
   uint64_t sample = m->cfg.waste_sample_bytes >> m->page_shift;
 
   return m->c.wasted > budget ||
-    (m->settled_proposed >= sample && m->settled_proposed > 0 &&
-     m->c.wasted * 100 > m->settled_proposed * m->cfg.waste_pct);
+    (m->pct_settled >= sample && m->pct_settled > 0 &&
+     m->pct_wasted * 100 > m->pct_settled * m->cfg.waste_pct);
 }
 
 static void
@@ -1173,7 +1192,7 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
   uint64_t hi = m->P + m->reorder > m->C ? m->P + m->reorder : m->C;
   uint64_t lo = m->P > m->reorder ? m->P - m->reorder : 0;
   uint64_t near_top = 0, far_top = 0;
-  bool fresh = false, near = false, in_profile = false;
+  bool fresh = false, near = false, jump = false, in_profile = false;
   size_t i;
 
   count = adaptra_clamp_to_size (offset, count, m->export_size);
@@ -1198,8 +1217,10 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
       fresh = true;
       if (bit (m->proposed, o)) {
         m->c.hit++;
-        if (o < m->S)
+        if (o < m->S) {
           m->c.wasted--;
+          m->pct_wasted -= !bit (m->jumped, o);
+        }
       }
       if (o >= lo && o < hi) {
         near = true;
@@ -1210,7 +1231,7 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
         /* Ahead, but close to the last far read: two reads agree
          * that the client jumped there.
          */
-        near = true;
+        jump = true;
         near_top = o + 1 > near_top ? o + 1 : near_top;
       }
       else
@@ -1219,14 +1240,14 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
   }
   if (in_profile && !fresh)
     return;                     /* a re-read: neutral */
-  if (near) {
+  if (near || jump) {
     if (near_top > m->P)
       m->P = near_top;
     if (m->C < m->P)
       m->C = m->P;
     m->far = UINT64_MAX;
     m->c.reads_matched++;
-    settle (m);
+    settle (m, jump);
   }
   else {
     /* Far in the profile: remember where, the client may have jumped. */
@@ -1234,7 +1255,7 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
     m->c.reads_missed++;
   }
   m->ring[m->ring_next] = (struct recent) {
-    .match = near, .now_ns = now_ns, .position = m->P,
+    .match = near || jump, .now_ns = now_ns, .position = m->P,
   };
   m->ring_next = (m->ring_next + 1) % m->cfg.window;
   if (m->ring_len < m->cfg.window)
