@@ -1096,7 +1096,8 @@ adaptra_matcher_new (const struct adaptra_profile *p,
     adaptra_matcher_free (m);
     return NULL;
   }
-  memcpy (m->x, p->extents, p->count * sizeof *m->x);
+  if (p->count > 0)
+    memcpy (m->x, p->extents, p->count * sizeof *m->x);
   m->ord[0] = 0;
   for (i = 0; i < p->count; i++)
     m->ord[i + 1] = m->ord[i] + p->extents[i].pages;
