@@ -786,9 +786,9 @@ test_merge_limits (void **state)
 /* Matcher. */
 
 /* A replay: the client's cache is what the matcher proposed (the
- * engine would fetch it); a read is served when all its pages are
- * there.  Checks on every step that the unread lead stays within
- * lead_bytes.
+ * engine would fetch it) and what the client read; a read is served
+ * when all its pages are there.  Checks the counters on every step
+ * and notes the largest unread lead.
  */
 struct replay {
   unsigned reads, served, proposals_after;
@@ -832,6 +832,9 @@ replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
       }
     } while (got == 8);
     adaptra_matcher_counters (m, &out->c);
+    /* Every proposed page is exactly one of these. */
+    assert_int_equal (out->c.proposed,
+                      out->c.hit + out->c.wasted + out->c.pending);
     if (out->c.proposed - out->c.hit > out->max_outstanding)
       out->max_outstanding = out->c.proposed - out->c.hit;
   }
