@@ -261,10 +261,12 @@ extern struct adaptra_profile *adaptra_recorder_profile (
  * within [lead_min_bytes, lead_bytes].  A proposed page the client
  * has not read when P passed it by `reorder` is wasted.  Once wasted
  * pages exceed waste_bytes, or waste_pct% of the settled proposals
- * after waste_sample_bytes of them, it gives up for good.  So a
+ * after waste_sample_bytes of them (not counting those a jump passed:
+ * one jump costs at most lead + reorder), it gives up for good.  So a
  * connection wastes at most waste_bytes + lead_bytes + reorder_bytes
- * of backend reads on a profile (25 MiB with the defaults), and a
- * client that matches nothing wastes nothing past its first reads.
+ * of backend reads on a profile (25 MiB with the defaults).  A client
+ * that matches nothing gets nothing proposed; one whose first read
+ * matches and no other, lead_min_bytes (1 MiB).
  */
 struct adaptra_matcher_config {
   uint64_t lead_bytes;          /* 8 MiB: most proposed past P */
