@@ -577,7 +577,7 @@ adaptra_profile_save (const struct adaptra_profile *p, const char *path,
     err = ENOMEM;
     goto out;
   }
-  if (asprintf (&tmp, "%s%s.%s.XXXXXX", dir, slash && dirlen ? "/" : "",
+  if (asprintf (&tmp, "%s%s.%s.XXXXXX", dir, strcmp (dir, "/") ? "/" : "",
                 base) == -1) {
     tmp = NULL;
     err = ENOMEM;

@@ -164,7 +164,9 @@ extern struct adaptra_profile *adaptra_profile_load (
  * path's directory (".NAME.XXXXXX"), fsync it, rename it over path,
  * fsync the directory.  A crash or failure at any point leaves the
  * old file or the new one, never a torn one; on failure the temporary
- * file is removed.  Returns 0, or -1 with errno and why.
+ * file is removed.  Returns 0, or -1 with errno and why (after the
+ * rename only when the directory's fsync failed: the new file is then
+ * in place, but a power cut may still bring back the old one).
  */
 extern int adaptra_profile_save (const struct adaptra_profile *p,
                                  const char *path, char *why, size_t len);

@@ -595,6 +595,22 @@ test_save_atomic (void **state)
   assert_int_equal (adaptra_profile_save (p1, path, why, sizeof why), -1);
   assert_int_equal (errno, ENOENT);
 
+  /* A bare name saves in the working directory. */
+  {
+    char cwd[512];
+
+    assert_non_null (getcwd (cwd, sizeof cwd));
+    assert_int_equal (chdir (tmpdir), 0);
+    assert_int_equal (adaptra_profile_save (p1, "bare", why, sizeof why), 0);
+    assert_int_equal (chdir (cwd), 0);
+    assert_int_equal (files_in (tmpdir), 2);
+    snprintf (path, sizeof path, "%s/bare", tmpdir);
+    q = adaptra_profile_load (path, &key, why, sizeof why);
+    assert_non_null (q);
+    adaptra_profile_free (q);
+    unlink (path);
+  }
+
   /* And a successful save replaces the old file. */
   snprintf (path, sizeof path, "%s/profile", tmpdir);
   assert_int_equal (adaptra_profile_save (p2, path, why, sizeof why), 0);
