@@ -662,8 +662,8 @@ adaptra_profile_file_name (const char *identity, uint64_t export_size,
 /* ------------------------------------------------------------------ */
 /* Merge. */
 
-/* The extents of x (sorted by idx) overlapping [start, end), one by
- * one: *i is the cursor in idx, from the first that may overlap.
+/* The position in idx (x's extents sorted by start) of the first
+ * extent that ends after page start: the first that may hold it.
  */
 static size_t
 first_overlap (const struct adaptra_profile_extent *x, const uint32_t *idx,
@@ -671,7 +671,6 @@ first_overlap (const struct adaptra_profile_extent *x, const uint32_t *idx,
 {
   size_t lo = 0, hi = n;
 
-  /* The first extent that ends after start. */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct adaptra_profile_extent *m = &x[idx[mid]];
@@ -684,10 +683,11 @@ first_overlap (const struct adaptra_profile_extent *x, const uint32_t *idx,
   return lo;
 }
 
-/* Emit [start, start + pages) of extent a, cut where the extents of
- * other (sorted by idx) begin and end: pieces covered by other get
- * covered (with the covering extent), the rest uncovered.  covered
- * and uncovered return the piece to append, or false to drop it.
+/* Append extent a to out in pieces, cut where the extents of other
+ * (sorted by idx; NULL: none) begin and end.  fn decides each piece:
+ * given the extent of other that covers it (or NULL), it fills the
+ * piece's weights, or returns false to drop it.  Returns 0, or -1
+ * with errno (ENOMEM; EOVERFLOW when out is full of extents).
  */
 typedef bool (*piece_fn) (const struct adaptra_profile_extent *a,
                           const struct adaptra_profile_extent *cover,
@@ -766,6 +766,7 @@ adaptra_profile_merge (const struct adaptra_profile *old,
   struct adaptra_profile *out = adaptra_profile_new (&key);
   uint32_t *oidx = NULL, *fidx = NULL;
   size_t cap = 0, i;
+  int r = 0;
 
   if (!out)
     return NULL;
@@ -777,12 +778,15 @@ adaptra_profile_merge (const struct adaptra_profile *old,
   if (old && (!(oidx = sorted_index (old->extents, old->count)) ||
               !(fidx = sorted_index (fresh->extents, fresh->count))))
     goto fail;
-  for (i = 0; i < fresh->count; i++)
-    if (cut (out, &cap, &fresh->extents[i], old, oidx, fresh_piece) == -1)
-      goto fail;
-  for (i = 0; old && i < old->count; i++)
-    if (cut (out, &cap, &old->extents[i], fresh, fidx, old_piece) == -1)
-      goto fail;
+  /* Past 2^18 extents (cut into pieces, two profiles of up to 2^18
+   * each may need more) the rest is dropped, as the budget would.
+   */
+  for (i = 0; r == 0 && i < fresh->count; i++)
+    r = cut (out, &cap, &fresh->extents[i], old, oidx, fresh_piece);
+  for (i = 0; r == 0 && old && i < old->count; i++)
+    r = cut (out, &cap, &old->extents[i], fresh, fidx, old_piece);
+  if (r == -1 && errno != EOVERFLOW)
+    goto fail;
   out->boots = old ? (old->boots < UINT32_MAX ? old->boots + 1 : old->boots)
     : 1;
   /* Cut from the end: old-only pages, then the latest boot's last. */
