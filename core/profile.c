@@ -823,7 +823,6 @@ struct adaptra_recorder {
   struct adaptra_profile *p;    /* the recording */
   size_t cap;                   /* allocated extents */
   unsigned page_shift;
-  uint64_t npages;              /* export's */
   uint64_t budget_pages;
   uint64_t deadline_ns;
   bool done;
@@ -853,7 +852,6 @@ adaptra_recorder_new (const struct adaptra_profile_key *key,
     return NULL;
   }
   r->page_shift = (unsigned) adaptra_log2_exact (key->page_size);
-  r->npages = export_pages (r->p);
   r->budget_pages = budget_pages < ADAPTRA_PROFILE_PAGES_MAX ? budget_pages
     : ADAPTRA_PROFILE_PAGES_MAX;
   r->deadline_ns = now_ns + budget_ns < now_ns ? UINT64_MAX
@@ -1289,11 +1287,32 @@ lead (const struct adaptra_matcher *m, uint64_t now_ns)
   return (uint64_t) pages;
 }
 
+/* Add pages [page, page + n) to out (merging with the last range
+ * where they continue it).  Returns false when out is full.
+ */
+static bool
+add_range (const struct adaptra_matcher *m, struct adaptra_profile_range *out,
+           size_t *n, size_t max, uint64_t page, uint64_t pages)
+{
+  uint64_t off = page << m->page_shift;
+  uint64_t len = adaptra_clamp_to_size (off, pages << m->page_shift,
+                                        m->export_size);
+
+  if (*n > 0 && out[*n - 1].offset + out[*n - 1].count == off)
+    out[*n - 1].count += len;
+  else if (*n == max)
+    return false;
+  else
+    out[(*n)++] = (struct adaptra_profile_range) { .offset = off,
+                                                   .count = len };
+  return true;
+}
+
 size_t
 adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
                       struct adaptra_profile_range *out, size_t max)
 {
-  uint64_t end, bytes_end = m->export_size;
+  uint64_t end;
   size_t n = 0;
 
   if (m->c.state != ADAPTRA_MATCHER_FOLLOWING || max == 0)
@@ -1301,33 +1320,29 @@ adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
   end = m->P + lead (m, now_ns);
   if (end > m->total)
     end = m->total;
+  /* Extent by extent, the runs of pages the client has not read. */
   while (m->C < end) {
     size_t e = extent_at (m, m->C);
-    uint64_t in = m->C - m->ord[e];
     uint64_t stop = m->ord[e + 1] < end ? m->ord[e + 1] : end;
-    uint64_t page = m->x[e].start + in, o;
-    uint64_t off, len;
+    uint64_t run, o;
 
     if (m->x[e].seen < m->min_seen) {
       m->C = stop;
       continue;
     }
-    off = page << m->page_shift;
-    len = adaptra_clamp_to_size (off, (stop - m->C) << m->page_shift,
-                                 bytes_end);
-    if (n > 0 && out[n - 1].offset + out[n - 1].count == off)
-      out[n - 1].count += len;
-    else if (n == max)
+    while (m->C < stop && bit (m->read, m->C))
+      m->C++;
+    for (run = m->C; run < stop && !bit (m->read, run); run++)
+      ;
+    if (run == m->C)
+      continue;
+    if (!add_range (m, out, &n, max, m->x[e].start + (m->C - m->ord[e]),
+                    run - m->C))
       break;
-    else
-      out[n++] = (struct adaptra_profile_range) { .offset = off,
-                                                  .count = len };
-    for (o = m->C; o < stop; o++)
-      if (!bit (m->read, o)) {
-        set_bit (m->proposed, o);
-        m->c.proposed++;
-      }
-    m->C = stop;
+    for (o = m->C; o < run; o++)
+      set_bit (m->proposed, o);
+    m->c.proposed += run - m->C;
+    m->C = run;
   }
   return n;
 }

@@ -206,8 +206,8 @@ extern struct adaptra_profile *adaptra_profile_merge (
   uint64_t budget_pages);
 
 /* The recorder: the order in which a connection first touches the
- * export's pages, from its first read on, until budget_pages pages
- * are recorded or budget_ns have passed since now_ns.  Memory: at
+ * export's pages, until budget_pages pages are recorded or budget_ns
+ * have passed since now_ns (the connection's start).  Memory: at
  * most 64 bytes per recorded page (a hash set kept under half full
  * and the extents, both grown by doubling): 8 MiB for 512 MiB of 4 KiB
  * pages.
@@ -334,8 +334,9 @@ extern void adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
                                   uint64_t count, uint64_t now_ns);
 
 /* Then ask what to prefetch: up to max byte ranges, in profile order,
- * of pages not proposed before, up to the lead past P.  Each page is
- * proposed once.  Returns the number filled: 0 when it is not
+ * of pages neither proposed nor read before, up to the lead past P.
+ * Each page is proposed once; the ranges hold exactly the pages
+ * counted as proposed.  Returns the number filled: 0 when it is not
  * following or the lead is full; call again while it returns max.
  */
 extern size_t adaptra_matcher_next (struct adaptra_matcher *m,

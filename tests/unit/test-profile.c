@@ -816,12 +816,13 @@ static void
 replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
         uint64_t step_ns, size_t count_after, struct replay *out)
 {
-  static unsigned char cache[EXPORT_PAGES];
+  static unsigned char cache[EXPORT_PAGES], was_read[EXPORT_PAGES];
   struct adaptra_profile_range r[8];
   size_t i, k, got;
-  uint64_t p, now = 0;
+  uint64_t p, now = 0, ranged = 0;
 
   memset (cache, 0, sizeof cache);
+  memset (was_read, 0, sizeof was_read);
   memset (out, 0, sizeof *out);
   for (i = 0; i < n; i++, now += step_ns) {
     bool all = true;
@@ -834,7 +835,7 @@ replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
     adaptra_matcher_read (m, t[i].offset, t[i].count, now);
     for (p = t[i].offset / PAGE;
          p < (t[i].offset + t[i].count + PAGE - 1) / PAGE; p++)
-      cache[p] = 1;
+      cache[p] = was_read[p] = 1;
     do {
       got = adaptra_matcher_next (m, now, r, 8);
       for (k = 0; k < got; k++) {
@@ -843,12 +844,20 @@ replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
         if (i >= count_after)
           out->proposals_after++;
         for (p = r[k].offset / PAGE;
-             p < (r[k].offset + r[k].count + PAGE - 1) / PAGE; p++)
+             p < (r[k].offset + r[k].count + PAGE - 1) / PAGE; p++) {
+          /* Never a page read or proposed before. */
+          assert_false (was_read[p]);
+          assert_false (cache[p]);
           cache[p] = 1;
+          ranged++;
+        }
       }
     } while (got == 8);
     adaptra_matcher_counters (m, &out->c);
-    /* Every proposed page is exactly one of these. */
+    /* The ranges hold the pages counted, and every proposed page is
+     * exactly one of hit, wasted, pending.
+     */
+    assert_int_equal (ranged, out->c.proposed);
     assert_int_equal (out->c.proposed,
                       out->c.hit + out->c.wasted + out->c.pending);
     if (out->c.proposed - out->c.hit > out->max_outstanding)
