@@ -798,6 +798,45 @@ test_merge_limits (void **state)
   adaptra_profile_free (none);
 }
 
+/* Two profiles of 2^18 one-page extents, interleaved: the merge would
+ * need 2^19 extents; it keeps the first 2^18 (all of the new boot's)
+ * rather than fail.
+ */
+static void
+test_merge_extent_limit (void **state)
+{
+  const size_t n = ADAPTRA_PROFILE_EXTENTS_MAX;
+  struct adaptra_profile_key k = {
+    .identity = "big", .page_size = 512, .export_size = (uint64_t) 2 * n * 512,
+  };
+  struct adaptra_profile *old = adaptra_profile_new (&k);
+  struct adaptra_profile *fresh = adaptra_profile_new (&k), *m;
+  char why[256];
+  size_t i;
+
+  (void) state;
+  old->extents = malloc (n * sizeof *old->extents);
+  fresh->extents = malloc (n * sizeof *fresh->extents);
+  assert_non_null (old->extents);
+  assert_non_null (fresh->extents);
+  for (i = 0; i < n; i++) {
+    old->extents[i] = (struct adaptra_profile_extent) { 2 * i, 1, 2, 0 };
+    fresh->extents[i] = (struct adaptra_profile_extent) { 2 * i + 1, 1, 1, 0 };
+  }
+  old->count = fresh->count = n;
+  old->pages = fresh->pages = n;
+  old->boots = 2;
+  assert_int_equal (adaptra_profile_check (old, why, sizeof why), 0);
+  m = adaptra_profile_merge (old, fresh, UINT64_MAX);
+  assert_non_null (m);
+  assert_int_equal (m->count, n);
+  assert_int_equal (m->extents[n - 1].start, 2 * n - 1);
+  assert_int_equal (adaptra_profile_check (m, why, sizeof why), 0);
+  adaptra_profile_free (m);
+  adaptra_profile_free (old);
+  adaptra_profile_free (fresh);
+}
+
 /* ------------------------------------------------------------------ */
 /* Matcher. */
 
@@ -1167,6 +1206,7 @@ main (void)
     cmocka_unit_test (test_file_name),
     cmocka_unit_test (test_merge),
     cmocka_unit_test (test_merge_limits),
+    cmocka_unit_test (test_merge_extent_limit),
     cmocka_unit_test (test_matcher_follows),
     cmocka_unit_test (test_matcher_backs_off),
     cmocka_unit_test (test_matcher_jump),
