@@ -1310,9 +1310,10 @@ add_range (const struct adaptra_matcher *m, struct adaptra_profile_range *out,
 
 size_t
 adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
-                      struct adaptra_profile_range *out, size_t max)
+                      uint64_t max_bytes, struct adaptra_profile_range *out,
+                      size_t max)
 {
-  uint64_t end;
+  uint64_t end, room = max_bytes >> m->page_shift;
   size_t n = 0;
 
   if (m->c.state != ADAPTRA_MATCHER_FOLLOWING || max == 0)
@@ -1321,7 +1322,7 @@ adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
   if (end > m->total)
     end = m->total;
   /* Extent by extent, the runs of pages the client has not read. */
-  while (m->C < end) {
+  while (m->C < end && room > 0) {
     size_t e = extent_at (m, m->C);
     uint64_t stop = m->ord[e + 1] < end ? m->ord[e + 1] : end;
     uint64_t run, o;
@@ -1332,7 +1333,8 @@ adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
     }
     while (m->C < stop && bit (m->read, m->C))
       m->C++;
-    for (run = m->C; run < stop && !bit (m->read, run); run++)
+    for (run = m->C; run < stop && run - m->C < room &&
+           !bit (m->read, run); run++)
       ;
     if (run == m->C)
       continue;
@@ -1342,6 +1344,7 @@ adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
     for (o = m->C; o < run; o++)
       set_bit (m->proposed, o);
     m->c.proposed += run - m->C;
+    room -= run - m->C;
     m->C = run;
   }
   return n;

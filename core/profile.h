@@ -334,13 +334,17 @@ extern void adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
                                   uint64_t count, uint64_t now_ns);
 
 /* Then ask what to prefetch: up to max byte ranges, in profile order,
- * of pages neither proposed nor read before, up to the lead past P.
- * Each page is proposed once; the ranges hold exactly the pages
- * counted as proposed.  Returns the number filled: 0 when it is not
- * following or the lead is full; call again while it returns max.
+ * of pages neither proposed nor read before, up to the lead past P,
+ * and at most max_bytes (whole pages) in this call.  Each page is
+ * proposed once and counted as proposed: so pass as max_bytes what
+ * the engine will take now (adaptra_cache_hint drops a range when
+ * the backend is congested, and the matcher would never offer it
+ * again), UINT64_MAX for no limit.  Returns the number filled: 0 when
+ * it is not following, the lead is full or max_bytes is under a page;
+ * call again while it returns max.
  */
 extern size_t adaptra_matcher_next (struct adaptra_matcher *m,
-                                    uint64_t now_ns,
+                                    uint64_t now_ns, uint64_t max_bytes,
                                     struct adaptra_profile_range *out,
                                     size_t max);
 

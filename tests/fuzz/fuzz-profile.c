@@ -13,7 +13,8 @@
  * under no other; and the merge and the matcher, fed the accepted
  * profile and reads drawn from the input, keep their invariants (the
  * merge's result passes the check; every proposed page is a hit,
- * wasted or pending, and proposals stay inside the export).
+ * wasted or pending, and proposals stay inside the export and within
+ * max_bytes).
  */
 
 #include <config.h>
@@ -53,7 +54,7 @@ check_matcher (const struct adaptra_profile *p, const uint8_t *data,
    * bytes pick: a follower, then a stranger.
    */
   for (i = 0; i < p->count + 64 && i < 4096; i++, now += 1000000) {
-    uint64_t off, len;
+    uint64_t off, len, room, bytes = 0;
 
     if (i < p->count) {
       off = p->extents[i].start * p->page_size;
@@ -64,13 +65,19 @@ check_matcher (const struct adaptra_profile *p, const uint8_t *data,
         p->export_size;
       len = 1 + data[(i * 13) % size] * 97;
     }
+    /* What the engine would take now: anything, or a few pages. */
+    room = data[i % size] & 1 ? UINT64_MAX
+      : (uint64_t) data[(i * 3) % size] * 1000;
     adaptra_matcher_read (m, off, len, now);
-    n = adaptra_matcher_next (m, now, r, 4);
+    n = adaptra_matcher_next (m, now, room, r, 4);
     expect (n <= 4, "more ranges than asked for");
-    for (k = 0; k < n; k++)
+    for (k = 0; k < n; k++) {
       expect (r[k].count > 0 && r[k].offset < p->export_size &&
               r[k].count <= p->export_size - r[k].offset,
               "a proposal outside the export");
+      bytes += r[k].count;
+    }
+    expect (bytes <= room, "more bytes than max_bytes");
     adaptra_matcher_counters (m, &c);
     expect (c.proposed == c.hit + c.wasted + c.pending,
             "proposed != hit + wasted + pending");

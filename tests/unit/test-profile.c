@@ -846,6 +846,7 @@ test_merge_extent_limit (void **state)
  * and notes the largest unread lead.
  */
 struct replay {
+  uint64_t per_call;            /* max_bytes of each matcher_next */
   unsigned reads, served, proposals_after;
   uint64_t max_outstanding;
   struct adaptra_matcher_counters c;
@@ -860,9 +861,12 @@ replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
   size_t i, k, got;
   uint64_t p, now = 0, ranged = 0;
 
+  uint64_t per_call = out->per_call ? out->per_call : UINT64_MAX;
+
   memset (cache, 0, sizeof cache);
   memset (was_read, 0, sizeof was_read);
   memset (out, 0, sizeof *out);
+  out->per_call = per_call;
   for (i = 0; i < n; i++, now += step_ns) {
     bool all = true;
 
@@ -876,8 +880,11 @@ replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
          p < (t[i].offset + t[i].count + PAGE - 1) / PAGE; p++)
       cache[p] = was_read[p] = 1;
     do {
-      got = adaptra_matcher_next (m, now, r, 8);
+      uint64_t bytes = 0;
+
+      got = adaptra_matcher_next (m, now, per_call, r, 8);
       for (k = 0; k < got; k++) {
+        bytes += r[k].count;
         assert_true (r[k].count > 0);
         assert_true (r[k].offset + r[k].count <= EXPORT_SIZE);
         if (i >= count_after)
@@ -891,6 +898,7 @@ replay (struct adaptra_matcher *m, const struct rd *t, size_t n,
           ranged++;
         }
       }
+      assert_true (bytes <= per_call);
     } while (got == 8);
     adaptra_matcher_counters (m, &out->c);
     /* The ranges hold the pages counted, and every proposed page is
@@ -915,7 +923,7 @@ test_matcher_follows (void **state)
   struct adaptra_profile *p = record (t, 3000, 1 << 20);
   struct adaptra_matcher_config cfg;
   struct adaptra_matcher *m;
-  struct replay r;
+  struct replay r = { 0 };
   size_t i;
 
   (void) state;
@@ -935,6 +943,18 @@ test_matcher_follows (void **state)
   assert_true (r.max_outstanding <= cfg.lead_bytes / PAGE);
   assert_true (r.max_outstanding > cfg.lead_min_bytes / PAGE);
   adaptra_matcher_free (m);
+
+  /* 64 KiB (16 pages) a call, the engine's room: still ahead after
+   * the first reads, as a read takes at most 8 new pages.
+   */
+  m = adaptra_matcher_new (p, &cfg);
+  r.per_call = 64 * 1024;
+  replay (m, t, 3000, MS, 0, &r);
+  assert_true (r.served >= 2950);
+  assert_int_equal (r.c.wasted, 0);
+  assert_int_equal (r.c.proposed, p->pages - t[0].count / PAGE);
+  adaptra_matcher_free (m);
+  r.per_call = 0;
 
   for (i = 0; i + 1 < 3000; i += 2) {
     struct rd s = t[i];
@@ -965,7 +985,7 @@ test_matcher_backs_off (void **state)
   struct adaptra_profile *p = record (a, 3000, 1 << 20);
   struct adaptra_matcher_config cfg;
   struct adaptra_matcher *m;
-  struct replay r;
+  struct replay r = { 0 };
 
   (void) state;
   adaptra_matcher_defaults (&cfg);
@@ -1008,7 +1028,7 @@ test_matcher_jump (void **state)
   struct adaptra_matcher_config cfg;
   struct adaptra_matcher *m;
   struct adaptra_matcher_counters c;
-  struct replay r;
+  struct replay r = { 0 };
 
   (void) state;
   adaptra_matcher_defaults (&cfg);
@@ -1049,7 +1069,7 @@ test_matcher_gives_up (void **state)
   struct adaptra_matcher_config cfg;
   struct adaptra_matcher *m;
   struct adaptra_profile_range one;
-  struct replay r;
+  struct replay r = { 0 };
   size_t i;
 
   (void) state;
@@ -1089,7 +1109,7 @@ test_matcher_gives_up (void **state)
                cfg.waste_bytes + cfg.lead_bytes + cfg.reorder_bytes);
   /* For good: matching reads do not bring it back. */
   adaptra_matcher_read (m, t[n / 2 - 1].offset + PAGE, PAGE, SEC);
-  assert_int_equal (adaptra_matcher_next (m, SEC, &one, 1), 0);
+  assert_int_equal (adaptra_matcher_next (m, SEC, UINT64_MAX, &one, 1), 0);
   adaptra_matcher_free (m);
   adaptra_profile_free (p);
   free (x);
@@ -1108,7 +1128,7 @@ test_matcher_time_lead (void **state)
   struct adaptra_profile *p;
   struct adaptra_matcher_config cfg;
   struct adaptra_matcher *m;
-  struct replay r;
+  struct replay r = { 0 };
   size_t i;
 
   (void) state;
@@ -1166,7 +1186,7 @@ test_matcher_min_seen (void **state)
   memset (proposed, 0, sizeof proposed);
   for (i = 0; i < 2000; i++) {
     adaptra_matcher_read (m, b[i].offset, b[i].count, i * MS);
-    while ((got = adaptra_matcher_next (m, i * MS, r, 8)) > 0) {
+    while ((got = adaptra_matcher_next (m, i * MS, UINT64_MAX, r, 8)) > 0) {
       for (k = 0; k < got; k++)
         for (pg = r[k].offset / PAGE;
              pg < (r[k].offset + r[k].count + PAGE - 1) / PAGE; pg++)
