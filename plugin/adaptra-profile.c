@@ -178,8 +178,8 @@ show (const char *dir, const char *file)
   p = load (dir, file, why, sizeof why);
   if (!p)
     die ("%s", why);
-  printf ("file: %s%s\nexport: ", file,
-          well_named (p, file) ? "" : " (misnamed: the filter does not use it)");
+  printf ("file: %s%s\nexport: ", file, well_named (p, file) ? ""
+          : " (misnamed: the filter does not use it)");
   print_escaped (p->identity);
   printf ("\nexport size: %" PRIu64 "\npage size: %" PRIu32
           "\nboots: %" PRIu32 "\nextents: %zu\npages: %" PRIu64 "\n",
