@@ -5,8 +5,9 @@
 #
 # Checks that installed files work like any nbdkit filter's: nbdkit
 # loads the filter and serves through it, --help lists every parameter
-# the man page documents (and no other), adaptra-stat runs, and both
-# man pages render without warnings.  Run by test-install.sh on a
+# the man page documents (and no other), adaptra-stat and
+# adaptra-profile (installed beside it) run, and the man pages render
+# without warnings.  Run by test-install.sh on a
 # DESTDIR install and by "make installcheck" on the real one.
 #
 #   check-installed.sh FILTER.so ADAPTRA-STAT MAN1DIR FILTER.pod
@@ -46,9 +47,10 @@ diff -u "$work/man-params" "$work/help-params"
 echo "parameters: $(tr '\n' ' ' < "$work/help-params")"
 
 "$stat_tool" --help > /dev/null
+"$(dirname "$stat_tool")/adaptra-profile" --help > /dev/null
 
-# Both pages render, with their NAME line and no groff warnings.
-for page in nbdkit-adaptra-filter adaptra-stat; do
+# The pages render, with their NAME line and no groff warnings.
+for page in nbdkit-adaptra-filter adaptra-stat adaptra-profile; do
   test -f "$man1dir/$page.1"
   MANWIDTH=80 MANPAGER=cat man --warnings -l "$man1dir/$page.1" \
     > "$work/$page.txt" 2> "$work/$page.warnings"

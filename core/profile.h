@@ -1,0 +1,354 @@
+/* Boot profiles: the recorder, the file format, the merge and the
+ * matcher of adaptra-profile=DIR.
+ *
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* A guest that boots from an image reads nearly the same pages each
+ * time, in nearly the same order, much of it random-looking.  A
+ * profile is that order: the extents (runs of pages) of one export in
+ * the order a connection first touched them, each with the number of
+ * boots it was seen in.  It only ever decides what to prefetch; the
+ * bytes still come from the backend through the engine's coherent
+ * read path, so a stale or foreign profile wastes bandwidth and never
+ * serves wrong data.
+ *
+ * Pure logic: no nbdkit, no engine lock.  No object here is
+ * thread-safe; the caller serialises the calls on each one.  Pages are
+ * numbered from the export's start in units of the profile's page
+ * size (the engine's adaptra-page).
+ *
+ * Life of a profile, as the filter drives it:
+ *
+ *   connection 1:  recorder_new -> recorder_read (each client read)
+ *                  -> recorder_profile -> profile_merge (with the file
+ *                  loaded at the start, if any) -> profile_save
+ *   connection 2:  profile_load -> matcher_new -> on each client read:
+ *                  matcher_read, then matcher_next -> prefetch the
+ *                  ranges it gives (adaptra_prefetch_dispatch).
+ */
+
+#ifndef ADAPTRA_PROFILE_H
+#define ADAPTRA_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits a file must respect to be loaded (and that the recorder and
+ * the merge keep).  A boot reads a few hundred MiB at most; 2^22 pages
+ * are 16 GiB at 4 KiB, and 2^18 extents of 16 bytes a 4 MiB file, so
+ * a hostile file cannot make a loader allocate more than about that.
+ */
+#define ADAPTRA_PROFILE_PAGES_MAX (UINT64_C (1) << 22)
+#define ADAPTRA_PROFILE_EXTENTS_MAX (UINT32_C (1) << 18)
+#define ADAPTRA_PROFILE_IDENTITY_MAX 4096     /* NBD's export name limit */
+#define ADAPTRA_PROFILE_SEEN_MAX 255          /* seen saturates here */
+/* An extent not touched in a boot survives at most this many such
+ * boots in a row (see adaptra_profile_merge).
+ */
+#define ADAPTRA_PROFILE_MISSED_MAX 3
+
+/* File names of profiles end so (adaptra_profile_file_name). */
+#define ADAPTRA_PROFILE_SUFFIX ".profile"
+
+/* One extent: pages [start, start + pages) of the export. */
+struct adaptra_profile_extent {
+  uint64_t start;
+  uint32_t pages;               /* >= 1 */
+  uint8_t seen;                 /* boots that touched it, 1..boots */
+  uint8_t missed;               /* boots since the last that did, < seen */
+};
+
+/* What a profile belongs to: the page size it counts in, the export's
+ * size in bytes and its identity (the export name: "" for the default
+ * export).  A profile whose key differs from the export's is someone
+ * else's and is never used.
+ */
+struct adaptra_profile_key {
+  const char *identity;
+  uint32_t page_size;           /* power of 2, 512 .. 1 MiB */
+  uint64_t export_size;         /* 1 .. 1 PiB (ADAPTRA_VOLUME_SIZE_MAX) */
+};
+
+struct adaptra_profile {
+  char *identity;               /* NUL-terminated, no NUL inside */
+  uint32_t page_size;
+  uint64_t export_size;
+  uint32_t boots;               /* boots merged into it, >= 1 */
+  uint64_t pages;               /* sum of the extents' pages */
+  size_t count;
+  struct adaptra_profile_extent *extents;   /* first-touch order */
+};
+
+/* An empty profile (boots = 1) for key, which must be valid
+ * (adaptra_profile_key_check).  NULL on ENOMEM or EINVAL.
+ */
+extern struct adaptra_profile *adaptra_profile_new (
+  const struct adaptra_profile_key *key);
+
+extern void adaptra_profile_free (struct adaptra_profile *p);
+
+/* 0 if key is one a profile may have, else -1 and the reason in why. */
+extern int adaptra_profile_key_check (const struct adaptra_profile_key *key,
+                                      char *why, size_t len);
+
+/* Everything adaptra_profile_decode checks of a decoded profile, on
+ * one in memory: extents non-empty, inside the export, disjoint,
+ * within the limits above, 1 <= seen <= boots, missed < seen and
+ * missed <= ADAPTRA_PROFILE_MISSED_MAX.  0, or -1 with the reason.
+ */
+extern int adaptra_profile_check (const struct adaptra_profile *p,
+                                  char *why, size_t len);
+
+/* The file format, version 1, little-endian:
+ *
+ *   offset  size  field
+ *        0     8  magic "ADAPROF\n"
+ *        8     4  format version (1)
+ *       12     4  page size, bytes
+ *       16     8  export size, bytes
+ *       24     4  boots merged
+ *       28     4  identity length L (<= 4096)
+ *       32     4  extent count N (<= 2^18)
+ *       36     4  reserved, 0
+ *       40     8  FNV-1a 64 of bytes [0, 40) then [48, end)
+ *       48     L  identity, no NUL
+ *     48+L  16*N  extents: start page (8), pages (4), seen (1),
+ *                 missed (1), reserved 0 (2)
+ *
+ * and nothing after.  The checksum covers every other byte, so a torn
+ * or bit-flipped file is rejected even where the fields still parse.
+ */
+#define ADAPTRA_PROFILE_MAGIC "ADAPROF\n"
+#define ADAPTRA_PROFILE_VERSION 1
+#define ADAPTRA_PROFILE_HEADER 48
+#define ADAPTRA_PROFILE_EXTENT_BYTES 16
+#define ADAPTRA_PROFILE_FILE_MAX \
+  (ADAPTRA_PROFILE_HEADER + ADAPTRA_PROFILE_IDENTITY_MAX + \
+   (size_t) ADAPTRA_PROFILE_EXTENTS_MAX * ADAPTRA_PROFILE_EXTENT_BYTES)
+
+/* Serialise p (which should pass adaptra_profile_check; encode itself
+ * does not check, so that tests can write hostile files) into a
+ * malloc'd buffer.  Returns 0 with *buf and *len, or -1 (ENOMEM).
+ */
+extern int adaptra_profile_encode (const struct adaptra_profile *p,
+                                   unsigned char **buf, size_t *len);
+
+/* Recompute the checksum field of an encoded profile of len bytes
+ * (len >= ADAPTRA_PROFILE_HEADER).  encode does it; tests that patch
+ * fields call it to get past the checksum to the check they aim at.
+ */
+extern void adaptra_profile_seal (unsigned char *buf, size_t len);
+
+/* Parse and validate len bytes: the layout, the checksum,
+ * adaptra_profile_check, and, when want is not NULL, that the
+ * profile's key equals *want.  Returns a new profile, or NULL with a
+ * one-line reason in why (for the log line: the file is then ignored).
+ */
+extern struct adaptra_profile *adaptra_profile_decode (
+  const void *buf, size_t len, const struct adaptra_profile_key *want,
+  char *why, size_t whylen);
+
+/* adaptra_profile_decode of the file at path (at most
+ * ADAPTRA_PROFILE_FILE_MAX bytes).  A missing file gives NULL with
+ * errno ENOENT (no profile yet, not an error worth a log line); any
+ * other failure NULL with errno EINVAL or the I/O error, and why.
+ */
+extern struct adaptra_profile *adaptra_profile_load (
+  const char *path, const struct adaptra_profile_key *want,
+  char *why, size_t whylen);
+
+/* Write p to path atomically: encode, write to a temporary file in
+ * path's directory (".NAME.XXXXXX"), fsync it, rename it over path,
+ * fsync the directory.  A crash or failure at any point leaves the
+ * old file or the new one, never a torn one; on failure the temporary
+ * file is removed.  Returns 0, or -1 with errno and why (after the
+ * rename only when the directory's fsync failed: the new file is then
+ * in place, but a power cut may still bring back the old one).
+ */
+extern int adaptra_profile_save (const struct adaptra_profile *p,
+                                 const char *path, char *why, size_t len);
+
+/* The file name (no directory) of the profile of an export: "export-",
+ * up to 32 bytes of its identity with every byte outside [A-Za-z0-9_-]
+ * turned to '_' (for people), '-', the FNV-1a 64 of the whole identity
+ * in 16 hex digits (so that "a/b" and "a_b" differ), '-', the export
+ * size in decimal, ADAPTRA_PROFILE_SUFFIX.  At most 100 bytes; never
+ * holds '/', never starts with '.', so no export name leads out of
+ * DIR.  Returns 0, or -1 when len is too small.
+ */
+extern int adaptra_profile_file_name (const char *identity,
+                                      uint64_t export_size,
+                                      char *buf, size_t len);
+#define ADAPTRA_PROFILE_NAME_MAX 101  /* bytes, with the NUL */
+
+/* Merge a fresh recording (boots = 1) into old (NULL: none, or a
+ * profile of another key, which is then ignored).  The rule, page by
+ * page:
+ *
+ *   - pages fresh touched come first, in fresh's order; their seen is
+ *     old's + 1 (1 where old lacks them, at most 255), missed 0;
+ *   - pages only old has follow, in old's order, with missed + 1, but
+ *     only while missed < seen and missed <= 3: a page one boot
+ *     touched leaves at the first boot that does not; a page seen in
+ *     4 boots survives 3 boots without it, one seen in 2 boots one.
+ *   - the result is cut at budget_pages pages (and 2^18 extents) from
+ *     its end, so old-only pages go first.
+ *
+ * boots is old's + 1.  With the matcher's min_seen = 2 it then
+ * prefetches only what two boots agree on.  Both must pass
+ * adaptra_profile_check.  Returns a new profile, or NULL on ENOMEM.
+ */
+extern struct adaptra_profile *adaptra_profile_merge (
+  const struct adaptra_profile *old, const struct adaptra_profile *fresh,
+  uint64_t budget_pages);
+
+/* The recorder: the order in which a connection first touches the
+ * export's pages, until budget_pages pages are recorded or budget_ns
+ * have passed since now_ns (the connection's start).  Memory: at
+ * most 64 bytes per recorded page (a hash set kept under half full
+ * and the extents, both grown by doubling): 8 MiB for 512 MiB of 4 KiB
+ * pages.
+ */
+struct adaptra_recorder;
+
+/* NULL on ENOMEM or EINVAL (key invalid, budget_pages 0).  Budgets
+ * above ADAPTRA_PROFILE_PAGES_MAX / _EXTENTS_MAX are cut to them.
+ */
+extern struct adaptra_recorder *adaptra_recorder_new (
+  const struct adaptra_profile_key *key, uint64_t budget_pages,
+  uint64_t budget_ns, uint64_t now_ns);
+
+extern void adaptra_recorder_free (struct adaptra_recorder *r);
+
+/* A client read of [offset, offset + count) at now_ns: its pages not
+ * touched before are appended, in order, extending the last extent
+ * where they continue it.  Reads past the export are clamped.
+ * Returns true while recording, false once a budget is reached (the
+ * caller may then save and free the recorder).
+ */
+extern bool adaptra_recorder_read (struct adaptra_recorder *r,
+                                   uint64_t offset, uint64_t count,
+                                   uint64_t now_ns);
+
+/* Pages recorded so far. */
+extern uint64_t adaptra_recorder_pages (const struct adaptra_recorder *r);
+
+/* The recording as a new profile (boots 1, every seen 1).  NULL on
+ * ENOMEM.  The recorder goes on.
+ */
+extern struct adaptra_profile *adaptra_recorder_profile (
+  const struct adaptra_recorder *r);
+
+/* The matcher: follows a new connection's reads along a profile and
+ * proposes what to prefetch ahead of it.
+ *
+ * Position: the profile's pages in order are ordinals 0 .. pages-1;
+ * the position P is one past the highest ordinal the client read
+ * "near" P.  A read is classified as
+ *
+ *   match    it reads a page of the profile not read before, with an
+ *            ordinal in [P - reorder, max (P + reorder, proposed end))
+ *            (small reordering either way), or near the last far read
+ *            in the profile (the client jumped ahead: P follows it);
+ *   neutral  it reads only profile pages read before (a re-read);
+ *            it does not count either way;
+ *   miss     anything else: no profile page, or one far from P.
+ *
+ * It proposes only while at least half of the last `window` reads
+ * that counted were matches, and at most `lead` pages past P, where
+ * lead is the client's recent rate through the profile times lead_ns,
+ * within [lead_min_bytes, lead_bytes].  A proposed page the client
+ * has not read when P passed it by `reorder` is wasted.  Once wasted
+ * pages exceed waste_bytes, or waste_pct% of the settled proposals
+ * after waste_sample_bytes of them (not counting those a jump passed:
+ * one jump costs at most lead + reorder), it gives up for good.  So a
+ * connection wastes at most waste_bytes + lead_bytes + reorder_bytes
+ * of backend reads on a profile (25 MiB with the defaults).  A client
+ * that matches nothing gets nothing proposed; one whose first read
+ * matches and no other, lead_min_bytes (1 MiB).
+ */
+struct adaptra_matcher_config {
+  uint64_t lead_bytes;          /* 8 MiB: most proposed past P */
+  uint64_t lead_min_bytes;      /* 1 MiB: lead before the rate is known */
+  uint64_t lead_ns;             /* 2 s of the client's rate */
+  uint64_t reorder_bytes;       /* 1 MiB: slack around P */
+  unsigned window;              /* 16 reads, 1 .. 64 */
+  uint64_t waste_bytes;         /* 16 MiB: give up past it */
+  unsigned waste_pct;           /* 50: give up past it ... */
+  uint64_t waste_sample_bytes;  /* 4 MiB: ... once this much settled */
+  unsigned min_seen;            /* 2: propose extents seen in at least
+                                   min (min_seen, boots) boots */
+};
+
+#define ADAPTRA_MATCHER_WINDOW_MAX 64
+
+extern void adaptra_matcher_defaults (struct adaptra_matcher_config *cfg);
+
+enum adaptra_matcher_state {
+  ADAPTRA_MATCHER_WAITING,      /* no read counted yet */
+  ADAPTRA_MATCHER_FOLLOWING,    /* proposing */
+  ADAPTRA_MATCHER_BACKED_OFF,   /* recent reads do not match */
+  ADAPTRA_MATCHER_GAVE_UP,      /* waste budget spent: for good */
+};
+
+extern const char *adaptra_matcher_state_name (enum adaptra_matcher_state s);
+
+/* Counters, in pages (of the profile's page size). */
+struct adaptra_matcher_counters {
+  uint64_t proposed;            /* handed out by adaptra_matcher_next */
+  uint64_t hit;                 /* proposed, then read by the client */
+  uint64_t wasted;              /* proposed, passed by P unread */
+  uint64_t pending;             /* proposed, unread, not yet passed: at
+                                   the end of the connection, waste */
+  uint64_t reads_matched;       /* reads classified match ... */
+  uint64_t reads_missed;        /* ... and miss */
+  uint64_t position;            /* P */
+  enum adaptra_matcher_state state;
+};
+
+/* A byte range to prefetch, inside the export. */
+struct adaptra_profile_range {
+  uint64_t offset;
+  uint64_t count;
+};
+
+struct adaptra_matcher;
+
+/* A matcher over p (copied: p may be freed after).  p must pass
+ * adaptra_profile_check and cfg must have window in 1 .. 64.  NULL on
+ * ENOMEM or EINVAL.
+ */
+extern struct adaptra_matcher *adaptra_matcher_new (
+  const struct adaptra_profile *p, const struct adaptra_matcher_config *cfg);
+
+extern void adaptra_matcher_free (struct adaptra_matcher *m);
+
+/* Call on every client read of the connection, in order, with the
+ * time: it moves P, classifies the read, counts hits and waste.
+ * Ranges past the export are clamped.
+ */
+extern void adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
+                                  uint64_t count, uint64_t now_ns);
+
+/* Then ask what to prefetch: up to max byte ranges, in profile order,
+ * of pages neither proposed nor read before, up to the lead past P,
+ * and at most max_bytes (whole pages) in this call.  Each page is
+ * proposed once and counted as proposed: so pass as max_bytes what
+ * the engine will take now (adaptra_cache_hint drops a range when
+ * the backend is congested, and the matcher would never offer it
+ * again), UINT64_MAX for no limit.  Returns the number filled: 0 when
+ * it is not following, the lead is full or max_bytes is under a page;
+ * call again while it returns max.
+ */
+extern size_t adaptra_matcher_next (struct adaptra_matcher *m,
+                                    uint64_t now_ns, uint64_t max_bytes,
+                                    struct adaptra_profile_range *out,
+                                    size_t max);
+
+extern void adaptra_matcher_counters (const struct adaptra_matcher *m,
+                                      struct adaptra_matcher_counters *c);
+
+#endif /* ADAPTRA_PROFILE_H */

@@ -1,0 +1,266 @@
+/* adaptra-profile: list, show and delete the boot profiles in the
+ * directory of an adaptra filter started with adaptra-profile=DIR.
+ *
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/*   adaptra-profile list DIR            one line per profile file
+ *   adaptra-profile show DIR FILE       its header, weights, extents
+ *   adaptra-profile delete DIR FILE...  remove them
+ *   adaptra-profile name EXPORT SIZE    the file an export's profile has
+ *
+ * Files are read with the filter's own loader (core/profile.c), so a
+ * file this tool calls valid is one the filter would use, and one it
+ * calls invalid (with the loader's reason) is one the filter ignores.
+ * FILE is a name inside DIR as "list" prints it: a plain name ending
+ * in ".profile", never a path, so a typo cannot delete anything else.
+ * Export names are printed with control and non-ASCII bytes escaped
+ * (\xNN): an export name is whatever a client sent.
+ */
+
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/profile.h"
+
+static const char *progname = "adaptra-profile";
+
+static void __attribute__ ((noreturn, format (printf, 1, 2)))
+die (const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf (stderr, "%s: ", progname);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  exit (EXIT_FAILURE);
+}
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+           "usage: %s list DIR\n"
+           "       %s show DIR FILE\n"
+           "       %s delete DIR FILE...\n"
+           "       %s name EXPORT SIZE\n"
+           "Boot profiles of an nbdkit adaptra filter started with\n"
+           "adaptra-profile=DIR.  See adaptra-profile(1).\n",
+           progname, progname, progname, progname);
+}
+
+/* Print s with '\\', '"', control and non-ASCII bytes as \xNN. */
+static void
+print_escaped (const char *s)
+{
+  const unsigned char *c;
+
+  putchar ('"');
+  for (c = (const unsigned char *) s; *c; c++)
+    if (*c < 0x20 || *c >= 0x7f || *c == '\\' || *c == '"')
+      printf ("\\x%02x", *c);
+    else
+      putchar (*c);
+  putchar ('"');
+}
+
+/* FILE as the user gave it: a plain name of a profile, or death. */
+static void
+check_name (const char *file)
+{
+  size_t len = strlen (file), suffix = strlen (ADAPTRA_PROFILE_SUFFIX);
+
+  if (strchr (file, '/') || file[0] == '.' || len <= suffix ||
+      strcmp (file + len - suffix, ADAPTRA_PROFILE_SUFFIX) != 0)
+    die ("%s: not a profile file name (a name in DIR ending in %s, as "
+         "\"list\" prints it)", file, ADAPTRA_PROFILE_SUFFIX);
+}
+
+static char *
+path_of (const char *dir, const char *file)
+{
+  char *path;
+
+  if (asprintf (&path, "%s/%s", dir, file) == -1)
+    die ("out of memory");
+  return path;
+}
+
+/* Load DIR/FILE with no expected key.  NULL and why if invalid. */
+static struct adaptra_profile *
+load (const char *dir, const char *file, char *why, size_t len)
+{
+  char *path = path_of (dir, file);
+  struct adaptra_profile *p = adaptra_profile_load (path, NULL, why, len);
+
+  free (path);
+  return p;
+}
+
+/* Is file the name the filter gives p's export?  A profile under any
+ * other name (copied, renamed) is never loaded.
+ */
+static bool
+well_named (const struct adaptra_profile *p, const char *file)
+{
+  char name[ADAPTRA_PROFILE_NAME_MAX];
+
+  return adaptra_profile_file_name (p->identity, p->export_size, name,
+                                    sizeof name) == 0 &&
+    strcmp (name, file) == 0;
+}
+
+static int
+is_profile (const struct dirent *de)
+{
+  size_t len = strlen (de->d_name), suffix = strlen (ADAPTRA_PROFILE_SUFFIX);
+
+  return de->d_name[0] != '.' && len > suffix &&
+    strcmp (de->d_name + len - suffix, ADAPTRA_PROFILE_SUFFIX) == 0;
+}
+
+static int
+list (const char *dir)
+{
+  struct dirent **names;
+  char why[512];
+  int i, n;
+
+  n = scandir (dir, &names, is_profile, alphasort);
+  if (n == -1)
+    die ("%s: %s", dir, strerror (errno));
+  for (i = 0; i < n; i++) {
+    struct adaptra_profile *p = load (dir, names[i]->d_name, why,
+                                      sizeof why);
+
+    printf ("%s ", names[i]->d_name);
+    if (p) {
+      print_escaped (p->identity);
+      printf (" size=%" PRIu64 " page=%" PRIu32 " boots=%" PRIu32
+              " extents=%zu pages=%" PRIu64 " MiB=%.1f%s\n",
+              p->export_size, p->page_size, p->boots, p->count, p->pages,
+              (double) p->pages * p->page_size / (1024 * 1024),
+              well_named (p, names[i]->d_name) ? ""
+              : " (misnamed: the filter does not use it)");
+      adaptra_profile_free (p);
+    }
+    else
+      printf ("invalid: %s\n", why);
+    free (names[i]);
+  }
+  free (names);
+  return EXIT_SUCCESS;
+}
+
+static int
+show (const char *dir, const char *file)
+{
+  uint64_t by_seen[ADAPTRA_PROFILE_SEEN_MAX + 1] = { 0 };
+  struct adaptra_profile *p;
+  char why[512];
+  size_t i;
+  unsigned k;
+
+  check_name (file);
+  p = load (dir, file, why, sizeof why);
+  if (!p)
+    die ("%s", why);
+  printf ("file: %s%s\nexport: ", file, well_named (p, file) ? ""
+          : " (misnamed: the filter does not use it)");
+  print_escaped (p->identity);
+  printf ("\nexport size: %" PRIu64 "\npage size: %" PRIu32
+          "\nboots: %" PRIu32 "\nextents: %zu\npages: %" PRIu64 "\n",
+          p->export_size, p->page_size, p->boots, p->count, p->pages);
+  for (i = 0; i < p->count; i++)
+    by_seen[p->extents[i].seen] += p->extents[i].pages;
+  for (k = 1; k <= ADAPTRA_PROFILE_SEEN_MAX; k++)
+    if (by_seen[k])
+      printf ("pages seen in %u boot%s: %" PRIu64 "\n", k, k > 1 ? "s" : "",
+              by_seen[k]);
+  printf ("\n%-8s %14s %10s %16s %4s %6s\n", "#", "start page", "pages",
+          "offset", "seen", "missed");
+  for (i = 0; i < p->count; i++) {
+    const struct adaptra_profile_extent *x = &p->extents[i];
+
+    printf ("%-8zu %14" PRIu64 " %10" PRIu32 " %16" PRIu64 " %4u %6u\n",
+            i, x->start, x->pages, x->start * p->page_size, x->seen,
+            x->missed);
+  }
+  adaptra_profile_free (p);
+  return EXIT_SUCCESS;
+}
+
+static int
+delete (const char *dir, int n, char **files)
+{
+  int i, dfd, status = EXIT_SUCCESS;
+
+  for (i = 0; i < n; i++)
+    check_name (files[i]);
+  for (i = 0; i < n; i++) {
+    char *path = path_of (dir, files[i]);
+
+    if (unlink (path) == -1) {
+      fprintf (stderr, "%s: %s: %s\n", progname, path, strerror (errno));
+      status = EXIT_FAILURE;
+    }
+    free (path);
+  }
+  /* As the filter's save does: the directory's change is durable. */
+  dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd != -1) {
+    fsync (dfd);
+    close (dfd);
+  }
+  return status;
+}
+
+static int
+name (const char *export, const char *size)
+{
+  char buf[ADAPTRA_PROFILE_NAME_MAX], *end;
+  unsigned long long bytes;
+
+  errno = 0;
+  bytes = strtoull (size, &end, 10);
+  if (errno || end == size || *end || size[0] == '-')
+    die ("%s: not a size in bytes", size);
+  if (adaptra_profile_file_name (export, bytes, buf, sizeof buf) == -1)
+    die ("no file name for that export");
+  puts (buf);
+  return EXIT_SUCCESS;
+}
+
+int
+main (int argc, char *argv[])
+{
+  const char *cmd = argc > 1 ? argv[1] : "";
+
+  if (strcmp (cmd, "--help") == 0 || strcmp (cmd, "-h") == 0) {
+    usage (stdout);
+    return EXIT_SUCCESS;
+  }
+  if (strcmp (cmd, "list") == 0 && argc == 3)
+    return list (argv[2]);
+  if (strcmp (cmd, "show") == 0 && argc == 4)
+    return show (argv[2], argv[3]);
+  if (strcmp (cmd, "delete") == 0 && argc >= 4)
+    return delete (argv[2], argc - 3, argv + 3);
+  if (strcmp (cmd, "name") == 0 && argc == 4)
+    return name (argv[2], argv[3]);
+  usage (stderr);
+  return EXIT_FAILURE;
+}

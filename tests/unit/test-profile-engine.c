@@ -1,0 +1,334 @@
+/* Boot profiles driving the engine: record, save, restart, replay.
+ *
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The core half of adaptra-profile=DIR end to end, as the filter is
+ * to wire it: boot 1 reads through an engine while a recorder
+ * watches; the profile is merged and saved; the engine is freed (the
+ * server restarts); boot 2, on a cold engine, loads the profile, and
+ * after each read the matcher's ranges go to adaptra_cache_hint.  The
+ * fake backend counts reads per context, so the client's own backend
+ * reads (what a boot waits for) and the prefetch's are told apart.
+ * A write in the middle of boot 2 shows that a profile only decides
+ * what to prefetch: every byte read is the disk's current one.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "adaptra/engine.h"
+#include "../../core/profile.h"
+
+#define PAGE 4096
+#define DISK (32 * 1024 * 1024)         /* 8192 pages */
+#define MS UINT64_C (1000000)
+#define READS 600
+
+static unsigned char *disk;
+static int client_ctx, worker_ctx;
+static uint64_t client_bytes, worker_bytes;     /* read from the disk */
+static uint64_t now_ns;
+static char tmpdir[64];
+
+static int
+fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
+{
+  if (count == 0 || offset > DISK || count > DISK - offset)
+    return EINVAL;
+  memcpy (buf, disk + offset, count);
+  if (ctx == &client_ctx)
+    client_bytes += count;
+  else
+    worker_bytes += count;
+  return 0;
+}
+
+static uint64_t
+fake_now (void *opaque)
+{
+  (void) opaque;
+  return now_ns;
+}
+
+/* A boot: READS reads of 1 to 4 pages at random-looking pages. */
+static void
+boot_trace (uint32_t seed, uint64_t *off, uint32_t *len)
+{
+  uint32_t x = seed;
+  unsigned i;
+
+  for (i = 0; i < READS; i++) {
+    x = x * 1103515245 + 12345;
+    off[i] = (uint64_t) ((x >> 4) % (DISK / PAGE - 4)) * PAGE;
+    x = x * 1103515245 + 12345;
+    len[i] = (1 + (x >> 16) % 4) * PAGE;
+  }
+}
+
+struct boot {
+  struct adaptra_engine *e;
+  int volume, client;
+};
+
+static void
+power_on (struct boot *b)
+{
+  const struct adaptra_backend backend = { .pread = fake_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_config cfg;
+
+  adaptra_config_defaults (&cfg);
+  cfg.pool_bytes = 32 * 1024 * 1024;
+  cfg.workers = 0;
+  b->e = adaptra_engine_new (&cfg, &backend, &clock);
+  assert_non_null (b->e);
+  b->volume = adaptra_volume_open (b->e, "vm1.img", DISK, 0);
+  assert_true (b->volume >= 0);
+  b->client = adaptra_client_open (b->e, b->volume, "guest");
+  assert_true (b->client >= 0);
+  client_bytes = worker_bytes = 0;
+}
+
+static void
+power_off (struct boot *b)
+{
+  adaptra_client_close (b->e, b->client);
+  adaptra_volume_close (b->e, b->volume);
+  adaptra_engine_free (b->e);
+}
+
+static void
+read_check (struct boot *b, uint64_t off, uint32_t len)
+{
+  unsigned char *buf = malloc (len);
+
+  assert_non_null (buf);
+  assert_int_equal (adaptra_read (b->e, b->client, &client_ctx, buf, len,
+                                  off), 0);
+  assert_memory_equal (buf, disk + off, len);
+  free (buf);
+}
+
+/* Prefetch what the matcher proposes now, as the filter would: at
+ * most 1 MiB a call, and the jobs run (as workers would) before the
+ * next range, so that the engine never finds the backend congested
+ * and drops a range.
+ */
+static void
+follow (struct boot *b, struct adaptra_matcher *m)
+{
+  struct adaptra_profile_range r[16];
+  size_t k, n;
+
+  do {
+    n = adaptra_matcher_next (m, now_ns, 1 << 20, r, 16);
+    for (k = 0; k < n; k++) {
+      adaptra_cache_hint (b->e, b->client, r[k].offset, r[k].count);
+      while (adaptra_prefetch_run_one (b->e, b->volume, &worker_ctx))
+        ;
+    }
+  } while (n == 16);
+}
+
+static const struct adaptra_profile_key key = {
+  .identity = "vm1.img", .page_size = PAGE, .export_size = DISK,
+};
+
+/* Boot 1 with a recorder; the profile saved in tmpdir.  Returns the
+ * bytes the client read from the backend.
+ */
+static uint64_t
+record_boot (const uint64_t *off, const uint32_t *len, char *path,
+             size_t pathlen)
+{
+  struct adaptra_recorder *r;
+  struct adaptra_profile *fresh, *old, *merged;
+  char name[ADAPTRA_PROFILE_NAME_MAX], why[256];
+  struct boot b;
+  unsigned i;
+
+  power_on (&b);
+  r = adaptra_recorder_new (&key, 1 << 20, 300 * UINT64_C (1000000000),
+                            now_ns);
+  for (i = 0; i < READS; i++, now_ns += MS) {
+    read_check (&b, off[i], len[i]);
+    adaptra_recorder_read (r, off[i], len[i], now_ns);
+    while (adaptra_prefetch_run_one (b.e, b.volume, &worker_ctx))
+      ;
+  }
+  fresh = adaptra_recorder_profile (r);
+  adaptra_recorder_free (r);
+  assert_int_equal (adaptra_profile_file_name (key.identity, DISK, name,
+                                               sizeof name), 0);
+  snprintf (path, pathlen, "%s/%s", tmpdir, name);
+  old = adaptra_profile_load (path, &key, why, sizeof why);
+  assert_true (old || errno == ENOENT);
+  merged = adaptra_profile_merge (old, fresh, 1 << 20);
+  assert_int_equal (adaptra_profile_save (merged, path, why, sizeof why), 0);
+  adaptra_profile_free (old);
+  adaptra_profile_free (fresh);
+  adaptra_profile_free (merged);
+  power_off (&b);
+  return client_bytes;
+}
+
+/* The same boot after a restart: the client reads nearly nothing from
+ * the backend itself; the prefetch reads what it needs and hardly
+ * more.  A write at read 300 over pages it prefetched for reads 310
+ * to 329 is seen by those reads.
+ */
+static void
+test_replay_after_restart (void **state)
+{
+  static uint64_t off[READS];
+  static uint32_t len[READS];
+  struct adaptra_matcher_config mcfg;
+  struct adaptra_matcher_counters c;
+  struct adaptra_matcher *m;
+  struct adaptra_profile *p;
+  uint64_t cold, needed = 0;
+  char path[256], why[256];
+  struct adaptra_stats s;
+  struct boot b;
+  unsigned i;
+
+  (void) state;
+  boot_trace (5, off, len);
+  cold = record_boot (off, len, path, sizeof path);
+  assert_true (cold > READS * PAGE);
+
+  power_on (&b);
+  p = adaptra_profile_load (path, &key, why, sizeof why);
+  if (!p)
+    fail_msg ("%s", why);
+  needed = p->pages * PAGE;
+  adaptra_matcher_defaults (&mcfg);
+  m = adaptra_matcher_new (p, &mcfg);
+  assert_non_null (m);
+  for (i = 0; i < READS; i++, now_ns += MS) {
+    if (i == 300) {
+      unsigned j;
+
+      for (j = 310; j < 330; j++) {
+        memset (disk + off[j], 0xa5 ^ j, len[j]);
+        adaptra_invalidate (b.e, b.volume, off[j], len[j]);
+      }
+    }
+    read_check (&b, off[i], len[i]);
+    adaptra_matcher_read (m, off[i], len[i], now_ns);
+    follow (&b, m);
+  }
+  adaptra_matcher_counters (m, &c);
+  /* The first read, and the 20 the write invalidated, at most. */
+  assert_true (client_bytes <= (1 + 20) * 4 * PAGE);
+  /* The prefetch read the boot's pages, the 20 reads' again, and
+   * nothing else.
+   */
+  assert_true (worker_bytes <= needed);
+  assert_true (worker_bytes >= needed - (1 + 20) * 4 * PAGE);
+  assert_int_equal (c.state, ADAPTRA_MATCHER_FOLLOWING);
+  assert_int_equal (c.wasted + c.pending, 0);
+  assert_int_equal (c.proposed * PAGE, worker_bytes);
+  adaptra_stats_snapshot (b.e, &s);
+  assert_int_equal (s.io_congestion, 0);
+  assert_int_equal (s.prefetch_stale, 0);
+  assert_true (s.invalidated > 0);
+  adaptra_matcher_free (m);
+  adaptra_profile_free (p);
+  power_off (&b);
+  unlink (path);
+}
+
+/* Another guest on the same export: the profile costs it at most
+ * lead_min_bytes of prefetch, and the client reads what it reads.
+ */
+static void
+test_other_guest (void **state)
+{
+  static uint64_t off[READS], other_off[READS];
+  static uint32_t len[READS], other_len[READS];
+  struct adaptra_matcher_config mcfg;
+  struct adaptra_matcher_counters c;
+  struct adaptra_matcher *m;
+  struct adaptra_profile *p;
+  char path[256], why[256];
+  struct boot b;
+  uint64_t cold;
+  unsigned i;
+
+  (void) state;
+  boot_trace (5, off, len);
+  record_boot (off, len, path, sizeof path);
+  boot_trace (77, other_off, other_len);
+
+  power_on (&b);
+  p = adaptra_profile_load (path, &key, why, sizeof why);
+  assert_non_null (p);
+  adaptra_matcher_defaults (&mcfg);
+  m = adaptra_matcher_new (p, &mcfg);
+  for (i = 0; i < READS; i++, now_ns += MS) {
+    read_check (&b, other_off[i], other_len[i]);
+    adaptra_matcher_read (m, other_off[i], other_len[i], now_ns);
+    follow (&b, m);
+  }
+  adaptra_matcher_counters (m, &c);
+  cold = client_bytes;
+  assert_true (worker_bytes <= mcfg.lead_min_bytes);
+  assert_true ((c.wasted + c.pending) * PAGE <= mcfg.lead_min_bytes);
+  assert_int_not_equal (c.state, ADAPTRA_MATCHER_FOLLOWING);
+  assert_true (cold > READS * PAGE);
+  adaptra_matcher_free (m);
+  adaptra_profile_free (p);
+  power_off (&b);
+  unlink (path);
+}
+
+static int
+setup (void **state)
+{
+  uint64_t i;
+
+  (void) state;
+  snprintf (tmpdir, sizeof tmpdir, "/tmp/test-profile-engine.XXXXXX");
+  if (!mkdtemp (tmpdir))
+    return -1;
+  disk = malloc (DISK);
+  if (!disk)
+    return -1;
+  for (i = 0; i < DISK; i++)
+    disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
+  now_ns = 1000 * MS;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  free (disk);
+  return rmdir (tmpdir);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_replay_after_restart, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_other_guest, setup, teardown),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
