@@ -145,7 +145,7 @@ adaptra_now (const struct adaptra_engine *e)
  * maybe issue a window.  Returns the stream id that the demand pages
  * should carry (0 for random reads).
  */
-extern uint32_t adaptra_readahead_miss (struct adaptra_engine *e, int client,
+extern uint64_t adaptra_readahead_miss (struct adaptra_engine *e, int client,
                                         uint64_t first, uint64_t last,
                                         uint64_t index);
 
@@ -168,7 +168,7 @@ extern uint64_t adaptra_readahead_max_pages (const struct adaptra_engine *e);
  */
 extern uint64_t adaptra_prefetch_dispatch (struct adaptra_engine *e,
                                            uint64_t start, uint64_t end,
-                                           uint64_t mark, uint32_t stream_id,
+                                           uint64_t mark, uint64_t stream_id,
                                            unsigned method, unsigned flags);
 
 /* True when queued and running prefetch exceeds the congestion limit.

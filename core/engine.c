@@ -52,7 +52,7 @@
 #define RUN_ON_STACK 64
 
 static void
-on_lost (void *opaque, uint32_t stream_id, unsigned method)
+on_lost (void *opaque, uint64_t stream_id, unsigned method)
 {
   struct adaptra_engine *e = opaque;
   struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream_id);
@@ -113,7 +113,8 @@ adaptra_engine_new (const struct adaptra_config *cfg,
     free (e);
     return NULL;
   }
-  if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift) == -1) {
+  if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift,
+                         cfg->no_data) == -1) {
     adaptra_bounce_fini (&e->bounce);
     free (e);
     return NULL;
@@ -275,7 +276,7 @@ demand_run_cap (const struct adaptra_engine *e,
  * held on entry and exit.
  */
 static int
-read_run (struct adaptra_engine *e, int client, void *ctx, uint32_t stream_id,
+read_run (struct adaptra_engine *e, int client, void *ctx, uint64_t stream_id,
           const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
   struct adaptra_client *c;
@@ -345,7 +346,7 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
     batch[n++] = f;
   }
   pthread_mutex_unlock (&e->lock);
-  for (i = 0; i < n; i++)
+  for (i = 0; e->pool.arena && i < n; i++)
     adaptra_copy_out (r, p + i, e->page_shift,
                       adaptra_pool_data (&e->pool, batch[i]));
   pthread_mutex_lock (&e->lock);
@@ -357,10 +358,11 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
 /* Step 1 of the read path: the request's one read-ahead decision.
  * Returns the stream id that pages read on demand should carry.
  */
-static uint32_t
+static uint64_t
 decide (struct adaptra_engine *e, int client, struct adaptra_span span)
 {
-  uint32_t mark = ADAPTRA_NO_FRAME, seen_stream = 0;
+  uint32_t mark = ADAPTRA_NO_FRAME;
+  uint64_t seen_stream = 0;
   struct adaptra_stream *s;
   uint64_t p;
 
@@ -394,7 +396,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   };
   struct adaptra_span span;
   struct adaptra_client *c;
-  uint32_t stream_id;
+  uint64_t stream_id;
   bool blocked = false;
   uint64_t p;
   int err = 0;

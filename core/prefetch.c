@@ -116,7 +116,7 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
  */
 uint64_t
 adaptra_prefetch_dispatch (struct adaptra_engine *e, uint64_t start,
-                           uint64_t end, uint64_t mark, uint32_t stream_id,
+                           uint64_t end, uint64_t mark, uint64_t stream_id,
                            unsigned method, unsigned flags)
 {
   uint32_t job_max;
@@ -201,6 +201,8 @@ fetch_target (struct adaptra_engine *e, uint64_t first,
 
   *slot = NULL;
   *in_client = false;
+  if (!e->pool.arena)
+    return NULL;                /* no data: the backend models the read */
   for (i = 1; i < n && frames[i] == frames[0] + i; i++)
     ;
   if (i == n)
@@ -251,14 +253,14 @@ adaptra_fetch (struct adaptra_engine *e, void *ctx, uint64_t first,
   uint32_t i;
   int err;
 
-  if (!buf)
+  if (!buf && e->pool.arena)
     err = ENOMEM;
   else {
     t0 = adaptra_now (e);
     err = e->backend.pread (ctx, buf, bytes, first << e->page_shift);
     t1 = adaptra_now (e);
   }
-  if (!err) {
+  if (!err && buf) {
     /* The frames are ours while IN_FLIGHT: fill them without the lock. */
     fill_frames (e, frames, n, bytes, buf);
     if (demand && !in_client)

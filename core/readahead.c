@@ -128,7 +128,7 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
 }
 
 static void
-trace (struct adaptra_engine *e, const char *what, int client, uint32_t id,
+trace (struct adaptra_engine *e, const char *what, int client, uint64_t id,
        uint64_t index, uint64_t start, uint64_t ra, uint64_t la, uint64_t n)
 {
   char line[192];
@@ -136,7 +136,7 @@ trace (struct adaptra_engine *e, const char *what, int client, uint32_t id,
   if (!e->cfg.trace)
     return;
   snprintf (line, sizeof line,
-            "readahead-%s(client=%d, stream=%" PRIu32 ", index=%" PRIu64
+            "readahead-%s(client=%d, stream=%" PRIu64 ", index=%" PRIu64
             ", ra=%" PRIu64 "+%" PRIu64 "-%" PRIu64 ") = %" PRIu64,
             what, client, id, index, start, ra, la, n);
   e->cfg.trace (e->cfg.trace_opaque, line);
@@ -325,7 +325,7 @@ new_stream (struct adaptra_engine *e, int client, uint64_t next)
  * page nobody has read yet proves nothing.
  */
 static bool
-read_by_stream (const struct adaptra_engine *e, uint64_t p, uint32_t *id)
+read_by_stream (const struct adaptra_engine *e, uint64_t p, uint64_t *id)
 {
   uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
@@ -347,7 +347,8 @@ stream_of_miss (struct adaptra_engine *e, uint64_t first, uint64_t index,
                 uint64_t last, struct adaptra_stream **near)
 {
   struct adaptra_stream *s = NULL;
-  uint32_t id, f;
+  uint64_t id;
+  uint32_t f;
 
   *near = NULL;
   if (index > first) {
@@ -458,7 +459,7 @@ start_stream (struct adaptra_engine *e, int client, uint64_t first,
   return NULL;
 }
 
-uint32_t
+uint64_t
 adaptra_readahead_miss (struct adaptra_engine *e, int client, uint64_t first,
                         uint64_t last, uint64_t index)
 {

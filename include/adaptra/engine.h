@@ -117,7 +117,7 @@ extern void adaptra_stats_reset (struct adaptra_engine *e);
 
 /* One stream, for the "streams" command.  Positions in bytes. */
 struct adaptra_stream_row {
-  uint32_t id;
+  uint64_t id;
   int client;                   /* client that started it */
   unsigned method;              /* enum adaptra_method of its window */
   bool backward;
