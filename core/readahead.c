@@ -142,6 +142,23 @@ trace (struct adaptra_engine *e, const char *what, int client, uint64_t id,
   e->cfg.trace (e->cfg.trace_opaque, line);
 }
 
+/* Put s's window size and age in its mark page f, so that s can
+ * resume from them if it leaves the table before its reader gets
+ * there (resume below).
+ */
+static void
+carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
+             uint32_t f)
+{
+  struct adaptra_page *p = &e->pool.pages[f];
+  uint64_t ra = s->readahead_index - s->ra_index;
+
+  if (p->stream_id != s->id || !(p->flags & ADAPTRA_PG_MARK))
+    return;
+  p->window = ra < UINT32_MAX ? (uint32_t) ra : UINT32_MAX;
+  p->age = (uint32_t) s->age;
+}
+
 /* Record window [start, end) with mark page mark (NO_MARK: none) as
  * the stream's current one and dispatch its pages from pf_start (the
  * pages below are the reader's own demand).
@@ -169,6 +186,12 @@ issue (struct adaptra_engine *e, struct adaptra_stream *s, unsigned method,
     mark = pf_start < end ? pf_start : NO_MARK;
   inserted = adaptra_prefetch_dispatch (e, pf_start, end, mark, s->id, method,
                                         ADAPTRA_PG_READAHEAD);
+  if (mark != NO_MARK && !s->backward) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, mark);
+
+    if (f != ADAPTRA_NO_FRAME)
+      carry_state (e, s, f);
+  }
   adaptra_stats_count_window (&e->stats, method, inserted, at_eof);
   trace (e, adaptra_method_name (method), s->client, s->id, reader, start,
          end - start, mark == NO_MARK ? 0 : end - mark, inserted);
@@ -236,6 +259,20 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
     b->max = s->cap < spare ? s->cap : spare;
 }
 
+/* Rescue the n pages from index: they would be evicted before the
+ * reader gets there.
+ */
+static void
+rescue (struct adaptra_engine *e, int client, uint64_t id, uint64_t index,
+        uint64_t n)
+{
+  uint64_t moved = adaptra_pool_rescue (&e->pool, index, n);
+
+  adaptra_stat_add (&e->stats.readahead_rescue, 1);
+  adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
+  trace (e, "rescue", client, id, index, index, n, 0, moved);
+}
+
 /* The state method's inputs for stream s with the reader at index. */
 static struct adaptra_state_input
 state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
@@ -263,7 +300,6 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
 {
   struct adaptra_state_input in;
   struct adaptra_state_decision d;
-  uint64_t moved;
 
   if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
     *w = adaptra_window_fixed (fixed_pages (e), b);
@@ -278,10 +314,7 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:
-    moved = adaptra_pool_rescue (&e->pool, index, la_old);
-    adaptra_stat_add (&e->stats.readahead_rescue, 1);
-    adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
-    trace (e, "rescue", s->client, s->id, index, index, la_old, 0, moved);
+    rescue (e, s->client, s->id, index, la_old);
     return false;
   case ADAPTRA_STATE_NONE:
     adaptra_stat_add (&e->stats.readahead_shrink, 1);
@@ -550,8 +583,75 @@ rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
   if (s->backward || p >= s->readahead_index)
     return;
   f = adaptra_pool_lookup (&e->pool, p);
-  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id)
+  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id) {
     e->pool.pages[f].flags |= ADAPTRA_PG_MARK;
+    carry_state (e, s, f);
+  }
+}
+
+/* A forward stream's mark was taken, and the stream has left the table
+ * (pushed out by newer streams, or idle for 10 minutes).  The pages a
+ * client read behind the mark are the evidence that its reader is
+ * back; without such history the read that landed here is not the
+ * stream's (a random read into a window that a finished scan left
+ * behind), and starts nothing.
+ *
+ * With the window size and age that the mark page carries, the stream
+ * resumes where it was: a new stream takes them, the reader's advance
+ * since the window was issued is taken as the window's size (the
+ * marks of successive state windows are about a window apart), and the
+ * state method goes on, rescue included; the stream is returned.
+ * Without them (a mark set before this state was kept) the context
+ * method starts it again from the history, and rescues, as the seed's
+ * context method does, the pages ahead that the history says will not
+ * survive until the reader gets there (the history is what survives);
+ * NULL is returned then.
+ */
+static struct adaptra_stream *
+resume (struct adaptra_engine *e, int client, uint64_t first, uint64_t last,
+        uint32_t f, struct adaptra_window_bounds *b)
+{
+  const struct adaptra_page *page = &e->pool.pages[f];
+  uint64_t index = page->page_no;
+  uint64_t window = page->window;
+  uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
+                                          window > b->max ? window : b->max,
+                                          false);
+  uint64_t h = adaptra_pool_history (&e->pool, index,
+                                     HISTORY_WINDOWS * b->max, true);
+  struct adaptra_stream *s;
+  struct adaptra_window w;
+  unsigned method;
+
+  if (h <= EVIDENCE * (last - first))
+    return NULL;
+  if (window == 0) {
+    if (ahead > 1 && h <= ahead) {
+      rescue (e, client, page->stream_id, index, ahead);
+      return NULL;
+    }
+    if (ahead >= b->max || (s = new_stream (e, client, last)) == NULL)
+      return NULL;
+    w = adaptra_window_context (index, h, b, &method);
+    w.ra = w.ra > ahead ? w.ra - ahead : 0;
+    w.la = w.la < w.ra ? w.la : w.ra;
+    issue_forward (e, s, method, index, index + ahead, w, index + ahead);
+    return NULL;
+  }
+  if ((s = new_stream (e, client, last)) == NULL)
+    return NULL;
+  s->method = page->method;
+  s->readahead_index = index + ahead;
+  s->ra_index = s->readahead_index > window ? s->readahead_index - window : 0;
+  s->lookahead_index = index;
+  s->la_index = index > window ? index - window : 0;
+  /* The clock's low 32 bits: it moved on less than 2^32 ticks, or the
+   * window's pages would be long gone.
+   */
+  s->age = e->pool.clock - (uint32_t) ((uint32_t) e->pool.clock - page->age);
+  s->issue_ns = adaptra_now (e);
+  adaptra_stat_add (&e->stats.streams_resumed, 1);
+  return s;
 }
 
 void
@@ -566,6 +666,8 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
   unsigned method;
   uint64_t la_old;
 
+  bool resumed = false;
+
   adaptra_stats_count_return (&e->stats, page->method);
   s = adaptra_streams_get (&e->streams, page->stream_id);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
@@ -574,24 +676,9 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
   if (b.max == 0)
     return;
   if (!s) {
-    /* The stream was reaped while its pages waited: the pages behind
-     * the mark that a client read are its history; start again from
-     * the first hole.  Without such history the read that landed here
-     * is not the stream's (a random read into a window that a finished
-     * scan left behind), and starts nothing.
-     */
-    uint64_t ahead = adaptra_pool_run_from (&e->pool, index, b.max, false);
-    uint64_t h = adaptra_pool_history (&e->pool, index,
-                                       HISTORY_WINDOWS * b.max, true);
-
-    if (h <= EVIDENCE * (last - first) || ahead >= b.max
-        || (s = new_stream (e, client, last)) == NULL)
+    if ((s = resume (e, client, first, last, f, &b)) == NULL)
       return;
-    w = adaptra_window_context (index, h, &b, &method);
-    w.ra = w.ra > ahead ? w.ra - ahead : 0;
-    w.la = w.la < w.ra ? w.la : w.ra;
-    issue_forward (e, s, method, index, index + ahead, w, index + ahead);
-    return;
+    resumed = true;
   }
 
   if (s->backward) {
@@ -609,7 +696,7 @@ adaptra_readahead_mark (struct adaptra_engine *e, int client, uint64_t first,
   }
 
   la_old = s->readahead_index > index ? s->readahead_index - index : 0;
-  if (!reader_of (s, first, last, &b)) {
+  if (!resumed && !reader_of (s, first, last, &b)) {
     /* Another reader (a random read, say) landed on the mark: issue
      * nothing, but keep a mark ahead for the stream's own reader.
      */

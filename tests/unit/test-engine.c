@@ -513,8 +513,11 @@ test_context_from_history (void **state)
     read_check (UINT64_C (2) * 1024 * 1024 + i * PAGE, PAGE);
     drain ();
   }
-  /* The stream is reaped after 10 minutes idle ... */
+  /* The stream is reaped after 10 minutes idle, and its window (whose
+   * mark would resume it) is dropped ...
+   */
   now_ns += 601 * SEC;
+  adaptra_invalidate (e, (UINT64_C (512) + 32) * PAGE, 64 * PAGE);
   read_check (0, PAGE);
   assert_int_equal (stats ().streams_active, 1);   /* only the new one */
   /* ... and the pool's history starts it again where it went on. */
@@ -535,10 +538,109 @@ test_accelerated_context_from_zero (void **state)
     drain ();
   }
   now_ns += 601 * SEC;
+  adaptra_invalidate (e, 40 * PAGE, 64 * PAGE);
   /* Everything from page 0 is still here: a stream from the start. */
   read_until_window (40);
   assert_string_equal (traces[0].method, "contexta");
   assert_int_equal (stats ().method[ADAPTRA_METHOD_CONTEXTA].readahead, 1);
+}
+
+/* The seed's slow stream: 4 KiB every 2.5 s.  It keeps one stream and
+ * its state from the initial window on; every later window is sized
+ * by the state method.
+ */
+static void
+test_slow_stream_keeps_state (void **state)
+{
+  struct adaptra_client_row row;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 200; i++) {
+    read_check ((uint64_t) i * PAGE, PAGE);
+    drain ();
+    now_ns += 2500000000u;
+  }
+  assert_true (ntraces >= 5);
+  assert_string_equal (traces[0].method, "initial");
+  for (i = 1; i < ntraces; i++)
+    assert_string_equal (traces[i].method, "state");
+  assert_int_equal (adaptra_clients_snapshot (e, &row, 1), 1);
+  assert_int_equal (row.streams_started, 1);
+  assert_int_equal (stats ().cache_miss, 0);
+}
+
+/* Read pages [from, to) one by one, running prefetch after each. */
+static void
+scan (uint64_t from, uint64_t to)
+{
+  for (; from < to; from++) {
+    read_check (from * PAGE, PAGE);
+    drain ();
+    now_ns += 1000000;
+  }
+}
+
+/* A full table gives a stream's slot away; when its reader takes the
+ * next mark, the stream resumes from the state the mark page carries
+ * (the state method, not the context method, and no new start from
+ * the window's history).
+ */
+static void
+test_resume_from_mark (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats before, after;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.streams = 1;
+  restart_engine (&cfg);
+  scan (0, 64);                         /* stream A, state windows */
+  assert_string_equal (traces[ntraces - 1].method, "state");
+  scan (2048, 2060);                    /* stream B takes A's slot */
+  before = stats ();
+  assert_int_equal (before.streams_active, 1);
+  assert_int_equal (before.streams_resumed, 0);
+  ntraces = 0;
+  read_until_window (64);               /* A reads on */
+  after = stats ();
+  assert_int_equal (after.streams_resumed, 1);
+  assert_string_equal (traces[0].method, "state");
+  assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
+                    before.method[ADAPTRA_METHOD_CONTEXT].readahead);
+  assert_int_equal (after.cache_miss, before.cache_miss);
+}
+
+/* A resumed stream rescues: its window was issued long before, the
+ * pool aged by most of its pages meanwhile (the age the mark page
+ * carries says so), so the pages ahead of the reader are moved back
+ * to the inactive head instead of a new window.
+ */
+static void
+test_resume_rescues (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats s;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.streams = 1;
+  restart_engine (&cfg);
+  scan (0, 40);
+  /* Other reads take the slot and age the pool by 900 of its 1024
+   * pages (reads two pages apart: random, no stream).
+   */
+  scan (1024, 1034);
+  for (i = 0; i < 900; i++)
+    read_check ((UINT64_C (2100) + 2 * i) * PAGE, PAGE);
+  ntraces = 0;
+  read_until_window (40);
+  s = stats ();
+  assert_int_equal (s.streams_resumed, 1);
+  assert_string_equal (traces[0].method, "rescue");
+  assert_true (s.pgreadahead_rescue > 0);
 }
 
 static void
@@ -1019,6 +1121,9 @@ main (void)
     T (test_random_reads_next_to_windows),
     T (test_context_from_history),
     T (test_accelerated_context_from_zero),
+    T (test_slow_stream_keeps_state),
+    T (test_resume_from_mark),
+    T (test_resume_rescues),
     T (test_fixed_mode),
     T (test_mode_off),
     T (test_inflight_dedup),
