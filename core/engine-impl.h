@@ -47,6 +47,8 @@ struct adaptra_client {
   uint64_t readahead_hits;      /* pages it read that read-ahead brought */
   uint64_t backend_bytes;       /* bytes its own misses read */
   uint64_t streams_started;
+  uint64_t touched;             /* last page it touched outside a live
+                                   stream, plus one (engine.c) */
 };
 
 

@@ -54,6 +54,12 @@ struct adaptra_stream {
   uint64_t hits;                /* its read-ahead pages read since then */
   uint64_t cap;                 /* its own window cap (max=auto), pages */
   uint32_t late;                /* reads that waited for its read-ahead */
+  /* The last of its pages a reader touched, plus one (0: none), and
+   * that reader's client: the next touch of the same page by the same
+   * reader is the same access (core/engine.c).
+   */
+  uint64_t touched;
+  int touched_by;
 
   /* Links: recency list of used slots, and position hash chain. */
   uint32_t lru_prev, lru_next;

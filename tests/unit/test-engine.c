@@ -643,6 +643,77 @@ test_resume_rescues (void **state)
   assert_true (s.pgreadahead_rescue > 0);
 }
 
+/* Push everything read so far out of the 1024-page pool: 1200 reads
+ * of single pages two apart (random: no stream, no read-ahead) from
+ * page 1000.  Pages flagged for activation move to the active list on
+ * the way; the flood's own pages are read once each.
+ */
+static uint64_t
+active_after_flood (void)
+{
+  unsigned i;
+
+  for (i = 0; i < 1200; i++)
+    read_check ((UINT64_C (1000) + 2 * i) * PAGE, PAGE);
+  return stats ().pages_active;
+}
+
+/* A scan in small or unaligned requests touches each page several
+ * times in a row: one access, so none of its pages is activated, for
+ * 512-byte reads, 3000-byte reads at an odd offset, and two 512-byte
+ * scans interleaved on one connection.
+ */
+static void
+test_successive_touches_one_access (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t off;
+  unsigned k;
+
+  (void) state;
+  for (off = 0; off < 1024 * 1024; off += 512) {
+    read_check (off, 512);
+    drain ();
+  }
+  assert_int_equal (active_after_flood (), 0);
+
+  base_config (&cfg);
+  restart_engine (&cfg);
+  for (off = 100; off < 1024 * 1024; off += 3000) {
+    read_check (off, 3000);
+    drain ();
+  }
+  assert_int_equal (active_after_flood (), 0);
+
+  restart_engine (&cfg);
+  for (off = 0; off < 512 * 1024; off += 512)
+    for (k = 0; k < 2; k++) {
+      read_check (k * 1024 * 1024 + off, 512);
+      drain ();
+    }
+  assert_int_equal (active_after_flood (), 0);
+}
+
+/* A page read again after another page is reused: it is activated,
+ * and so is a page two clients read.
+ */
+static void
+test_reuse_activates (void **state)
+{
+  int other = adaptra_client_open (e, "other");
+  unsigned char buf[PAGE];
+
+  (void) state;
+  read_check (100 * PAGE, PAGE);
+  read_check (200 * PAGE, PAGE);
+  read_check (100 * PAGE, PAGE);
+  read_check (300 * PAGE, 512);
+  assert_int_equal (adaptra_read (e, other, &client_ctx, buf, 512,
+                                  300 * PAGE + 512), 0);
+  assert_int_equal (active_after_flood (), 2);
+  adaptra_client_close (e, other);
+}
+
 static void
 test_fixed_mode (void **state)
 {
@@ -1122,6 +1193,8 @@ main (void)
     T (test_context_from_history),
     T (test_accelerated_context_from_zero),
     T (test_slow_stream_keeps_state),
+    T (test_successive_touches_one_access),
+    T (test_reuse_activates),
     T (test_resume_from_mark),
     T (test_resume_rescues),
     T (test_fixed_mode),
