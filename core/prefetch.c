@@ -339,6 +339,23 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, void *ctx)
   return true;
 }
 
+bool
+adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
+                       uint32_t *count)
+{
+  struct adaptra_job *job;
+
+  pthread_mutex_lock (&e->lock);
+  for (job = e->queue_head; job && k > 0; job = job->next)
+    k--;
+  if (job) {
+    *offset = job->first << e->page_shift;
+    *count = job->bytes;
+  }
+  pthread_mutex_unlock (&e->lock);
+  return job != NULL;
+}
+
 void
 adaptra_prefetch_drop_queue (struct adaptra_engine *e)
 {

@@ -108,6 +108,14 @@ extern void adaptra_workers_stop (struct adaptra_engine *e);
  */
 extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, void *ctx);
 
+/* The k-th queued prefetch job (0: the oldest, which run_one runs
+ * next): the backend read it will make, in bytes.  Returns false when
+ * fewer than k + 1 jobs are queued.  (For adaptra-sim, which models
+ * when each read would complete and runs the job then.)
+ */
+extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
+                                   uint64_t *offset, uint32_t *count);
+
 /* Counters and gauges now. */
 extern void adaptra_stats_snapshot (struct adaptra_engine *e,
                                     struct adaptra_stats *out);

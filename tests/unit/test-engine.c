@@ -810,6 +810,89 @@ test_reader_runs_queued_job (void **state)
   assert_int_equal (drain (), 0);
 }
 
+/* peek names the queued jobs in the order run_one runs them. */
+static void
+test_prefetch_peek (void **state)
+{
+  uint64_t offset;
+  uint32_t count;
+
+  (void) state;
+  assert_false (adaptra_prefetch_peek (e, 0, &offset, &count));
+  read_check (0, PAGE);                 /* initial window [0, 4) */
+  adaptra_cache_hint (e, client, 1024 * 1024, 65536);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, PAGE);
+  assert_int_equal (count, 3 * PAGE);
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, 1024 * 1024);
+  assert_int_equal (count, 65536);
+  assert_false (adaptra_prefetch_peek (e, 2, &offset, &count));
+  calls = 0;
+  assert_true (adaptra_prefetch_run_one (e, &worker_ctx));
+  assert_int_equal (calls, 1);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, 1024 * 1024);
+  /* The tail of the export: the read is short. */
+  drain ();
+  adaptra_cache_hint (e, client, DISK - 100, 100);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, DISK - 100 - (DISK - 100) % PAGE);
+  assert_int_equal (count, (DISK - 100) % PAGE + 100);
+}
+
+/* cfg.no_data: the same decisions and counts, no byte copied (the
+ * backend is called with a NULL buffer for pool pages).
+ */
+static unsigned null_reads;
+
+static int
+null_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
+{
+  (void) ctx;
+  (void) count;
+  (void) offset;
+  null_reads += buf == NULL;
+  return 0;
+}
+
+static void
+test_no_data (void **state)
+{
+  const struct adaptra_backend backend = { .pread = null_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_config cfg;
+  struct adaptra_engine *nd;
+  struct adaptra_stats a, b;
+  unsigned char buf[16384];
+  uint64_t off;
+  int c;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.no_data = true;
+  nd = adaptra_engine_new (&cfg, &backend, &clock);
+  assert_non_null (nd);
+  c = adaptra_client_open (nd, "nd");
+  for (off = 0; off < 2 * 1024 * 1024; off += sizeof buf) {
+    assert_int_equal (adaptra_read (e, client, &client_ctx, buf, sizeof buf,
+                                    off), 0);
+    assert_int_equal (adaptra_read (nd, c, &client_ctx, buf, sizeof buf,
+                                    off), 0);
+    while (adaptra_prefetch_run_one (e, &worker_ctx))
+      ;
+    while (adaptra_prefetch_run_one (nd, &worker_ctx))
+      ;
+  }
+  adaptra_stats_snapshot (e, &a);
+  adaptra_stats_snapshot (nd, &b);
+  assert_int_equal (a.backend_requests, b.backend_requests);
+  assert_int_equal (a.method[ADAPTRA_METHOD_NONE].pgreadahead_hit,
+                    b.method[ADAPTRA_METHOD_NONE].pgreadahead_hit);
+  assert_int_equal (null_reads, b.backend_requests);
+  adaptra_engine_free (nd);
+}
+
 /* A write lands while a prefetch is reading. */
 static void
 write_during_read (uint64_t offset, uint32_t count)
@@ -1201,6 +1284,8 @@ main (void)
     T (test_mode_off),
     T (test_inflight_dedup),
     T (test_reader_runs_queued_job),
+    T (test_prefetch_peek),
+    T (test_no_data),
     T (test_invalidate_during_prefetch),
     T (test_invalidate_ready_pages),
     T (test_failed_prefetch_reader_retries),
