@@ -617,8 +617,13 @@ resume (struct adaptra_engine *e, int client, uint64_t first, uint64_t last,
   uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
                                           window > b->max ? window : b->max,
                                           false);
-  uint64_t h = adaptra_pool_history (&e->pool, index,
-                                     HISTORY_WINDOWS * b->max, true);
+  /* The request's own pages before the mark are the reader's too,
+   * although it has not copied them yet: count the history from the
+   * request's first page.
+   */
+  uint64_t h = adaptra_pool_history (&e->pool, first,
+                                     HISTORY_WINDOWS * b->max, true) +
+    (index - first);
   struct adaptra_stream *s;
   struct adaptra_window w;
   unsigned method;

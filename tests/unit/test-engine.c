@@ -570,46 +570,70 @@ test_slow_stream_keeps_state (void **state)
   assert_int_equal (stats ().cache_miss, 0);
 }
 
-/* Read pages [from, to) one by one, running prefetch after each. */
+/* Read pages [from, to) n at a time, running prefetch after each. */
 static void
-scan (uint64_t from, uint64_t to)
+scan_by (uint64_t from, uint64_t to, uint64_t n)
 {
-  for (; from < to; from++) {
-    read_check (from * PAGE, PAGE);
+  for (; from < to; from += n) {
+    read_check (from * PAGE, n * PAGE);
     drain ();
     now_ns += 1000000;
   }
 }
 
+static void
+scan (uint64_t from, uint64_t to)
+{
+  scan_by (from, to, 1);
+}
+
 /* A full table gives a stream's slot away; when its reader takes the
  * next mark, the stream resumes from the state the mark page carries
- * (the state method, not the context method, and no new start from
- * the window's history).
+ * (the state method, not the context method, and no miss), whether
+ * the mark is the first page of the reader's request or not (the
+ * request's pages before the mark count as read).
  */
 static void
-test_resume_from_mark (void **state)
+resume_case (uint64_t n)
 {
   struct adaptra_config cfg;
   struct adaptra_stats before, after;
+  uint64_t p;
 
-  (void) state;
   base_config (&cfg);
   cfg.streams = 1;
   restart_engine (&cfg);
-  scan (0, 64);                         /* stream A, state windows */
+  scan_by (0, 64 * n, n);               /* stream A, state windows */
   assert_string_equal (traces[ntraces - 1].method, "state");
-  scan (2048, 2060);                    /* stream B takes A's slot */
+  scan_by (2048, 2048 + 12 * n, n);     /* stream B takes A's slot */
   before = stats ();
   assert_int_equal (before.streams_active, 1);
   assert_int_equal (before.streams_resumed, 0);
   ntraces = 0;
-  read_until_window (64);               /* A reads on */
+  for (p = 64 * n; ntraces == 0; p += n) {      /* A reads on */
+    read_check (p * PAGE, n * PAGE);
+    drain ();
+  }
   after = stats ();
   assert_int_equal (after.streams_resumed, 1);
   assert_string_equal (traces[0].method, "state");
   assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
                     before.method[ADAPTRA_METHOD_CONTEXT].readahead);
   assert_int_equal (after.cache_miss, before.cache_miss);
+}
+
+static void
+test_resume_from_mark (void **state)
+{
+  (void) state;
+  resume_case (1);
+}
+
+static void
+test_resume_mark_inside_request (void **state)
+{
+  (void) state;
+  resume_case (4);
 }
 
 /* A resumed stream rescues: its window was issued long before, the
@@ -1279,6 +1303,7 @@ main (void)
     T (test_successive_touches_one_access),
     T (test_reuse_activates),
     T (test_resume_from_mark),
+    T (test_resume_mark_inside_request),
     T (test_resume_rescues),
     T (test_fixed_mode),
     T (test_mode_off),
