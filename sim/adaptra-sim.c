@@ -679,7 +679,7 @@ layout (struct options *o, uint64_t trace_end)
  * gnuplot into path (PNG).
  */
 static void
-write_plot (FILE *data, const char *path, uint64_t pool)
+write_plot (FILE *data, const char *path, uint64_t pool, const char *mode)
 {
   char name[] = "/tmp/adaptra-sim-XXXXXX";
   char buf[4096];
@@ -700,7 +700,7 @@ write_plot (FILE *data, const char *path, uint64_t pool)
   fprintf (g,
            "set terminal pngcairo size 1000,500\n"
            "set output '%s'\n"
-           "set title 'adaptra-sim: pool %" PRIu64 " MiB'\n"
+           "set title 'adaptra-sim: pool %" PRIu64 " MiB, %s'\n"
            "set xlabel 'virtual time (s)'\n"
            "set ylabel 'mean window (KiB)'\n"
            "set y2label 'pool in use (%%)'\n"
@@ -711,7 +711,7 @@ write_plot (FILE *data, const char *path, uint64_t pool)
            "plot '%s' using 1:2 with lines title 'mean window of live "
            "streams', '' using 1:3 axes x1y2 with lines "
            "title 'pool pages in use'\n",
-           path, pool >> 20, name);
+           path, pool >> 20, mode, name);
   if (pclose (g) != 0) {
     unlink (name);
     die ("--plot=%s: gnuplot failed", path);
@@ -826,7 +826,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
   res->virtual_s = (double) s.end / 1e9;
   if (s.plot) {
-    write_plot (s.plot, o->plot, pool_bytes);
+    write_plot (s.plot, o->plot, pool_bytes, adaptra_mode_name (o->cfg.mode));
     fclose (s.plot);
   }
   engine_close (&s);
