@@ -917,6 +917,43 @@ test_no_data (void **state)
   adaptra_engine_free (nd);
 }
 
+/* A backend of 1 ms + 1 us a byte (1 MB/s), in virtual time. */
+static void
+slow_read (uint64_t offset, uint32_t count)
+{
+  (void) offset;
+  now_ns += 1000000 + (uint64_t) count * 1000;
+}
+
+/* Prefetch in flight is held to a second of the backend's measured
+ * throughput when that is less than an eighth of the pool: here 1 MiB
+ * (four 256K windows; the measured 1 MB/s is less) instead of 2 MiB of
+ * a 16M pool.  Counted with 256K cache hints, which stop at the limit.
+ */
+static void
+test_congestion_by_throughput (void **state)
+{
+  struct adaptra_config cfg;
+  unsigned accepted;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 16 * 1024 * 1024;
+  restart_engine (&cfg);
+  during_read = slow_read;
+  read_check (8 * 1024 * 1024, PAGE);
+  read_check (9 * 1024 * 1024, 65536);
+  read_check (10 * 1024 * 1024, 4 * 65536);
+  drain ();
+  during_read = NULL;
+  for (accepted = 0; accepted < 16; accepted++) {
+    adaptra_cache_hint (e, client, (uint64_t) accepted * 262144, 262144);
+    if (stats ().io_congestion > 0)
+      break;
+  }
+  assert_int_equal (accepted, 5);
+}
+
 /* A write lands while a prefetch is reading. */
 static void
 write_during_read (uint64_t offset, uint32_t count)
@@ -1310,6 +1347,7 @@ main (void)
     T (test_inflight_dedup),
     T (test_reader_runs_queued_job),
     T (test_prefetch_peek),
+    T (test_congestion_by_throughput),
     T (test_no_data),
     T (test_invalidate_during_prefetch),
     T (test_invalidate_ready_pages),
