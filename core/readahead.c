@@ -600,12 +600,12 @@ rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
  * resumes where it was: a new stream takes them, the reader's advance
  * since the window was issued is taken as the window's size (the
  * marks of successive state windows are about a window apart), and the
- * state method goes on, rescue included; the stream is returned.
- * Without them (a mark set before this state was kept) the context
- * method starts it again from the history, and rescues, as the seed's
- * context method does, the pages ahead that the history says will not
- * survive until the reader gets there (the history is what survives);
- * NULL is returned then.
+ * state method goes on; the stream is returned.  This is the seed's
+ * stateless (context) path on a mark, and like it, it rescues the
+ * pages ahead when they would be evicted before the reader gets there
+ * (the state method's test, on the carried age).  Every forward mark
+ * carries that state (issue, rearm); a backward window's mark does not
+ * (the reader moves away from the pages above it), and starts nothing.
  */
 static struct adaptra_stream *
 resume (struct adaptra_engine *e, int client, uint64_t first, uint64_t last,
@@ -625,25 +625,9 @@ resume (struct adaptra_engine *e, int client, uint64_t first, uint64_t last,
                                      HISTORY_WINDOWS * b->max, true) +
     (index - first);
   struct adaptra_stream *s;
-  struct adaptra_window w;
-  unsigned method;
 
-  if (h <= EVIDENCE * (last - first))
-    return NULL;
-  if (window == 0) {
-    if (ahead > 1 && h <= ahead) {
-      rescue (e, client, page->stream_id, index, ahead);
-      return NULL;
-    }
-    if (ahead >= b->max || (s = new_stream (e, client, last)) == NULL)
-      return NULL;
-    w = adaptra_window_context (index, h, b, &method);
-    w.ra = w.ra > ahead ? w.ra - ahead : 0;
-    w.la = w.la < w.ra ? w.la : w.ra;
-    issue_forward (e, s, method, index, index + ahead, w, index + ahead);
-    return NULL;
-  }
-  if ((s = new_stream (e, client, last)) == NULL)
+  if (window == 0 || h <= EVIDENCE * (last - first) ||
+      (s = new_stream (e, client, last)) == NULL)
     return NULL;
   s->method = page->method;
   s->readahead_index = index + ahead;
