@@ -123,7 +123,7 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
     const struct adaptra_stream_row *r = &rows[i];
 
     adaptra_strbuf_printf (out,
-                           "%-6" PRIu32 " %-16s %-24s %-8s %-3s %14" PRIu64
+                           "%-6" PRIu64 " %-16s %-24s %-8s %-3s %14" PRIu64
                            " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
                            " %8" PRIu64 "\n",
                            r->id, adaptra_report_export_name (r->volume_name),

@@ -69,6 +69,8 @@ struct adaptra_client {
   uint64_t readahead_hits;      /* pages it read that read-ahead brought */
   uint64_t backend_bytes;       /* bytes its own misses read */
   uint64_t streams_started;
+  uint64_t touched;             /* last page it touched outside a live
+                                   stream, plus one (engine.c) */
 };
 
 
@@ -180,7 +182,7 @@ adaptra_now (const struct adaptra_engine *e)
  * classify, maybe issue a window.  Returns the stream id that the
  * demand pages should carry (0 for random reads).
  */
-extern uint32_t adaptra_readahead_miss (struct adaptra_engine *e,
+extern uint64_t adaptra_readahead_miss (struct adaptra_engine *e,
                                         const struct adaptra_volume *v,
                                         int client, uint64_t first,
                                         uint64_t last, uint64_t index);
@@ -213,7 +215,7 @@ extern uint64_t adaptra_readahead_cap_pages (struct adaptra_engine *e);
 extern uint64_t adaptra_prefetch_dispatch (struct adaptra_engine *e,
                                            struct adaptra_volume *v,
                                            uint64_t start, uint64_t end,
-                                           uint64_t mark, uint32_t stream_id,
+                                           uint64_t mark, uint64_t stream_id,
                                            unsigned method, unsigned flags);
 
 /* True when volume v may start no more prefetch now: queued and

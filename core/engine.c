@@ -16,8 +16,9 @@
  *   2. Serve the pages in order:
  *        READY      pin a batch, copy it out without the lock, unpin;
  *                   the first client touch of a read-ahead page counts
- *                   as pgreadahead_hit, a second touch flags it for
- *                   (delayed) activation;
+ *                   as pgreadahead_hit, a second access (not the same
+ *                   reader touching the same page again: new_access)
+ *                   flags it for (delayed) activation;
  *        IN_FLIGHT  count io_block once; run the queued job holding
  *                   the page in this thread if it has not started,
  *                   else wait for it (a queue per group of pages);
@@ -52,7 +53,7 @@
 #define RUN_ON_STACK 64
 
 static void
-on_lost (void *opaque, uint32_t stream_id, unsigned method)
+on_lost (void *opaque, uint64_t stream_id, unsigned method)
 {
   struct adaptra_engine *e = opaque;
   struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream_id);
@@ -112,7 +113,8 @@ adaptra_engine_new (const struct adaptra_config *cfg,
     free (e);
     return NULL;
   }
-  if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift) == -1) {
+  if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift,
+                         cfg->no_data) == -1) {
     adaptra_bounce_fini (&e->bounce);
     free (e);
     return NULL;
@@ -398,7 +400,7 @@ demand_run_cap (const struct adaptra_engine *e, const struct adaptra_volume *v,
  */
 static int
 read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
-          uint32_t stream_id, const struct adaptra_request *r, uint64_t *pp,
+          uint64_t stream_id, const struct adaptra_request *r, uint64_t *pp,
           uint64_t last)
 {
   struct adaptra_volume *v = c->volume;
@@ -513,13 +515,48 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
+/* Successive touches of one page by one reader are one access, as the
+ * seed counts a page accessed only when prev_index != index.  A scan
+ * in 512-byte reads touches each 4 KiB page 8 times; counted as 8
+ * accesses, the second would flag the page for activation, and the
+ * scan would fill the active list (half the pool) and push the hot
+ * pages out.  The reader is the page's stream, while it lives, with
+ * the client that read it (so scans interleaved on one connection each
+ * keep their own last page, and two clients reading one page make two
+ * accesses); else the client.  A page read, another page, then the
+ * first again is a second access: that is reuse.
+ *
+ * Returns true if this touch of page p (of stream id) by client is not
+ * the same access as the one before, and remembers it either way.
+ */
+static bool
+new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
+{
+  struct adaptra_stream *s = adaptra_streams_get (&e->streams, id);
+  struct adaptra_client *c;
+  bool fresh;
+
+  if (s) {
+    fresh = s->touched != p + 1 || s->touched_by != client;
+    s->touched = p + 1;
+    s->touched_by = client;
+    return fresh;
+  }
+  if ((c = adaptra_client_of (e, client)) == NULL)
+    return true;
+  fresh = c->touched != p + 1;
+  c->touched = p + 1;
+  return fresh;
+}
+
 /* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
  * them out without the lock, unpin them.  Lock held on entry and exit.
  */
 static void
-copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
+copy_ready (struct adaptra_engine *e, int client,
             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
+  struct adaptra_client *c = adaptra_client_of (e, client);
   uint32_t batch[PIN_BATCH];
   uint64_t p = *pp;
   uint32_t n = 0, i, f;
@@ -528,7 +565,8 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
          (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
          e->pool.pages[f].state == ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
-    if (adaptra_pool_touch (&e->pool, f)) {
+    if (new_access (e, client, e->pool.pages[f].stream_id, p + n) &&
+        adaptra_pool_touch (&e->pool, f)) {
       struct adaptra_stream *s =
         adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
 
@@ -541,7 +579,7 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
     batch[n++] = f;
   }
   pthread_mutex_unlock (&e->lock);
-  for (i = 0; i < n; i++)
+  for (i = 0; e->pool.arena && i < n; i++)
     adaptra_copy_out (r, p + i, e->page_shift,
                       adaptra_pool_data (&e->pool, batch[i]));
   pthread_mutex_lock (&e->lock);
@@ -553,11 +591,12 @@ copy_ready (struct adaptra_engine *e, struct adaptra_client *c,
 /* Step 1 of the read path: the request's one read-ahead decision.
  * Returns the stream id that pages read on demand should carry.
  */
-static uint32_t
+static uint64_t
 decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
         struct adaptra_span span)
 {
-  uint32_t mark = ADAPTRA_NO_FRAME, seen_stream = 0;
+  uint32_t mark = ADAPTRA_NO_FRAME;
+  uint64_t seen_stream = 0;
   struct adaptra_stream *s;
   uint64_t p;
 
@@ -590,7 +629,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_span span;
   struct adaptra_client *c;
   struct adaptra_volume *v;
-  uint32_t stream_id = 0;
+  uint64_t stream_id = 0;
   bool blocked = false, bypass;
   uint64_t p;
   int err = 0;
@@ -628,10 +667,14 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
 
     if (f == ADAPTRA_NO_FRAME && bypass)
       err = read_direct (e, c, ctx, &r, &p, span.last);
-    else if (f == ADAPTRA_NO_FRAME)
+    else if (f == ADAPTRA_NO_FRAME) {
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
+      /* adaptra_fetch touched the pages it read for the client. */
+      if (!err)
+        new_access (e, client, stream_id, p - 1);
+    }
     else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
-      copy_ready (e, c, &r, &p, span.last);
+      copy_ready (e, client, &r, &p, span.last);
     else {
       if (!blocked) {
         struct adaptra_stream *s =

@@ -41,10 +41,10 @@
  * kept to at most half the frames by demoting its tail.
  *
  * The aging clock counts entries into the inactive head (completion,
- * demotion, rescue).  Each page is stamped with the clock when it
- * enters, so clock - stamp says how far it has travelled towards the
- * tail.  The window policy compares a stream's consumption with the
- * clock's progress to estimate the thrashing threshold (window.c).
+ * demotion, rescue).  The window policy compares a stream's
+ * consumption with the clock's progress since its window was issued
+ * to estimate the thrashing threshold (window.c); the clock at issue
+ * lives in the stream, and in its look-ahead mark page (pool.h).
  *
  * One pool, one lock (the engine's).  The pool is not sharded: on the
  * small machines adaptra targets the lock is held only for hash and
@@ -121,7 +121,6 @@ static void
 enter_inactive (struct adaptra_pool *pool, uint32_t f)
 {
   pool->clock++;
-  pool->pages[f].stamp = pool->clock;
   pool->pages[f].flags &= ~ADAPTRA_PG_ACTIVE;
   lru_push_head (pool, &pool->inactive, f);
 }
@@ -155,6 +154,7 @@ free_frame (struct adaptra_pool *pool, uint32_t f)
   p->flags = 0;
   p->pins = 0;
   p->stream_id = 0;
+  p->window = p->age = 0;
   p->lru_prev = ADAPTRA_NO_FRAME;
   p->lru_next = pool->free_head;
   pool->free_head = f;
@@ -182,9 +182,13 @@ alloc_arena (size_t bytes)
   return arena;
 }
 
+/* The descriptor's size is part of the metadata budget above. */
+_Static_assert (sizeof (struct adaptra_page) == 40,
+                "struct adaptra_page is 40 bytes");
+
 int
 adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
-                   unsigned page_shift)
+                   unsigned page_shift, bool no_data)
 {
   uint64_t nframes = pool_bytes >> page_shift;
   uint64_t nbuckets;
@@ -203,10 +207,11 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
     pool->bucket_bits++;
   nbuckets = UINT64_C (1) << pool->bucket_bits;
 
-  pool->arena = alloc_arena (nframes << page_shift);
+  if (!no_data)
+    pool->arena = alloc_arena (nframes << page_shift);
   pool->pages = calloc (nframes, sizeof *pool->pages);
   pool->buckets = malloc (nbuckets * sizeof *pool->buckets);
-  if (!pool->arena || !pool->pages || !pool->buckets) {
+  if ((!no_data && !pool->arena) || !pool->pages || !pool->buckets) {
     adaptra_pool_fini (pool);
     errno = ENOMEM;
     return -1;
@@ -300,7 +305,7 @@ evict_one (struct adaptra_pool *pool)
 
 uint32_t
 adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
-                     uint32_t stream_id, unsigned method, unsigned flags)
+                     uint64_t stream_id, unsigned method, unsigned flags)
 {
   struct adaptra_page *p;
   uint32_t f;
@@ -326,7 +331,8 @@ adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
   p->page_no = page_no;
   p->lru_prev = p->lru_next = ADAPTRA_NO_FRAME;
   p->stream_id = stream_id;
-  p->method = (uint8_t) method;
+  p->window = p->age = 0;
+  p->method = (uint8_t) method & 0x3f;
   p->flags = (uint8_t) flags;
   p->pins = 0;
   p->state = ADAPTRA_PAGE_IN_FLIGHT;

@@ -144,7 +144,7 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
 }
 
 static void
-trace (struct adaptra_engine *e, const char *what, int client, uint32_t id,
+trace (struct adaptra_engine *e, const char *what, int client, uint64_t id,
        uint64_t index, uint64_t start, uint64_t ra, uint64_t la, uint64_t n)
 {
   char line[192];
@@ -152,10 +152,27 @@ trace (struct adaptra_engine *e, const char *what, int client, uint32_t id,
   if (!e->cfg.trace)
     return;
   snprintf (line, sizeof line,
-            "readahead-%s(client=%d, stream=%" PRIu32 ", index=%" PRIu64
+            "readahead-%s(client=%d, stream=%" PRIu64 ", index=%" PRIu64
             ", ra=%" PRIu64 "+%" PRIu64 "-%" PRIu64 ") = %" PRIu64,
             what, client, id, index, start, ra, la, n);
   e->cfg.trace (e->cfg.trace_opaque, line);
+}
+
+/* Put s's window size and age in its mark page f, so that s can
+ * resume from them if it leaves the table before its reader gets
+ * there (resume below).
+ */
+static void
+carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
+             uint32_t f)
+{
+  struct adaptra_page *p = &e->pool.pages[f];
+  uint64_t ra = s->readahead_index - s->ra_index;
+
+  if (p->stream_id != s->id || !(p->flags & ADAPTRA_PG_MARK))
+    return;
+  p->window = ra < UINT32_MAX ? (uint32_t) ra : UINT32_MAX;
+  p->age = (uint32_t) s->age;
 }
 
 /* Record window [start, end) with mark page mark (NO_MARK: none) as
@@ -190,6 +207,12 @@ issue (struct adaptra_engine *e, const struct adaptra_volume *v,
   inserted = adaptra_prefetch_dispatch (e, (struct adaptra_volume *) v,
                                         pf_start, end, mark, s->id, method,
                                         ADAPTRA_PG_READAHEAD);
+  if (mark != NO_MARK && !s->backward) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, mark);
+
+    if (f != ADAPTRA_NO_FRAME)
+      carry_state (e, s, f);
+  }
   adaptra_stats_count_window (&e->stats, method, inserted, at_eof);
   trace (e, adaptra_method_name (method), s->client, s->id, reader, start,
          end - start, mark == NO_MARK ? 0 : end - mark, inserted);
@@ -260,6 +283,20 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
     b->max = s->cap < spare ? s->cap : spare;
 }
 
+/* Rescue the n pages from index: they would be evicted before the
+ * reader gets there.
+ */
+static void
+rescue (struct adaptra_engine *e, int client, uint64_t id, uint64_t index,
+        uint64_t n)
+{
+  uint64_t moved = adaptra_pool_rescue (&e->pool, index, n);
+
+  adaptra_stat_add (&e->stats.readahead_rescue, 1);
+  adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
+  trace (e, "rescue", client, id, index, index, n, 0, moved);
+}
+
 /* The state method's inputs for stream s with the reader at index. */
 static struct adaptra_state_input
 state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
@@ -287,7 +324,6 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
 {
   struct adaptra_state_input in;
   struct adaptra_state_decision d;
-  uint64_t moved;
 
   if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
     *w = adaptra_window_fixed (fixed_pages (e), b);
@@ -302,10 +338,7 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:
-    moved = adaptra_pool_rescue (&e->pool, index, la_old);
-    adaptra_stat_add (&e->stats.readahead_rescue, 1);
-    adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
-    trace (e, "rescue", s->client, s->id, index, index, la_old, 0, moved);
+    rescue (e, s->client, s->id, index, la_old);
     return false;
   case ADAPTRA_STATE_NONE:
     adaptra_stat_add (&e->stats.readahead_shrink, 1);
@@ -354,7 +387,7 @@ new_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
  * page nobody has read yet proves nothing.
  */
 static bool
-read_by_stream (const struct adaptra_engine *e, uint64_t p, uint32_t *id)
+read_by_stream (const struct adaptra_engine *e, uint64_t p, uint64_t *id)
 {
   uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
@@ -377,7 +410,8 @@ stream_of_miss (struct adaptra_engine *e, const struct adaptra_volume *v,
                 struct adaptra_stream **near)
 {
   struct adaptra_stream *s = NULL;
-  uint32_t id, f;
+  uint64_t id;
+  uint32_t f;
 
   /* Pages outside v are another volume's, and name none of its
    * streams.
@@ -502,7 +536,7 @@ start_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
   return NULL;
 }
 
-uint32_t
+uint64_t
 adaptra_readahead_miss (struct adaptra_engine *e,
                         const struct adaptra_volume *v, int client,
                         uint64_t first, uint64_t last, uint64_t index)
@@ -594,8 +628,68 @@ rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
   if (s->backward || p >= s->readahead_index)
     return;
   f = adaptra_pool_lookup (&e->pool, p);
-  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id)
+  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id) {
     e->pool.pages[f].flags |= ADAPTRA_PG_MARK;
+    carry_state (e, s, f);
+  }
+}
+
+/* A forward stream's mark was taken, and the stream has left the table
+ * (pushed out by newer streams, or idle for 10 minutes).  The pages a
+ * client read behind the mark are the evidence that its reader is
+ * back; without such history the read that landed here is not the
+ * stream's (a random read into a window that a finished scan left
+ * behind), and starts nothing.
+ *
+ * With the window size and age that the mark page carries, the stream
+ * resumes where it was: a new stream takes them, the reader's advance
+ * since the window was issued is taken as the window's size (the
+ * marks of successive state windows are about a window apart), and the
+ * state method goes on; the stream is returned.  This is the seed's
+ * stateless (context) path on a mark, and like it, it rescues the
+ * pages ahead when they would be evicted before the reader gets there
+ * (the state method's test, on the carried age).  Every forward mark
+ * carries that state (issue, rearm); a backward window's mark does not
+ * (the reader moves away from the pages above it), and starts nothing.
+ */
+static struct adaptra_stream *
+resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
+        uint64_t first, uint64_t last, uint32_t f,
+        struct adaptra_window_bounds *b)
+{
+  const struct adaptra_page *page = &e->pool.pages[f];
+  uint64_t index = page->page_no;
+  uint64_t window = page->window;
+  uint64_t room = v->end_page - index;
+  uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
+                                          window > b->max
+                                          ? (window < room ? window : room)
+                                          : (b->max < room ? b->max : room),
+                                          false);
+  /* The request's own pages before the mark are the reader's too,
+   * although it has not copied them yet: count the history from the
+   * request's first page.
+   */
+  uint64_t h = history_behind (e, v, first, b) + (index - first);
+  struct adaptra_stream *s;
+
+  if (window == 0 || h <= EVIDENCE * (last - first) ||
+      (s = new_stream (e, v, client, last)) == NULL)
+    return NULL;
+  s->method = page->method;
+  s->readahead_index = index + ahead;
+  s->ra_index = s->readahead_index - v->first_page > window
+    ? s->readahead_index - window : v->first_page;
+  s->lookahead_index = index;
+  s->la_index = index - v->first_page > window
+    ? index - window : v->first_page;
+  /* The clock's low 32 bits: it moved on less than 2^32 ticks, or the
+   * window's pages would be long gone.
+   */
+  s->age = e->pool.clock - (uint32_t) ((uint32_t) e->pool.clock - page->age);
+  s->issue_ns = adaptra_now (e);
+  adaptra_stat_add (&e->stats.streams_resumed, 1);
+  return s;
 }
 
 void
@@ -611,6 +705,8 @@ adaptra_readahead_mark (struct adaptra_engine *e,
   unsigned method;
   uint64_t la_old;
 
+  bool resumed = false;
+
   adaptra_stats_count_return (&e->stats, page->method);
   s = adaptra_streams_get (&e->streams, page->stream_id);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
@@ -619,26 +715,9 @@ adaptra_readahead_mark (struct adaptra_engine *e,
   if (b.max == 0)
     return;
   if (!s) {
-    /* The stream was reaped while its pages waited: the pages behind
-     * the mark that a client read are its history; start again from
-     * the first hole.  Without such history the read that landed here
-     * is not the stream's (a random read into a window that a finished
-     * scan left behind), and starts nothing.
-     */
-    uint64_t room = v->end_page - index;
-    uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
-                                            b.max < room ? b.max : room,
-                                            false);
-    uint64_t h = history_behind (e, v, index, &b);
-
-    if (h <= EVIDENCE * (last - first) || ahead >= b.max
-        || (s = new_stream (e, v, client, last)) == NULL)
+    if ((s = resume (e, v, client, first, last, f, &b)) == NULL)
       return;
-    w = adaptra_window_context (index - v->first_page, h, &b, &method);
-    w.ra = w.ra > ahead ? w.ra - ahead : 0;
-    w.la = w.la < w.ra ? w.la : w.ra;
-    issue_forward (e, v, s, method, index, index + ahead, w, index + ahead);
-    return;
+    resumed = true;
   }
 
   if (s->backward) {
@@ -656,7 +735,7 @@ adaptra_readahead_mark (struct adaptra_engine *e,
   }
 
   la_old = s->readahead_index > index ? s->readahead_index - index : 0;
-  if (!reader_of (s, first, last, &b)) {
+  if (!resumed && !reader_of (s, first, last, &b)) {
     /* Another reader (a random read, say) landed on the mark: issue
      * nothing, but keep a mark ahead for the stream's own reader.
      */

@@ -79,6 +79,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
            "Prefetched pages discarded because a write overlapped them"),
   COUNTER (streams_refused,
            "Streams not tracked because the stream table was full"),
+  COUNTER (streams_resumed,
+           "Streams that left the table and resumed from their mark page"),
   COUNTER (cache_hints, "NBD_CMD_CACHE requests from clients"),
   COUNTER (backend_requests, "Read requests sent to the backend"),
   COUNTER (backend_bytes, "Bytes read from the backend"),

@@ -23,14 +23,18 @@
  *
  * Streams are created only on sequential evidence (core/readahead.c):
  * a random read never takes a slot, so a random scan cannot flush the
- * table.  Idle streams are reaped by time, zfetch style: every request
- * frees the least recently used stream if it has been idle for 2 s,
- * and at the limit a stream idle for 1 s may be reused.  A reaped
- * stream is not lost for good: the context method picks it up again
- * from the pages it left in the pool.
+ * table.  A stream leaves the table when a new one needs its slot and
+ * it is the least recently used, or after ADAPTRA_STREAM_REAP_NS (10
+ * minutes) idle: every request frees the least recently used stream
+ * if it has been idle that long.  (zfetch reaps after 2 s, which
+ * restarts a stream reading every 2.5 s at every window.)  A stream
+ * that left is not lost for good: its look-ahead mark page carries its
+ * window size and age, from which the state method resumes it, and
+ * the context method picks it up from the pages it left in the pool.
  *
- * Ids are (sequence << 16) | slot, so a page stamped with the id of a
- * slot that was since reused does not resolve to the new stream.
+ * Ids are (sequence << 16) | slot with a 48-bit sequence, so a page
+ * stamped with the id of a slot that was since reused does not resolve
+ * to the new stream within any realistic uptime.
  */
 
 #include <config.h>
@@ -153,9 +157,9 @@ adaptra_streams_fini (struct adaptra_streams *t)
 }
 
 struct adaptra_stream *
-adaptra_streams_get (struct adaptra_streams *t, uint32_t id)
+adaptra_streams_get (struct adaptra_streams *t, uint64_t id)
 {
-  uint32_t i = id & (ADAPTRA_STREAMS_MAX - 1);
+  uint32_t i = (uint32_t) (id & (ADAPTRA_STREAMS_MAX - 1));
 
   if (id == 0 || i >= t->nslots || t->slots[i].id != id)
     return NULL;
@@ -229,14 +233,8 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
 
   while (adaptra_streams_reap_one (t, now_ns))
     ;
-  if (t->free_head == NONE) {
-    s = &t->slots[t->lru_tail];
-    if (now_ns - s->atime_ns < ADAPTRA_STREAM_REUSE_NS) {
-      t->refused++;
-      return NULL;
-    }
-    adaptra_streams_free (t, s);
-  }
+  if (t->free_head == NONE)
+    adaptra_streams_free (t, &t->slots[t->lru_tail]);
   i = t->free_head;
   s = &t->slots[i];
   t->free_head = s->lru_next;
@@ -244,9 +242,10 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
 
   memset (s, 0, sizeof *s);
   /* Sequence 0 would give slot 0 the id 0, which means "none". */
-  if (++t->sequence == 0)
+  t->sequence = (t->sequence + 1) & ((UINT64_C (1) << 48) - 1);
+  if (t->sequence == 0)
     t->sequence = 1;
-  s->id = ((uint32_t) t->sequence << 16) | i;
+  s->id = (t->sequence << ADAPTRA_STREAM_SLOT_BITS) | i;
   s->client = client;
   s->next = next;
   s->atime_ns = now_ns;

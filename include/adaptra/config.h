@@ -11,6 +11,7 @@
 #ifndef ADAPTRA_CONFIG_H
 #define ADAPTRA_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,9 @@ struct adaptra_config {
                                    window */
   uint32_t streams;             /* adaptra-streams: stream table size */
   unsigned workers;             /* adaptra-workers: prefetch threads */
+  bool no_data;                 /* not a parameter: the pool keeps page
+                                   metadata only and no byte is copied
+                                   (adaptra-sim, which models reads) */
   /* Optional: one line per read-ahead decision (the seed's traces).
    * Called with the engine lock held: it must not call the engine.
    */

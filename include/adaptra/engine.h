@@ -163,6 +163,15 @@ extern void adaptra_workers_stop (struct adaptra_engine *e);
 extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, int volume,
                                       void *ctx);
 
+/* The k-th queued prefetch job of any volume (0: the oldest; with one
+ * volume, the one run_one runs next): the backend read it will make,
+ * offset in its volume, in bytes.  Returns false when
+ * fewer than k + 1 jobs are queued.  (For adaptra-sim, which models
+ * when each read would complete and runs the job then.)
+ */
+extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
+                                   uint64_t *offset, uint32_t *count);
+
 /* Counters and gauges now. */
 extern void adaptra_stats_snapshot (struct adaptra_engine *e,
                                     struct adaptra_stats *out);
@@ -172,7 +181,7 @@ extern void adaptra_stats_reset (struct adaptra_engine *e);
 
 /* One stream, for the "streams" command.  Positions in bytes. */
 struct adaptra_stream_row {
-  uint32_t id;
+  uint64_t id;
   int client;                   /* client that started it */
   int volume;                   /* volume it reads */
   char volume_name[64];

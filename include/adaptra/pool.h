@@ -41,14 +41,21 @@ enum adaptra_page_flag {
  */
 struct adaptra_page {
   uint64_t page_no;             /* which export page this frame holds */
-  uint64_t stamp;               /* aging clock when it entered inactive */
+  uint64_t stream_id;           /* stream that read it, 0 for none */
   uint32_t hash_next;           /* next frame in the same hash bucket */
   uint32_t lru_prev, lru_next;  /* LRU (or free list) links */
-  uint32_t stream_id;           /* stream that read it, 0 for none */
+  /* On a look-ahead mark page, the state of the stream that set it,
+   * as the seed's mark page carries the stream's window size: the
+   * size in pages of the window it marks, and the low 32 bits of the
+   * aging clock when that window was issued.  A stream that left the
+   * table resumes from them (core/readahead.c).  0 elsewhere.
+   */
+  uint32_t window;
+  uint32_t age;
   uint16_t pins;                /* copies in progress */
-  uint8_t state;                /* enum adaptra_page_state */
   uint8_t flags;                /* enum adaptra_page_flag bits */
-  uint8_t method;               /* read-ahead method that inserted it */
+  uint8_t state : 2;            /* enum adaptra_page_state */
+  uint8_t method : 6;           /* read-ahead method that inserted it */
 };
 
 struct adaptra_lru {
@@ -57,14 +64,15 @@ struct adaptra_lru {
 };
 
 /* Called when a read-ahead page is evicted before anyone read it. */
-typedef void (*adaptra_pool_lost_fn) (void *opaque, uint32_t stream_id,
+typedef void (*adaptra_pool_lost_fn) (void *opaque, uint64_t stream_id,
                                       unsigned method);
 
 struct adaptra_pool {
   size_t page_size;
   unsigned page_shift;
   uint32_t nframes;             /* pages the budget holds */
-  unsigned char *arena;         /* nframes * page_size bytes of data */
+  unsigned char *arena;         /* nframes * page_size bytes of data, or
+                                   NULL for a pool of metadata only */
   struct adaptra_page *pages;   /* nframes descriptors */
   uint32_t *buckets;            /* hash heads, nbuckets entries */
   unsigned bucket_bits;
@@ -79,11 +87,13 @@ struct adaptra_pool {
 };
 
 /* Set up a pool of pool_bytes / 2^page_shift pages.  The data arena
- * is one allocation of at most pool_bytes bytes, never grown.
+ * is one allocation of at most pool_bytes bytes, never grown; with
+ * no_data there is none (adaptra_pool_data returns NULL), and the pool
+ * costs its metadata only: for a simulator that moves no bytes.
  * Returns 0, or -1 with errno set.
  */
 extern int adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
-                              unsigned page_shift);
+                              unsigned page_shift, bool no_data);
 
 /* Free everything the pool allocated. */
 extern void adaptra_pool_fini (struct adaptra_pool *pool);
@@ -101,7 +111,7 @@ extern uint32_t adaptra_pool_lookup (const struct adaptra_pool *pool,
  * flight or pinned.
  */
 extern uint32_t adaptra_pool_insert (struct adaptra_pool *pool,
-                                     uint64_t page_no, uint32_t stream_id,
+                                     uint64_t page_no, uint64_t stream_id,
                                      unsigned method, unsigned flags);
 
 /* The owner of an IN_FLIGHT frame filled its data: make it READY at
@@ -167,11 +177,11 @@ extern uint64_t adaptra_pool_rescue (struct adaptra_pool *pool,
  */
 extern uint64_t adaptra_pool_spare (const struct adaptra_pool *pool);
 
-/* The data of frame f (page_size bytes). */
+/* The data of frame f (page_size bytes); NULL in a pool without data. */
 static inline void *
 adaptra_pool_data (const struct adaptra_pool *pool, uint32_t f)
 {
-  return pool->arena + ((size_t) f << pool->page_shift);
+  return pool->arena ? pool->arena + ((size_t) f << pool->page_shift) : NULL;
 }
 
 #endif /* ADAPTRA_POOL_H */

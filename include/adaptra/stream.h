@@ -21,17 +21,23 @@
 #define ADAPTRA_STREAM_GRANULE_SHIFT 8
 #define ADAPTRA_STREAM_TOLERANCE (UINT64_C (1) << ADAPTRA_STREAM_GRANULE_SHIFT)
 
-/* Idle streams are reaped after 2 s; at the table limit, a stream idle
- * for 1 s may be reused (OpenZFS zfetch's rule).
+/* A stream idle for 10 minutes is reaped.  Slow streams must keep
+ * their state between reads: the seed's case, 1 KB/s read in 4 KiB
+ * requests, reads once every 4 s, and its windows of 10-20 pages in a
+ * crowded pool last 40-80 s; 10 minutes covers a window of 150 pages
+ * at that rate.  Below that, a stream leaves the table only under
+ * pressure: a new stream takes the least recently used slot, and the
+ * stream it pushed out resumes from the state its look-ahead mark page
+ * carries (core/readahead.c).
  */
-#define ADAPTRA_STREAM_REAP_NS UINT64_C (2000000000)
-#define ADAPTRA_STREAM_REUSE_NS UINT64_C (1000000000)
+#define ADAPTRA_STREAM_REAP_NS (UINT64_C (600) * 1000000000)
 
 /* Largest table: ids keep the slot in their low 16 bits. */
 #define ADAPTRA_STREAMS_MAX 65536
+#define ADAPTRA_STREAM_SLOT_BITS 16
 
 struct adaptra_stream {
-  uint32_t id;                  /* (sequence << 16) | slot; 0 when free */
+  uint64_t id;                  /* (sequence << 16) | slot; 0 when free */
   int client;                   /* client that started it */
   int volume;                   /* volume it reads (set by its user) */
   uint8_t method;               /* method of the current window */
@@ -49,6 +55,13 @@ struct adaptra_stream {
   uint64_t hits;                /* its read-ahead pages read since then */
   uint64_t cap;                 /* its own window cap (max=auto), pages */
   uint32_t late;                /* reads that waited for its read-ahead */
+  /* The last of its pages a reader touched, plus one (0: none), and
+   * that reader's client: the next touch of the same page by the same
+   * reader is the same access (core/engine.c).
+   */
+  uint64_t touched;
+  int touched_by;
+
   /* Links: recency list of used slots, and position hash chain. */
   uint32_t lru_prev, lru_next;
   uint32_t hash_prev, hash_next;
@@ -63,8 +76,11 @@ struct adaptra_streams {
   uint32_t lru_head, lru_tail;  /* head = most recently used */
   uint32_t free_head;
   uint32_t active;              /* used slots */
-  uint16_t sequence;            /* makes ids of reused slots differ */
-  uint64_t refused;             /* new streams refused: table full */
+  /* Makes ids of reused slots differ.  48 bits of it fit an id: at a
+   * million new streams a second it wraps after 8.9 years, so a page
+   * never names a later stream that took its stream's slot.
+   */
+  uint64_t sequence;
 };
 
 /* A table of nslots (1..ADAPTRA_STREAMS_MAX) streams.  Returns 0, or -1
@@ -75,7 +91,7 @@ extern void adaptra_streams_fini (struct adaptra_streams *t);
 
 /* The stream with this id, or NULL if it was reaped or reused. */
 extern struct adaptra_stream *adaptra_streams_get (struct adaptra_streams *t,
-                                                   uint32_t id);
+                                                   uint64_t id);
 
 /* The most recently used stream whose expected position is within
  * ADAPTRA_STREAM_TOLERANCE pages of page, or NULL.  O(streams near
@@ -86,8 +102,7 @@ extern struct adaptra_stream *adaptra_streams_find (struct adaptra_streams *t,
 
 /* Start a stream for client, expecting page next.  Frees streams idle
  * for ADAPTRA_STREAM_REAP_NS first; when the table is full, reuses the
- * least recently used one if idle for ADAPTRA_STREAM_REUSE_NS, else
- * refuses (returns NULL and counts it).  The new stream is zeroed
+ * least recently used one.  Never NULL.  The new stream is zeroed
  * apart from id, client, next and atime_ns.
  */
 extern struct adaptra_stream *adaptra_streams_new (struct adaptra_streams *t,

@@ -340,7 +340,7 @@ test_random_read_on_a_mark_issues_nothing (void **state)
    */
   mark += (end - mark) / 2;             /* where rearm puts it */
   assert_true (mark > 64);
-  now_ns += 3 * SEC;
+  now_ns += 601 * SEC;
   before = stats ();
   read_check (mark * PAGE, PAGE);
   drain ();
@@ -536,8 +536,11 @@ test_context_from_history (void **state)
     read_check (UINT64_C (2) * 1024 * 1024 + i * PAGE, PAGE);
     drain ();
   }
-  /* The stream is reaped after 2 s idle ... */
-  now_ns += 3 * SEC;
+  /* The stream is reaped after 10 minutes idle, and its window (whose
+   * mark would resume it) is dropped ...
+   */
+  now_ns += 601 * SEC;
+  adaptra_invalidate (e, volume, (UINT64_C (512) + 32) * PAGE, 64 * PAGE);
   read_check (0, PAGE);
   assert_int_equal (stats ().streams_active, 1);   /* only the new one */
   /* ... and the pool's history starts it again where it went on. */
@@ -557,11 +560,205 @@ test_accelerated_context_from_zero (void **state)
     read_check ((uint64_t) i * PAGE, PAGE);
     drain ();
   }
-  now_ns += 3 * SEC;
+  now_ns += 601 * SEC;
+  adaptra_invalidate (e, volume, 40 * PAGE, 64 * PAGE);
   /* Everything from page 0 is still here: a stream from the start. */
   read_until_window (40);
   assert_string_equal (traces[0].method, "contexta");
   assert_int_equal (stats ().method[ADAPTRA_METHOD_CONTEXTA].readahead, 1);
+}
+
+/* The seed's slow stream: 4 KiB every 2.5 s.  It keeps one stream and
+ * its state from the initial window on; every later window is sized
+ * by the state method.
+ */
+static void
+test_slow_stream_keeps_state (void **state)
+{
+  struct adaptra_client_row row;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 200; i++) {
+    read_check ((uint64_t) i * PAGE, PAGE);
+    drain ();
+    now_ns += 2500000000u;
+  }
+  assert_true (ntraces >= 5);
+  assert_string_equal (traces[0].method, "initial");
+  for (i = 1; i < ntraces; i++)
+    assert_string_equal (traces[i].method, "state");
+  assert_int_equal (adaptra_clients_snapshot (e, &row, 1), 1);
+  assert_int_equal (row.streams_started, 1);
+  assert_int_equal (stats ().cache_miss, 0);
+}
+
+/* Read pages [from, to) n at a time, running prefetch after each. */
+static void
+scan_by (uint64_t from, uint64_t to, uint64_t n)
+{
+  for (; from < to; from += n) {
+    read_check (from * PAGE, n * PAGE);
+    drain ();
+    now_ns += 1000000;
+  }
+}
+
+static void
+scan (uint64_t from, uint64_t to)
+{
+  scan_by (from, to, 1);
+}
+
+/* A full table gives a stream's slot away; when its reader takes the
+ * next mark, the stream resumes from the state the mark page carries
+ * (the state method, not the context method, and no miss), whether
+ * the mark is the first page of the reader's request or not (the
+ * request's pages before the mark count as read).
+ */
+static void
+resume_case (uint64_t n)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats before, after;
+  uint64_t p;
+
+  base_config (&cfg);
+  cfg.streams = 1;
+  restart_engine (&cfg);
+  scan_by (0, 64 * n, n);               /* stream A, state windows */
+  assert_string_equal (traces[ntraces - 1].method, "state");
+  scan_by (2048, 2048 + 12 * n, n);     /* stream B takes A's slot */
+  before = stats ();
+  assert_int_equal (before.streams_active, 1);
+  assert_int_equal (before.streams_resumed, 0);
+  ntraces = 0;
+  for (p = 64 * n; ntraces == 0; p += n) {      /* A reads on */
+    read_check (p * PAGE, n * PAGE);
+    drain ();
+  }
+  after = stats ();
+  assert_int_equal (after.streams_resumed, 1);
+  assert_string_equal (traces[0].method, "state");
+  assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
+                    before.method[ADAPTRA_METHOD_CONTEXT].readahead);
+  assert_int_equal (after.cache_miss, before.cache_miss);
+}
+
+static void
+test_resume_from_mark (void **state)
+{
+  (void) state;
+  resume_case (1);
+}
+
+static void
+test_resume_mark_inside_request (void **state)
+{
+  (void) state;
+  resume_case (4);
+}
+
+/* A resumed stream rescues: its window was issued long before, the
+ * pool aged by most of its pages meanwhile (the age the mark page
+ * carries says so), so the pages ahead of the reader are moved back
+ * to the inactive head instead of a new window.
+ */
+static void
+test_resume_rescues (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats s;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.streams = 1;
+  restart_engine (&cfg);
+  scan (0, 40);
+  /* Other reads take the slot and age the pool by 900 of its 1024
+   * pages (reads two pages apart: random, no stream).
+   */
+  scan (1024, 1034);
+  for (i = 0; i < 900; i++)
+    read_check ((UINT64_C (2100) + 2 * i) * PAGE, PAGE);
+  ntraces = 0;
+  read_until_window (40);
+  s = stats ();
+  assert_int_equal (s.streams_resumed, 1);
+  assert_string_equal (traces[0].method, "rescue");
+  assert_true (s.pgreadahead_rescue > 0);
+}
+
+/* Push everything read so far out of the 1024-page pool: 1200 reads
+ * of single pages two apart (random: no stream, no read-ahead) from
+ * page 1000.  Pages flagged for activation move to the active list on
+ * the way; the flood's own pages are read once each.
+ */
+static uint64_t
+active_after_flood (void)
+{
+  unsigned i;
+
+  for (i = 0; i < 1200; i++)
+    read_check ((UINT64_C (1000) + 2 * i) * PAGE, PAGE);
+  return stats ().pages_active;
+}
+
+/* A scan in small or unaligned requests touches each page several
+ * times in a row: one access, so none of its pages is activated, for
+ * 512-byte reads, 3000-byte reads at an odd offset, and two 512-byte
+ * scans interleaved on one connection.
+ */
+static void
+test_successive_touches_one_access (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t off;
+  unsigned k;
+
+  (void) state;
+  for (off = 0; off < 1024 * 1024; off += 512) {
+    read_check (off, 512);
+    drain ();
+  }
+  assert_int_equal (active_after_flood (), 0);
+
+  base_config (&cfg);
+  restart_engine (&cfg);
+  for (off = 100; off < 1024 * 1024; off += 3000) {
+    read_check (off, 3000);
+    drain ();
+  }
+  assert_int_equal (active_after_flood (), 0);
+
+  restart_engine (&cfg);
+  for (off = 0; off < 512 * 1024; off += 512)
+    for (k = 0; k < 2; k++) {
+      read_check (k * 1024 * 1024 + off, 512);
+      drain ();
+    }
+  assert_int_equal (active_after_flood (), 0);
+}
+
+/* A page read again after another page is reused: it is activated,
+ * and so is a page two clients read.
+ */
+static void
+test_reuse_activates (void **state)
+{
+  int other = adaptra_client_open (e, volume, "other");
+  unsigned char buf[PAGE];
+
+  (void) state;
+  read_check (100 * PAGE, PAGE);
+  read_check (200 * PAGE, PAGE);
+  read_check (100 * PAGE, PAGE);
+  read_check (300 * PAGE, 512);
+  assert_int_equal (adaptra_read (e, other, &client_ctx, buf, 512,
+                                  300 * PAGE + 512), 0);
+  assert_int_equal (active_after_flood (), 2);
+  adaptra_client_close (e, other);
 }
 
 static void
@@ -658,6 +855,126 @@ test_reader_runs_queued_job (void **state)
   assert_int_equal (calls, 1);
   assert_int_equal (s.io_block, 1);
   assert_int_equal (drain (), 0);
+}
+
+/* peek names the queued jobs in the order run_one runs them. */
+static void
+test_prefetch_peek (void **state)
+{
+  uint64_t offset;
+  uint32_t count;
+
+  (void) state;
+  assert_false (adaptra_prefetch_peek (e, 0, &offset, &count));
+  read_check (0, PAGE);                 /* initial window [0, 4) */
+  adaptra_cache_hint (e, client, 1024 * 1024, 65536);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, PAGE);
+  assert_int_equal (count, 3 * PAGE);
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, 1024 * 1024);
+  assert_int_equal (count, 65536);
+  assert_false (adaptra_prefetch_peek (e, 2, &offset, &count));
+  calls = 0;
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  assert_int_equal (calls, 1);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, 1024 * 1024);
+  /* The tail of the export: the read is short. */
+  drain ();
+  adaptra_cache_hint (e, client, DISK - 100, 100);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, DISK - 100 - (DISK - 100) % PAGE);
+  assert_int_equal (count, (DISK - 100) % PAGE + 100);
+}
+
+/* cfg.no_data: the same decisions and counts, no byte copied (the
+ * backend is called with a NULL buffer for pool pages).
+ */
+static unsigned null_reads;
+
+static int
+null_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
+{
+  (void) ctx;
+  (void) count;
+  (void) offset;
+  null_reads += buf == NULL;
+  return 0;
+}
+
+static void
+test_no_data (void **state)
+{
+  const struct adaptra_backend backend = { .pread = null_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_config cfg;
+  struct adaptra_engine *nd;
+  struct adaptra_stats a, b;
+  unsigned char buf[16384];
+  uint64_t off;
+  int c;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.no_data = true;
+  nd = adaptra_engine_new (&cfg, &backend, &clock);
+  assert_non_null (nd);
+  c = adaptra_client_open (nd, adaptra_volume_open (nd, "", DISK, 0), "nd");
+  for (off = 0; off < 2 * 1024 * 1024; off += sizeof buf) {
+    assert_int_equal (adaptra_read (e, client, &client_ctx, buf, sizeof buf,
+                                    off), 0);
+    assert_int_equal (adaptra_read (nd, c, &client_ctx, buf, sizeof buf,
+                                    off), 0);
+    while (adaptra_prefetch_run_one (e, volume, &worker_ctx))
+      ;
+    while (adaptra_prefetch_run_one (nd, 0, &worker_ctx))
+      ;
+  }
+  adaptra_stats_snapshot (e, &a);
+  adaptra_stats_snapshot (nd, &b);
+  assert_int_equal (a.backend_requests, b.backend_requests);
+  assert_int_equal (a.method[ADAPTRA_METHOD_NONE].pgreadahead_hit,
+                    b.method[ADAPTRA_METHOD_NONE].pgreadahead_hit);
+  assert_int_equal (null_reads, b.backend_requests);
+  adaptra_engine_free (nd);
+}
+
+/* A backend of 1 ms + 1 us a byte (1 MB/s), in virtual time. */
+static void
+slow_read (uint64_t offset, uint32_t count)
+{
+  (void) offset;
+  now_ns += 1000000 + (uint64_t) count * 1000;
+}
+
+/* Prefetch in flight is held to a second of the backend's measured
+ * throughput when that is less than an eighth of the pool: here 1 MiB
+ * (four 256K windows; the measured 1 MB/s is less) instead of 2 MiB of
+ * a 16M pool.  Counted with 256K cache hints, which stop at the limit.
+ */
+static void
+test_congestion_by_throughput (void **state)
+{
+  struct adaptra_config cfg;
+  unsigned accepted;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 16 * 1024 * 1024;
+  restart_engine (&cfg);
+  during_read = slow_read;
+  read_check (8 * 1024 * 1024, PAGE);
+  read_check (9 * 1024 * 1024, 65536);
+  read_check (10 * 1024 * 1024, 4 * 65536);
+  drain ();
+  during_read = NULL;
+  for (accepted = 0; accepted < 16; accepted++) {
+    adaptra_cache_hint (e, client, (uint64_t) accepted * 262144, 262144);
+    if (stats ().io_congestion > 0)
+      break;
+  }
+  assert_int_equal (accepted, 5);
 }
 
 /* A write lands while a prefetch is reading. */
@@ -1391,10 +1708,19 @@ main (void)
     T (test_random_reads_next_to_windows),
     T (test_context_from_history),
     T (test_accelerated_context_from_zero),
+    T (test_slow_stream_keeps_state),
+    T (test_successive_touches_one_access),
+    T (test_reuse_activates),
+    T (test_resume_from_mark),
+    T (test_resume_mark_inside_request),
+    T (test_resume_rescues),
     T (test_fixed_mode),
     T (test_mode_off),
     T (test_inflight_dedup),
     T (test_reader_runs_queued_job),
+    T (test_prefetch_peek),
+    T (test_congestion_by_throughput),
+    T (test_no_data),
     T (test_invalidate_during_prefetch),
     T (test_invalidate_ready_pages),
     T (test_failed_prefetch_reader_retries),

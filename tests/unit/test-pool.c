@@ -19,6 +19,8 @@
 #include "adaptra/pool.h"
 
 #define SHIFT 12                /* 4 KiB pages */
+/* The largest method number the 6-bit field must hold. */
+#define ADAPTRA_METHOD_LAST 63
 #define FRAMES 64
 
 static struct adaptra_pool pool;
@@ -27,7 +29,7 @@ static int
 setup (void **state)
 {
   (void) state;
-  return adaptra_pool_init (&pool, (uint64_t) FRAMES << SHIFT, SHIFT);
+  return adaptra_pool_init (&pool, (uint64_t) FRAMES << SHIFT, SHIFT, false);
 }
 
 static int
@@ -126,16 +128,13 @@ test_delayed_activation (void **state)
 }
 
 static void
-test_aging_clock_and_stamps (void **state)
+test_aging_clock (void **state)
 {
-  uint32_t a, b;
-
   (void) state;
-  a = add_ready (10, 0);
-  b = add_ready (11, 0);
+  add_ready (10, 0);
+  assert_int_equal (pool.clock, 1);
+  add_ready (11, 0);
   assert_int_equal (pool.clock, 2);
-  assert_int_equal (pool.pages[a].stamp, 1);
-  assert_int_equal (pool.pages[b].stamp, 2);
   /* In-flight pages do not age the pool until they complete. */
   assert_int_not_equal (adaptra_pool_insert (&pool, 12, 0, 0, 0),
                         ADAPTRA_NO_FRAME);
@@ -161,7 +160,6 @@ test_rescue (void **state)
   /* The rescued pages are now the newest; 100 is the tail. */
   f = adaptra_pool_lookup (&pool, 105);
   assert_int_equal (pool.inactive.head, f);
-  assert_int_equal (pool.pages[f].stamp, pool.clock);
   assert_int_equal (pool.inactive.tail, adaptra_pool_lookup (&pool, 100));
   /* A hole stops the walk. */
   assert_int_equal (adaptra_pool_rescue (&pool, 106, 10), 2);
@@ -273,6 +271,52 @@ test_take_mark (void **state)
   assert_int_equal (adaptra_pool_spare (&pool), FRAMES / 2);
 }
 
+/* A page holds a 64-bit stream id and the mark state whole, and a
+ * reused frame starts with neither.
+ */
+static void
+test_page_fields (void **state)
+{
+  const uint64_t id = (UINT64_C (0xABCDEF012345) << 16) | 3;
+  uint32_t f;
+
+  (void) state;
+  f = adaptra_pool_insert (&pool, 5, id, 2, ADAPTRA_PG_MARK);
+  pool.pages[f].window = 123456;
+  pool.pages[f].age = UINT32_MAX;
+  assert_true (adaptra_pool_complete (&pool, f));
+  assert_int_equal (pool.pages[f].stream_id, id);
+  assert_int_equal (pool.pages[f].method, 2);
+  assert_int_equal (pool.pages[f].state, ADAPTRA_PAGE_READY);
+  adaptra_pool_drop (&pool, f);
+  f = adaptra_pool_insert (&pool, 6, 1, ADAPTRA_METHOD_LAST, 0);
+  assert_int_equal (pool.pages[f].method, ADAPTRA_METHOD_LAST);
+  assert_int_equal (pool.pages[f].state, ADAPTRA_PAGE_IN_FLIGHT);
+  assert_int_equal (pool.pages[f].window, 0);
+  assert_int_equal (pool.pages[f].age, 0);
+}
+
+/* Without data a pool of 2^20 frames (4 GiB of 4 KiB pages) costs its
+ * metadata only and works as any other.
+ */
+static void
+test_no_data (void **state)
+{
+  struct adaptra_pool big;
+  uint32_t f;
+
+  (void) state;
+  assert_int_equal (adaptra_pool_init (&big, UINT64_C (1) << 32, SHIFT, true),
+                    0);
+  assert_int_equal (big.nframes, 1u << 20);
+  assert_null (big.arena);
+  f = adaptra_pool_insert (&big, 99, 0, 0, 0);
+  assert_null (adaptra_pool_data (&big, f));
+  assert_true (adaptra_pool_complete (&big, f));
+  assert_int_equal (adaptra_pool_lookup (&big, 99), f);
+  adaptra_pool_fini (&big);
+}
+
 int
 main (void)
 {
@@ -282,7 +326,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_eviction_order_and_unread,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_delayed_activation, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_aging_clock_and_stamps,
+    cmocka_unit_test_setup_teardown (test_aging_clock,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),
@@ -291,6 +335,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_pinned_never_evicted,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_take_mark, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_page_fields, setup, teardown),
+    cmocka_unit_test (test_no_data),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -41,7 +41,7 @@ static void
 test_get_by_id (void **state)
 {
   struct adaptra_stream *s;
-  uint32_t id;
+  uint64_t id;
 
   (void) state;
   s = adaptra_streams_new (&table, 3, 100, 0);
@@ -111,40 +111,78 @@ test_most_recent_wins (void **state)
 static void
 test_reap_idle (void **state)
 {
+  const uint64_t reap = ADAPTRA_STREAM_REAP_NS;
   struct adaptra_stream *a, *b;
 
   (void) state;
+  assert_true (reap >= 600 * SEC);
   a = adaptra_streams_new (&table, 1, 1000, 0);
   b = adaptra_streams_new (&table, 1, 9000, 0);
   adaptra_streams_advance (&table, b, 9000, 9001, SEC);
-  assert_false (adaptra_streams_reap_one (&table, 2 * SEC - 1));
-  assert_true (adaptra_streams_reap_one (&table, 2 * SEC));
+  /* A stream reading every 2.5 s (or every minute) keeps its state. */
+  assert_false (adaptra_streams_reap_one (&table, 3 * SEC));
+  assert_false (adaptra_streams_reap_one (&table, 60 * SEC));
+  assert_false (adaptra_streams_reap_one (&table, reap - 1));
+  assert_true (adaptra_streams_reap_one (&table, reap));
   assert_int_equal (a->id, 0);
-  assert_false (adaptra_streams_reap_one (&table, 2 * SEC));
+  assert_false (adaptra_streams_reap_one (&table, reap));
   assert_int_equal (table.active, 1);
-  assert_true (adaptra_streams_reap_one (&table, 3 * SEC));
+  assert_true (adaptra_streams_reap_one (&table, reap + SEC));
   assert_int_equal (table.active, 0);
-  assert_false (adaptra_streams_reap_one (&table, 100 * SEC));
+  assert_false (adaptra_streams_reap_one (&table, 100 * reap));
 }
 
+/* A full table gives the least recently used slot to a new stream,
+ * however recently that stream read: its state lives on in its pages.
+ */
 static void
 test_full_table (void **state)
 {
-  struct adaptra_stream *s;
-  uint64_t i;
+  struct adaptra_stream *s, *oldest;
+  uint64_t i, old_id;
 
   (void) state;
   for (i = 0; i < 4; i++)
     assert_non_null (adaptra_streams_new (&table, 1, i * 10000, i));
-  /* Everybody was busy less than 1 s ago: refuse. */
-  assert_null (adaptra_streams_new (&table, 1, 99999, SEC / 2));
-  assert_int_equal (table.refused, 1);
-  /* The oldest has been idle for 1 s: reuse it. */
-  s = adaptra_streams_new (&table, 2, 99999, SEC);
+  oldest = adaptra_streams_find (&table, 0);
+  old_id = oldest->id;
+  adaptra_streams_advance (&table, oldest, 0, 1, 10);   /* now the newest */
+  s = adaptra_streams_new (&table, 2, 99999, 11);
   assert_non_null (s);
   assert_int_equal (table.active, 4);
-  assert_null (adaptra_streams_find (&table, 0));
+  /* Stream 1 (idle since t = 1 ns) went, stream 0 stayed. */
+  assert_null (adaptra_streams_find (&table, 10000));
+  assert_ptr_equal (adaptra_streams_get (&table, old_id), oldest);
   assert_ptr_equal (adaptra_streams_find (&table, 99999), s);
+}
+
+/* Ids do not alias: 70000 streams through one slot (more than the 16
+ * bits the sequence once had) all get new ids, and the sequence wraps
+ * past 48 bits to 1, never to an id of 0.
+ */
+static void
+test_id_space (void **state)
+{
+  struct adaptra_streams one;
+  struct adaptra_stream *s;
+  uint64_t first, i;
+
+  (void) state;
+  assert_int_equal (adaptra_streams_init (&one, 1), 0);
+  s = adaptra_streams_new (&one, 0, 0, 0);
+  first = s->id;
+  for (i = 1; i < 70000; i++) {
+    s = adaptra_streams_new (&one, 0, i, i);
+    assert_int_not_equal (s->id, first);
+    assert_null (adaptra_streams_get (&one, first));
+  }
+  assert_int_equal (s->id >> ADAPTRA_STREAM_SLOT_BITS, 70000);
+  one.sequence = (UINT64_C (1) << 48) - 2;
+  s = adaptra_streams_new (&one, 0, 0, i);
+  assert_int_equal (s->id, ((UINT64_C (1) << 48) - 1) << 16);
+  s = adaptra_streams_new (&one, 0, 0, i + 1);
+  assert_int_equal (s->id, UINT64_C (1) << 16);
+  adaptra_streams_fini (&one);
 }
 
 static void
@@ -166,6 +204,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_most_recent_wins, setup4, teardown),
     cmocka_unit_test_setup_teardown (test_reap_idle, setup4, teardown),
     cmocka_unit_test_setup_teardown (test_full_table, setup4, teardown),
+    cmocka_unit_test (test_id_space),
     cmocka_unit_test (test_bad_size),
   };
 

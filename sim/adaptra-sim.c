@@ -1,0 +1,1249 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* adaptra-sim: the adaptra engine in virtual time.
+ *
+ * The program links the engine the filter links (libadaptra-core.a)
+ * and drives it as the filter does, with three things replaced:
+ *
+ *   clock     a virtual one (struct sim.now), so an hour of slow
+ *             streams runs in seconds;
+ *   backend   a model (simlib.c: the bench's remote or disk model)
+ *             that says when each read would complete; no byte moves,
+ *             the pool keeps page metadata only (cfg.no_data);
+ *   workers   simulated: when a virtual worker is free it takes the
+ *             oldest queued job not yet taken (adaptra_prefetch_peek),
+ *             the model books its read, and at the virtual time the
+ *             read completes the job runs (adaptra_prefetch_run_one),
+ *             which fills its pages as a worker thread would.
+ *
+ * Everything else -- streams, windows, marks, the pool's LRU lists,
+ * eviction, rescue, the congestion limit -- is the engine's own code.
+ *
+ * Time inside a read: the engine samples the clock before and after
+ * each backend read (for the bandwidth-delay estimate), so the model
+ * moves the clock to the read's completion inside pread.  A client's
+ * request then ends at the latest completion of its reads; the event
+ * loop puts the clock back to the request's start afterwards, so a
+ * request's decisions take effect at the time it was made.
+ *
+ * Simplifications, each a few percent at most on the figures:
+ * completions are first in, first out (both models serve requests in
+ * arrival order anyway); the engine splits a large window across
+ * workers only when threads run (nworkers), so here each window is one
+ * job; a reader that needs a page of a job a worker has taken waits
+ * for that job's completion, but the pages are ready for everyone from
+ * the moment it asked.
+ *
+ * The engine calls are all in the "engine adapter" section below.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "adaptra/config.h"
+#include "adaptra/engine.h"
+#include "adaptra/stats.h"
+#include "adaptra/window.h"
+#include "simlib.h"
+
+#define PROG "adaptra-sim"
+#define MAX_WORKLOADS 16
+#define MAX_SWEEP 32
+#define SEC UINT64_C (1000000000)
+/* Largest client request: NBD's usual 32 MiB. */
+#define REQ_MAX (32 * 1024 * 1024)
+/* Region of a random workload without an explicit span. */
+#define RANDOM_SPAN_DEFAULT (UINT64_C (16) << 30)
+/* Streams start evenly over this many seconds unless told otherwise:
+ * the bench's W5-seed readers start after a random 0-10 s sleep
+ * (scripts/bench/paced-streams.c --spread 10).
+ */
+#define RAMP_DEFAULT_NS (UINT64_C (10) * SEC)
+/* Points in a --plot. */
+#define PLOT_POINTS 400
+
+enum wl_kind { WL_STREAMS, WL_RANDOM };
+
+struct workload {
+  enum wl_kind kind;
+  uint64_t n;                   /* streams */
+  uint64_t rate;                /* streams: bytes per second each */
+  uint64_t iops;                /* random */
+  uint64_t req;                 /* bytes per read */
+  uint64_t span;                /* random: bytes of its region */
+  uint64_t base;                /* first byte of its region(s) */
+  uint64_t region;              /* streams: bytes per stream */
+  uint64_t ramp_ns;             /* streams: first reads spread over it */
+};
+
+struct options {
+  struct adaptra_config cfg;    /* pool, page, min, max, ratio, mode... */
+  const char *backend;
+  struct sim_model model;
+  struct workload wl[MAX_WORKLOADS];
+  size_t nwl;
+  const char *trace;
+  uint64_t duration_ns;
+  bool duration_set;
+  bool json;
+  const char *plot;
+  uint64_t sweep[MAX_SWEEP];
+  size_t nsweep;
+  uint64_t seed;
+};
+
+static void
+die (const char *fmt, ...) __attribute__ ((format (printf, 1, 2), noreturn));
+
+static void
+die (const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf (stderr, PROG ": ");
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  exit (EXIT_FAILURE);
+}
+
+/* ------------------------------------------------------------------ */
+/* Simulation state. */
+
+struct sim_ctx {
+  int worker;                   /* -1: a client */
+};
+
+struct worker {
+  bool busy;
+  bool stolen;                  /* a reader ran its job meanwhile */
+  uint64_t offset;
+  uint32_t count;
+  uint64_t start, done;
+  struct sim_ctx ctx;
+};
+
+enum ev_kind { EV_STREAM, EV_RANDOM, EV_TRACE, EV_WORKER, EV_SAMPLE };
+
+struct event {
+  uint64_t t;
+  uint64_t seq;                 /* ties: first scheduled first */
+  uint32_t kind;
+  uint32_t idx;
+};
+
+struct reader {
+  uint64_t start, end;          /* its region */
+  uint64_t next;                /* next offset */
+  uint64_t due;                 /* when its next read is scheduled */
+  uint64_t interval;            /* between reads */
+  uint32_t req;
+  int client;
+};
+
+struct random_gen {
+  int client;
+  uint64_t rng;
+};
+
+struct trace {
+  struct sim_record *rec;
+  size_t n, pos;
+  uint64_t t0;                  /* first record's time */
+  uint64_t end;                 /* highest byte touched */
+  uint64_t *conns;              /* conn number of client i */
+  int *clients;
+  size_t nconns;
+};
+
+struct result {
+  uint64_t pool_bytes;
+  struct adaptra_stats st;
+  uint64_t requests, hits;
+  double mean_ms, p99_ms, wall_s, virtual_s;
+};
+
+struct sim {
+  const struct options *o;
+  struct adaptra_engine *e;
+  int volume;                   /* the one volume every client reads */
+  uint64_t now;                 /* the virtual clock */
+  uint64_t end;                 /* stop time */
+  struct sim_model model;
+  uint64_t export_size;
+  struct worker *workers;
+  unsigned nworkers;
+  uint64_t last_done;           /* FIFO completion */
+  int64_t running_worker;       /* worker whose job runs now, or -1 */
+  struct sim_ctx client_ctx;
+  /* The request in progress. */
+  bool waited;
+  uint64_t req_done;
+  unsigned char *buf;
+  /* Events: a binary heap. */
+  struct event *heap;
+  size_t nheap, capheap;
+  uint64_t seq;
+  struct reader *readers;
+  size_t nreaders;
+  struct random_gen random[MAX_WORKLOADS];
+  struct trace trace;
+  /* Results. */
+  uint64_t requests, hits;
+  struct sim_latency lat;
+  FILE *plot;
+  struct adaptra_stream_row *rows;
+  size_t nrows;
+};
+
+/* The engine's backend and clock see the one simulation running. */
+static struct sim *S;
+
+/* ------------------------------------------------------------------ */
+/* Engine adapter: every call into the engine is here.  The rest of the
+ * program speaks of offsets, bytes and client numbers.
+ */
+
+static uint64_t
+sim_now (void *opaque)
+{
+  (void) opaque;
+  return S->now;
+}
+
+static int sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset);
+
+/* Check and apply the configuration; a refusal names the option as
+ * the engine names the filter's parameter ("adaptra-page=3000 ..."
+ * becomes "--page=3000 ...").
+ */
+static void
+engine_check (const struct adaptra_config *cfg)
+{
+  char why[256], out[256];
+  const char *p;
+  size_t n = 0;
+
+  if (adaptra_config_check (cfg, why, sizeof why) == 0)
+    return;
+  for (p = why; *p && n + 3 < sizeof out; ) {
+    if (strncmp (p, "adaptra-", 8) == 0) {
+      out[n++] = '-';
+      out[n++] = '-';
+      p += 8;
+    }
+    else
+      out[n++] = *p++;
+  }
+  out[n] = '\0';
+  die ("%s", out);
+}
+
+static void
+engine_open (struct sim *s, uint64_t pool_bytes)
+{
+  const struct adaptra_backend backend = { .pread = sim_pread };
+  const struct adaptra_clock clock = { .now_ns = sim_now };
+  struct adaptra_config cfg = s->o->cfg;
+
+  cfg.pool_bytes = pool_bytes;
+  cfg.no_data = true;
+  engine_check (&cfg);
+  s->e = adaptra_engine_new (&cfg, &backend, &clock);
+  if (!s->e)
+    die ("cannot create the engine: %s", strerror (errno));
+  s->volume = adaptra_volume_open (s->e, "sim", s->export_size, 0);
+  if (s->volume < 0)
+    die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
+         strerror (errno));
+}
+
+static int
+engine_client (struct sim *s, const char *name)
+{
+  int c = adaptra_client_open (s->e, s->volume, name);
+
+  if (c < 0)
+    die ("out of memory");
+  return c;
+}
+
+static int
+engine_read (struct sim *s, int client, uint64_t offset, uint32_t count)
+{
+  return adaptra_read (s->e, client, &s->client_ctx, s->buf, count, offset);
+}
+
+static void
+engine_invalidate (struct sim *s, uint64_t offset, uint64_t count)
+{
+  adaptra_invalidate (s->e, s->volume, offset, count);
+}
+
+static bool
+engine_peek_job (struct sim *s, size_t k, uint64_t *offset, uint32_t *count)
+{
+  return adaptra_prefetch_peek (s->e, k, offset, count);
+}
+
+static bool
+engine_run_job (struct sim *s, struct worker *w)
+{
+  return adaptra_prefetch_run_one (s->e, s->volume, &w->ctx);
+}
+
+static void
+engine_stats (struct sim *s, struct adaptra_stats *st)
+{
+  adaptra_stats_snapshot (s->e, st);
+}
+
+/* Mean window of the live streams, in bytes, and their number. */
+static double
+engine_mean_window (struct sim *s, size_t *nstreams)
+{
+  size_t i, n = adaptra_streams_snapshot (s->e, s->rows, s->nrows);
+  double sum = 0;
+
+  for (i = 0; i < n; i++)
+    sum += (double) s->rows[i].window_bytes;
+  *nstreams = n;
+  return n ? sum / (double) n : 0;
+}
+
+static void
+engine_close (struct sim *s)
+{
+  adaptra_engine_free (s->e);
+  s->e = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The backend model, as the engine's pread. */
+
+static struct worker *
+started_job (struct sim *s, uint64_t offset, uint32_t count)
+{
+  unsigned i;
+
+  for (i = 0; i < s->nworkers; i++) {
+    struct worker *w = &s->workers[i];
+
+    if (w->busy && !w->stolen && w->offset == offset && w->count == count)
+      return w;
+  }
+  return NULL;
+}
+
+static int
+sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
+{
+  const struct sim_ctx *c = ctx;
+  struct worker *w;
+  uint64_t done;
+
+  (void) buf;
+  if (c->worker >= 0) {
+    /* A worker's job, run at its completion time. */
+    w = &S->workers[c->worker];
+    if (c->worker != S->running_worker || w->offset != offset ||
+        w->count != count)
+      die ("internal error: job %" PRIu64 "+%" PRIu32 " ran for worker %d, "
+           "which read %" PRIu64 "+%" PRIu32, offset, count, c->worker,
+           w->offset, w->count);
+    S->now = w->done;
+    return 0;
+  }
+  /* A client's own read, or a queued job it needs and runs itself: if
+   * a worker already took that job, the client waits for it.
+   */
+  S->waited = true;
+  w = started_job (S, offset, count);
+  if (w) {
+    w->stolen = true;
+    done = w->done;
+  }
+  else
+    done = sim_model_read (&S->model, S->now, offset, count);
+  if (done > S->req_done)
+    S->req_done = done;
+  S->now = done;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events. */
+
+static bool
+ev_before (const struct event *a, const struct event *b)
+{
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void
+ev_push (struct sim *s, uint64_t t, enum ev_kind kind, size_t idx)
+{
+  struct event ev = { .t = t, .seq = s->seq++, .kind = kind,
+                      .idx = (uint32_t) idx };
+  size_t i;
+
+  if (s->nheap == s->capheap) {
+    size_t cap = s->capheap ? 2 * s->capheap : 1024;
+    struct event *h = realloc (s->heap, cap * sizeof *h);
+
+    if (!h)
+      die ("out of memory");
+    s->heap = h;
+    s->capheap = cap;
+  }
+  i = s->nheap++;
+  while (i > 0 && ev_before (&ev, &s->heap[(i - 1) / 2])) {
+    s->heap[i] = s->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  s->heap[i] = ev;
+}
+
+static struct event
+ev_pop (struct sim *s)
+{
+  struct event top = s->heap[0], last = s->heap[--s->nheap];
+  size_t i = 0;
+
+  for (;;) {
+    size_t c = 2 * i + 1;
+
+    if (c >= s->nheap)
+      break;
+    if (c + 1 < s->nheap && ev_before (&s->heap[c + 1], &s->heap[c]))
+      c++;
+    if (!ev_before (&s->heap[c], &last))
+      break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (s->nheap > 0)
+    s->heap[i] = last;
+  return top;
+}
+
+/* Free virtual workers take the oldest queued jobs not yet taken. */
+static void
+start_workers (struct sim *s)
+{
+  size_t taken = 0;
+  unsigned i;
+
+  for (i = 0; i < s->nworkers; i++)
+    taken += s->workers[i].busy && !s->workers[i].stolen;
+  for (i = 0; i < s->nworkers; i++) {
+    struct worker *w = &s->workers[i];
+
+    if (w->busy)
+      continue;
+    if (!engine_peek_job (s, taken, &w->offset, &w->count))
+      return;
+    w->busy = true;
+    w->stolen = false;
+    w->start = s->now;
+    w->done = sim_model_read (&s->model, s->now, w->offset, w->count);
+    if (w->done < s->last_done)
+      w->done = s->last_done;
+    s->last_done = w->done;
+    ev_push (s, w->done, EV_WORKER, i);
+    taken++;
+  }
+}
+
+static void
+finish_worker (struct sim *s, size_t i)
+{
+  struct worker *w = &s->workers[i];
+
+  if (!w->stolen) {
+    s->now = w->start;
+    s->running_worker = (int64_t) i;
+    if (!engine_run_job (s, w))
+      die ("internal error: worker %zu found no job", i);
+    s->running_worker = -1;
+  }
+  w->busy = false;
+}
+
+/* One client read now; returns when it completed. */
+static uint64_t
+client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
+{
+  uint64_t t = s->now;
+  int err;
+
+  s->waited = false;
+  s->req_done = t;
+  err = engine_read (s, client, offset, count);
+  if (err)
+    die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
+         count, offset, strerror (err));
+  s->now = t;
+  s->requests++;
+  s->hits += !s->waited;
+  if (sim_latency_add (&s->lat, (double) (s->req_done - t) / 1e6) == -1)
+    die ("out of memory");
+  return s->req_done;
+}
+
+static void
+on_stream (struct sim *s, size_t i)
+{
+  struct reader *r = &s->readers[i];
+  uint64_t done;
+
+  if (r->next + r->req > r->end)
+    r->next = r->start;         /* the region ran out: read it again */
+  done = client_read (s, r->client, r->next, r->req);
+  r->next += r->req;
+  /* Keep the schedule, but do not catch up with a burst after a slow
+   * read (as the bench's paced streams): a stream a period behind
+   * starts its schedule again from the completion.
+   */
+  r->due += r->interval;
+  if (r->due + r->interval < done)
+    r->due = done;
+  ev_push (s, done > r->due ? done : r->due, EV_STREAM, i);
+}
+
+static void
+on_random (struct sim *s, size_t k)
+{
+  const struct workload *w = &s->o->wl[k];
+  struct random_gen *g = &s->random[k];
+  uint64_t slots = w->span / w->req;
+  uint64_t off = w->base + (sim_random (&g->rng) % slots) * w->req;
+  /* Poisson arrivals: exponential gaps of mean 1/iops. */
+  double u = ((double) (sim_random (&g->rng) >> 11) + 0.5) / 9007199254740992.0;
+
+  client_read (s, g->client, off, (uint32_t) w->req);
+  ev_push (s, s->now + (uint64_t) (-log (u) * 1e9 / (double) w->iops),
+           EV_RANDOM, k);
+}
+
+static int
+trace_client (struct sim *s, uint64_t conn)
+{
+  struct trace *t = &s->trace;
+  char name[32];
+  size_t i;
+
+  for (i = 0; i < t->nconns; i++)
+    if (t->conns[i] == conn)
+      return t->clients[i];
+  t->conns = realloc (t->conns, (t->nconns + 1) * sizeof *t->conns);
+  t->clients = realloc (t->clients, (t->nconns + 1) * sizeof *t->clients);
+  if (!t->conns || !t->clients)
+    die ("out of memory");
+  snprintf (name, sizeof name, "trace-%" PRIu64, conn);
+  t->conns[t->nconns] = conn;
+  t->clients[t->nconns] = engine_client (s, name);
+  return t->clients[t->nconns++];
+}
+
+static void
+on_trace (struct sim *s)
+{
+  struct trace *t = &s->trace;
+  const struct sim_record *r = &t->rec[t->pos++];
+
+  if (r->op == SIM_OP_READ) {
+    uint64_t off = r->offset, left = r->length;
+
+    /* A request larger than NBD allows is replayed in pieces. */
+    while (left > 0) {
+      uint32_t n = left > REQ_MAX ? REQ_MAX : (uint32_t) left;
+
+      client_read (s, trace_client (s, r->conn), off, n);
+      off += n;
+      left -= n;
+    }
+  }
+  else if (r->op == SIM_OP_WRITE && r->length > 0) {
+    sim_model_read (&s->model, s->now, r->offset, r->length);
+    engine_invalidate (s, r->offset, r->length);
+  }
+  if (t->pos < t->n)
+    ev_push (s, t->rec[t->pos].t_ns - t->t0, EV_TRACE, 0);
+}
+
+static void
+on_sample (struct sim *s)
+{
+  struct adaptra_stats st;
+  size_t nstreams;
+  double window = engine_mean_window (s, &nstreams);
+  uint64_t used, all;
+
+  engine_stats (s, &st);
+  used = st.pages_inactive + st.pages_active + st.pages_in_flight;
+  all = used + st.pages_free;
+  fprintf (s->plot, "%.3f %.3f %.2f %zu\n", (double) s->now / 1e9,
+           window / 1024, all ? 100.0 * (double) used / (double) all : 0,
+           nstreams);
+  ev_push (s, s->now + s->end / PLOT_POINTS, EV_SAMPLE, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up and one run. */
+
+static void
+load_trace (struct trace *t, const char *path)
+{
+  gzFile f = gzopen (path, "rb");
+  char line[4096];
+  size_t cap = 0, lineno = 0;
+
+  if (!f)
+    die ("--trace=%s: %s", path, strerror (errno ? errno : ENOENT));
+  while (gzgets (f, line, sizeof line)) {
+    struct sim_record r;
+    int k;
+
+    lineno++;
+    line[strcspn (line, "\r\n")] = '\0';
+    k = sim_trace_parse_line (line, &r);
+    if (k == -1)
+      die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,conn "
+           "nor an nbdkit log filter line: %.60s", path, lineno, line);
+    if (k == 0)
+      continue;
+    if (t->n > 0 && r.t_ns < t->rec[t->n - 1].t_ns)
+      r.t_ns = t->rec[t->n - 1].t_ns;   /* keep time monotonic */
+    if (t->n == cap) {
+      cap = cap ? 2 * cap : 4096;
+      t->rec = realloc (t->rec, cap * sizeof *t->rec);
+      if (!t->rec)
+        die ("out of memory");
+    }
+    if (r.offset + r.length > t->end)
+      t->end = r.offset + r.length;
+    t->rec[t->n++] = r;
+  }
+  gzclose (f);
+  if (t->n == 0)
+    die ("--trace=%s: no read or write in it", path);
+  t->t0 = t->rec[0].t_ns;
+}
+
+static uint64_t
+round_up (uint64_t v, uint64_t to)
+{
+  return (v + to - 1) / to * to;
+}
+
+/* Lay the workloads out: the trace at its own offsets, then each
+ * workload in its own region, streams one region each, long enough
+ * for the whole run.
+ */
+static uint64_t
+layout (struct options *o, uint64_t trace_end)
+{
+  uint64_t at = round_up (trace_end, 1 << 20);
+  size_t i;
+
+  for (i = 0; i < o->nwl; i++) {
+    struct workload *w = &o->wl[i];
+
+    w->base = at;
+    if (w->kind == WL_STREAMS) {
+      double bytes = (double) w->rate * (double) o->duration_ns / 1e9;
+
+      w->region = round_up ((uint64_t) bytes + w->req, 1 << 20);
+      at += w->region * w->n;
+    }
+    else
+      at += w->span;
+  }
+  return at;
+}
+
+/* Plot the samples (time, mean window KiB, pool use %, streams) with
+ * gnuplot into path (PNG).
+ */
+static void
+write_plot (FILE *data, const char *path, uint64_t pool, const char *mode)
+{
+  char name[] = "/tmp/adaptra-sim-XXXXXX";
+  char buf[4096];
+  size_t n;
+  FILE *out, *g;
+  int fd;
+
+  fd = mkstemp (name);
+  if (fd == -1 || (out = fdopen (fd, "w")) == NULL)
+    die ("--plot: cannot create a temporary file: %s", strerror (errno));
+  rewind (data);
+  while ((n = fread (buf, 1, sizeof buf, data)) > 0)
+    fwrite (buf, 1, n, out);
+  fclose (out);
+  g = popen ("gnuplot", "w");
+  if (!g)
+    die ("--plot: cannot run gnuplot: %s", strerror (errno));
+  fprintf (g,
+           "set terminal pngcairo size 1000,500\n"
+           "set output '%s'\n"
+           "set title 'adaptra-sim: pool %" PRIu64 " MiB, %s'\n"
+           "set xlabel 'virtual time (s)'\n"
+           "set ylabel 'mean window (KiB)'\n"
+           "set y2label 'pool in use (%%)'\n"
+           "set y2range [0:105]\n"
+           "set ytics nomirror\n"
+           "set y2tics\n"
+           "set key bottom right\n"
+           "plot '%s' using 1:2 with lines title 'mean window of live "
+           "streams', '' using 1:3 axes x1y2 with lines "
+           "title 'pool pages in use'\n",
+           path, pool >> 20, mode, name);
+  if (pclose (g) != 0) {
+    unlink (name);
+    die ("--plot=%s: gnuplot failed", path);
+  }
+  unlink (name);
+}
+
+static void
+run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
+     const struct trace *trace, struct result *res)
+{
+  struct sim s;
+  struct timespec t0, t1;
+  size_t i, k, max_req = 0;
+
+  memset (&s, 0, sizeof s);
+  S = &s;
+  s.o = o;
+  s.model = o->model;
+  s.model.size = export_size;
+  s.export_size = export_size;
+  s.end = o->duration_ns;
+  s.client_ctx.worker = -1;
+  s.running_worker = -1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  engine_open (&s, pool_bytes);
+
+  s.nworkers = o->cfg.workers ? o->cfg.workers : 1;
+  s.workers = calloc (s.nworkers, sizeof *s.workers);
+  for (i = 0; s.workers && i < s.nworkers; i++)
+    s.workers[i].ctx.worker = (int) i;
+  s.nrows = o->cfg.streams;
+  s.rows = calloc (s.nrows, sizeof *s.rows);
+  for (i = 0; i < o->nwl; i++)
+    if (o->wl[i].kind == WL_STREAMS)
+      s.nreaders += o->wl[i].n;
+  s.readers = calloc (s.nreaders ? s.nreaders : 1, sizeof *s.readers);
+  if (!s.workers || !s.rows || !s.readers)
+    die ("out of memory");
+
+  for (i = 0, k = 0; i < o->nwl; i++) {
+    const struct workload *w = &o->wl[i];
+    uint64_t j;
+
+    if (w->req > max_req)
+      max_req = w->req;
+    if (w->kind == WL_RANDOM) {
+      s.random[i].client = engine_client (&s, "random");
+      s.random[i].rng = o->seed * 2654435761u + i + 1;
+      ev_push (&s, 0, EV_RANDOM, i);
+      continue;
+    }
+    for (j = 0; j < w->n; j++, k++) {
+      struct reader *r = &s.readers[k];
+      char name[32];
+
+      snprintf (name, sizeof name, "stream-%zu", k);
+      r->client = engine_client (&s, name);
+      r->start = r->next = w->base + j * w->region;
+      r->end = r->start + w->region;
+      r->req = (uint32_t) w->req;
+      r->interval = (uint64_t) ((double) w->req * 1e9 / (double) w->rate);
+      /* Spread the first reads evenly over the ramp. */
+      r->due = (uint64_t) ((double) w->ramp_ns * (double) j /
+                           (double) w->n);
+      ev_push (&s, r->due, EV_STREAM, k);
+    }
+  }
+  if (trace) {
+    s.trace = *trace;
+    s.trace.pos = 0;
+    s.trace.conns = NULL;
+    s.trace.clients = NULL;
+    s.trace.nconns = 0;
+    max_req = REQ_MAX;
+    ev_push (&s, 0, EV_TRACE, 0);
+  }
+  s.buf = malloc (max_req);
+  if (!s.buf)
+    die ("out of memory");
+  if (o->plot) {
+    s.plot = tmpfile ();
+    if (!s.plot)
+      die ("--plot: cannot create a temporary file: %s", strerror (errno));
+    ev_push (&s, 0, EV_SAMPLE, 0);
+  }
+
+  while (s.nheap > 0) {
+    struct event ev = ev_pop (&s);
+
+    if (ev.t > s.end)
+      break;
+    s.now = ev.t;
+    switch ((enum ev_kind) ev.kind) {
+    case EV_STREAM: on_stream (&s, ev.idx); break;
+    case EV_RANDOM: on_random (&s, ev.idx); break;
+    case EV_TRACE: on_trace (&s); break;
+    case EV_WORKER: finish_worker (&s, ev.idx); break;
+    case EV_SAMPLE: on_sample (&s); break;
+    }
+    start_workers (&s);
+  }
+
+  engine_stats (&s, &res->st);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  res->pool_bytes = pool_bytes;
+  res->requests = s.requests;
+  res->hits = s.hits;
+  res->mean_ms = sim_latency_mean (&s.lat);
+  res->p99_ms = sim_latency_percentile (&s.lat, 99);
+  res->wall_s = (double) (t1.tv_sec - t0.tv_sec) +
+    (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  res->virtual_s = (double) s.end / 1e9;
+  if (s.plot) {
+    write_plot (s.plot, o->plot, pool_bytes, adaptra_mode_name (o->cfg.mode));
+    fclose (s.plot);
+  }
+  engine_close (&s);
+  sim_latency_free (&s.lat);
+  free (s.trace.conns);
+  free (s.trace.clients);
+  free (s.buf);
+  free (s.heap);
+  free (s.readers);
+  free (s.rows);
+  free (s.workers);
+  S = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Results. */
+
+static double
+pct (uint64_t a, uint64_t b)
+{
+  return b ? 100.0 * (double) a / (double) b : 0;
+}
+
+struct figures {
+  double hit, ra_hit, ra_settled, ra_pending, unread, ampl;
+  uint64_t ra_pages, ra_hits, unread_pages, windows;
+};
+
+static void
+figures_of (const struct result *r, struct figures *f)
+{
+  const struct adaptra_method_stats *all =
+    &r->st.method[ADAPTRA_METHOD_NONE];
+  uint64_t settled, pending;
+
+  f->ra_pages = all->pgreadahead;
+  f->ra_hits = all->pgreadahead_hit;
+  f->unread_pages = r->st.evicted_unread;
+  f->windows = all->readahead;
+  settled = f->ra_hits + f->unread_pages;
+  pending = f->ra_pages > settled ? f->ra_pages - settled : 0;
+  f->hit = pct (r->hits, r->requests);
+  f->ra_hit = pct (f->ra_hits, f->ra_pages);
+  f->ra_settled = pct (f->ra_hits, settled);
+  f->ra_pending = pct (pending, f->ra_pages);
+  f->unread = pct (f->unread_pages, f->ra_pages);
+  f->ampl = r->st.client_bytes
+    ? (double) r->st.backend_bytes / (double) r->st.client_bytes : 0;
+}
+
+static void
+print_json (const struct options *o, const struct result *r)
+{
+  struct figures f;
+
+  figures_of (r, &f);
+  printf ("{\"pool_bytes\": %" PRIu64 ", \"page_bytes\": %" PRIu32
+          ", \"mode\": \"%s\", \"backend\": \"%s\", \"virtual_s\": %.3f"
+          ", \"client_requests\": %" PRIu64 ", \"client_bytes\": %" PRIu64
+          ", \"backend_requests\": %" PRIu64 ", \"backend_bytes\": %" PRIu64
+          ", \"hit_pct\": %.4f, \"ra_hit_pct\": %.4f"
+          ", \"ra_settled_hit_pct\": %.4f, \"ra_pending_pct\": %.4f"
+          ", \"readahead_pages\": %" PRIu64
+          ", \"evicted_unread_pages\": %" PRIu64
+          ", \"evicted_unread_pct\": %.4f, \"amplification\": %.4f"
+          ", \"windows\": %" PRIu64 ", \"rescues\": %" PRIu64
+          ", \"streams_resumed\": %" PRIu64
+          ", \"mean_latency_ms\": %.4f, \"p99_latency_ms\": %.4f"
+          ", \"wall_s\": %.3f}\n",
+          r->pool_bytes, o->cfg.page_size, adaptra_mode_name (o->cfg.mode),
+          o->backend, r->virtual_s, r->st.client_requests,
+          r->st.client_bytes, r->st.backend_requests, r->st.backend_bytes,
+          f.hit, f.ra_hit, f.ra_settled, f.ra_pending, f.ra_pages,
+          f.unread_pages, f.unread, f.ampl, f.windows,
+          r->st.readahead_rescue, r->st.streams_resumed, r->mean_ms,
+          r->p99_ms, r->wall_s);
+}
+
+static void
+print_table (const struct options *o, const struct result *r)
+{
+  struct figures f;
+
+  figures_of (r, &f);
+  printf ("%.3f s of virtual time in %.1f s: pool %" PRIu64 " MiB, "
+          "%s, backend %s\n", r->virtual_s, r->wall_s, r->pool_bytes >> 20,
+          adaptra_mode_name (o->cfg.mode), o->backend);
+  printf ("  client reads      %12" PRIu64 "  (%.1f MiB)\n",
+          r->st.client_requests, (double) r->st.client_bytes / 1048576);
+  printf ("  hit               %11.2f%%  reads served from the pool "
+          "without waiting\n", f.hit);
+  printf ("  read-ahead hit    %11.2f%%  of pages read ahead, a client read "
+          "(%.2f%% still pending, %.2f%% of those settled)\n",
+          f.ra_hit, f.ra_pending, f.ra_settled);
+  printf ("  evicted unread    %11.3f%%  of pages read ahead (%" PRIu64
+          " pages)\n", f.unread, f.unread_pages);
+  printf ("  amplification     %12.3f  backend bytes / client bytes\n",
+          f.ampl);
+  printf ("  backend reads     %12" PRIu64 "  (%.1f MiB)\n",
+          r->st.backend_requests, (double) r->st.backend_bytes / 1048576);
+  printf ("  latency           %9.3f ms mean, %.3f ms p99\n",
+          r->mean_ms, r->p99_ms);
+  printf ("  windows           %12" PRIu64 "  (%" PRIu64 " rescues, %"
+          PRIu64 " streams resumed)\n", f.windows, r->st.readahead_rescue,
+          r->st.streams_resumed);
+}
+
+static void
+print_sweep_header (void)
+{
+  printf ("%10s %9s %9s %9s %10s %7s %9s %9s %8s\n", "pool", "hit%",
+          "ra_hit%", "pending%", "unread%", "ampl", "mean_ms", "p99_ms",
+          "wall_s");
+}
+
+static void
+print_sweep_row (const struct result *r)
+{
+  struct figures f;
+
+  figures_of (r, &f);
+  printf ("%9" PRIu64 "M %9.2f %9.2f %9.2f %10.3f %7.3f %9.3f %9.3f %8.1f\n",
+          r->pool_bytes >> 20, f.hit, f.ra_hit, f.ra_pending, f.unread,
+          f.ampl, r->mean_ms, r->p99_ms, r->wall_s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Options. */
+
+static void
+usage (FILE *f)
+{
+  fprintf (f,
+    "usage: " PROG " [OPTION]... --workload SPEC [--workload SPEC]...\n"
+    "       " PROG " [OPTION]... --trace FILE\n"
+    "Run the adaptra engine in virtual time against a modelled backend.\n"
+    "\n"
+    "  --pool SIZE            page pool (default 256M)\n"
+    "  --page SIZE            pool page (default 4K)\n"
+    "  --ratio N              percent of the thrashing threshold (50)\n"
+    "  --mode adaptive|fixed  read-ahead mode (adaptive)\n"
+    "  --min SIZE             smallest new window (16K)\n"
+    "  --max SIZE|auto        largest window (auto)\n"
+    "  --streams N            stream table size (1024)\n"
+    "  --workers N            prefetch workers (4)\n"
+    "  --backend SPEC         remote:LATENCY:BANDWIDTH (remote:5ms:200M)"
+    " or disk\n"
+    "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
+    "                         random:IOPS:REQ[:SPAN]\n"
+    "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
+    "                         nbdkit log filter trace, maybe gzipped\n"
+    "  --duration SECONDS     virtual time (60, or the trace's length)\n"
+    "  --sweep pool=S1,S2,... one run per pool size\n"
+    "  --json                 one JSON object per run, the last line\n"
+    "  --plot FILE.png        window size and pool use over time\n"
+    "  --seed N               seed of the random workloads (1)\n"
+    "  --help\n");
+}
+
+static uint64_t
+size_arg (const char *opt, const char *v, uint64_t min)
+{
+  uint64_t n;
+
+  if (sim_parse_size (v, &n) == -1)
+    die ("--%s=%s: not a size (e.g. 4096, 64K, 16M, 8G)", opt, v);
+  if (n < min)
+    die ("--%s=%s: must be at least %" PRIu64, opt, v, min);
+  return n;
+}
+
+/* A decimal number in [min, max]; returns 0, or -1. */
+static int
+parse_count (const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+  char *end;
+  unsigned long long n;
+
+  errno = 0;
+  n = strtoull (v, &end, 10);
+  if (errno || end == v || *end || *v == '-' || n < min || n > max)
+    return -1;
+  *out = n;
+  return 0;
+}
+
+static uint64_t
+count_arg (const char *opt, const char *v, uint64_t min, uint64_t max)
+{
+  uint64_t n;
+
+  if (parse_count (v, min, max, &n) == -1)
+    die ("--%s=%s: not a number from %" PRIu64 " to %" PRIu64,
+         opt, v, min, max);
+  return n;
+}
+
+/* Split spec at ':' into at most max fields (in place). */
+static size_t
+fields (char *spec, char **f, size_t max)
+{
+  size_t n = 0;
+  char *p = spec;
+
+  while (n < max) {
+    f[n++] = p;
+    p = strchr (p, ':');
+    if (!p)
+      break;
+    *p++ = '\0';
+  }
+  return p ? max + 1 : n;
+}
+
+static void
+parse_workload (struct options *o, const char *arg)
+{
+  char copy[256], *f[6];
+  struct workload *w;
+  size_t n;
+
+  if (o->nwl == MAX_WORKLOADS)
+    die ("--workload=%s: at most %d workloads", arg, MAX_WORKLOADS);
+  w = &o->wl[o->nwl];
+  memset (w, 0, sizeof *w);
+  snprintf (copy, sizeof copy, "%s", arg);
+  n = fields (copy, f, 5);
+  if (strcmp (f[0], "streams") == 0 && (n == 4 || n == 5)) {
+    w->kind = WL_STREAMS;
+    if (parse_count (f[1], 1, 1000000, &w->n) == -1)
+      die ("--workload=%s: N '%s' is not a number from 1 to 1000000",
+           arg, f[1]);
+    if (sim_parse_size (f[2], &w->rate) == -1 || w->rate == 0)
+      die ("--workload=%s: RATE '%s' is not a size per second (e.g. 1K)",
+           arg, f[2]);
+    if (sim_parse_size (f[3], &w->req) == -1 || w->req == 0 ||
+        w->req > REQ_MAX)
+      die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[3]);
+    w->ramp_ns = RAMP_DEFAULT_NS;
+    if (n == 5 && sim_parse_duration (f[4], &w->ramp_ns) == -1)
+      die ("--workload=%s: RAMP '%s' is not a time (seconds, or e.g. "
+           "500ms)", arg, f[4]);
+  }
+  else if (strcmp (f[0], "random") == 0 && (n == 3 || n == 4)) {
+    w->kind = WL_RANDOM;
+    if (parse_count (f[1], 1, 100000000, &w->iops) == -1)
+      die ("--workload=%s: IOPS '%s' is not a number from 1 to 100000000",
+           arg, f[1]);
+    if (sim_parse_size (f[2], &w->req) == -1 || w->req == 0 ||
+        w->req > REQ_MAX)
+      die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[2]);
+    w->span = RANDOM_SPAN_DEFAULT;
+    if (n == 4 && (sim_parse_size (f[3], &w->span) == -1 ||
+                   w->span < w->req))
+      die ("--workload=%s: SPAN '%s' is not a size of at least REQ",
+           arg, f[3]);
+  }
+  else
+    die ("--workload=%s: expected streams:N:RATE:REQ[:RAMP] or "
+         "random:IOPS:REQ[:SPAN]", arg);
+  o->nwl++;
+}
+
+static void
+parse_sweep (struct options *o, const char *arg)
+{
+  char copy[1024], *p, *save = NULL;
+
+  if (strncmp (arg, "pool=", 5) != 0)
+    die ("--sweep=%s: expected pool=SIZE,SIZE,...", arg);
+  snprintf (copy, sizeof copy, "%s", arg + 5);
+  for (p = strtok_r (copy, ",", &save); p; p = strtok_r (NULL, ",", &save)) {
+    if (o->nsweep == MAX_SWEEP)
+      die ("--sweep=%s: at most %d sizes", arg, MAX_SWEEP);
+    if (sim_parse_size (p, &o->sweep[o->nsweep]) == -1)
+      die ("--sweep=%s: '%s' is not a size", arg, p);
+    o->nsweep++;
+  }
+  if (o->nsweep == 0)
+    die ("--sweep=%s: no pool size", arg);
+}
+
+enum {
+  OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
+  OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
+  OPT_DURATION, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_SEED, OPT_HELP,
+};
+
+static const struct option long_options[] = {
+  { "pool", required_argument, NULL, OPT_POOL },
+  { "page", required_argument, NULL, OPT_PAGE },
+  { "ratio", required_argument, NULL, OPT_RATIO },
+  { "mode", required_argument, NULL, OPT_MODE },
+  { "min", required_argument, NULL, OPT_MIN },
+  { "max", required_argument, NULL, OPT_MAX },
+  { "streams", required_argument, NULL, OPT_STREAMS },
+  { "workers", required_argument, NULL, OPT_WORKERS },
+  { "backend", required_argument, NULL, OPT_BACKEND },
+  { "workload", required_argument, NULL, OPT_WORKLOAD },
+  { "trace", required_argument, NULL, OPT_TRACE },
+  { "duration", required_argument, NULL, OPT_DURATION },
+  { "sweep", required_argument, NULL, OPT_SWEEP },
+  { "json", no_argument, NULL, OPT_JSON },
+  { "plot", required_argument, NULL, OPT_PLOT },
+  { "seed", required_argument, NULL, OPT_SEED },
+  { "help", no_argument, NULL, OPT_HELP },
+  { NULL, 0, NULL, 0 },
+};
+
+static void
+parse_options (int argc, char **argv, struct options *o)
+{
+  char why[256];
+  uint64_t v;
+  int c;
+
+  memset (o, 0, sizeof *o);
+  adaptra_config_defaults (&o->cfg);
+  o->backend = "remote:5ms:200M";
+  o->duration_ns = 60 * SEC;
+  o->seed = 1;
+  opterr = 0;
+  while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_POOL: o->cfg.pool_bytes = size_arg ("pool", optarg, 1); break;
+    case OPT_PAGE:
+      v = size_arg ("page", optarg, 1);
+      if (v > UINT32_MAX)
+        die ("--page=%s: too large", optarg);
+      o->cfg.page_size = (uint32_t) v;
+      break;
+    case OPT_RATIO:
+      o->cfg.ratio = (unsigned) count_arg ("ratio", optarg, 1, 100);
+      break;
+    case OPT_MODE:
+      if (adaptra_mode_parse (optarg, &o->cfg.mode) == -1)
+        die ("--mode=%s: expected adaptive, fixed or off", optarg);
+      break;
+    case OPT_MIN: o->cfg.min_bytes = size_arg ("min", optarg, 1); break;
+    case OPT_MAX:
+      o->cfg.max_bytes = strcmp (optarg, "auto") == 0
+        ? 0 : size_arg ("max", optarg, 1);
+      break;
+    case OPT_STREAMS:
+      o->cfg.streams = (uint32_t) count_arg ("streams", optarg, 1, 65536);
+      break;
+    case OPT_WORKERS:
+      o->cfg.workers = (unsigned) count_arg ("workers", optarg, 1, 64);
+      break;
+    case OPT_BACKEND:
+      o->backend = optarg;
+      break;
+    case OPT_WORKLOAD: parse_workload (o, optarg); break;
+    case OPT_TRACE: o->trace = optarg; break;
+    case OPT_DURATION:
+      if (sim_parse_duration (optarg, &o->duration_ns) == -1 ||
+          o->duration_ns == 0)
+        die ("--duration=%s: not a positive time (seconds, or e.g. 500ms)",
+             optarg);
+      o->duration_set = true;
+      break;
+    case OPT_SWEEP: parse_sweep (o, optarg); break;
+    case OPT_JSON: o->json = true; break;
+    case OPT_PLOT: o->plot = optarg; break;
+    case OPT_SEED: o->seed = count_arg ("seed", optarg, 0, UINT64_MAX); break;
+    case OPT_HELP: usage (stdout); exit (EXIT_SUCCESS);
+    case ':':
+      die ("%s needs a value (see --help)", argv[optind - 1]);
+    default:
+      die ("unknown option '%s' (see --help)", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    die ("unexpected argument '%s' (see --help)", argv[optind]);
+  if (o->nwl == 0 && !o->trace)
+    die ("nothing to run: give --workload or --trace (see --help)");
+  if (sim_model_parse (o->backend, &o->model, why, sizeof why) == -1)
+    die ("%s", why);
+}
+
+int
+main (int argc, char **argv)
+{
+  struct options o;
+  struct trace trace;
+  struct result r;
+  uint64_t export_size;
+  size_t i;
+
+  parse_options (argc, argv, &o);
+  memset (&trace, 0, sizeof trace);
+  if (o.trace) {
+    load_trace (&trace, o.trace);
+    if (!o.duration_set)
+      o.duration_ns = trace.rec[trace.n - 1].t_ns - trace.t0 + 1;
+  }
+  export_size = layout (&o, trace.end);
+  if (o.nsweep == 0)
+    o.sweep[o.nsweep++] = o.cfg.pool_bytes;
+  if (o.plot && o.nsweep > 1)
+    die ("--plot=%s: plots one run, not a --sweep", o.plot);
+  if (!o.json && o.nsweep > 1)
+    print_sweep_header ();
+  for (i = 0; i < o.nsweep; i++) {
+    run (&o, o.sweep[i], export_size, o.trace ? &trace : NULL, &r);
+    if (o.json)
+      print_json (&o, &r);
+    else if (o.nsweep > 1)
+      print_sweep_row (&r);
+    else
+      print_table (&o, &r);
+    fflush (stdout);
+  }
+  free (trace.rec);
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# adaptra: adaptive read-ahead for nbdkit
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# adaptra-sim on small workloads (well under a second each): its JSON
+# has the documented keys with numbers in range; in a tight pool
+# (100 streams of 16 KiB/s, 4 KiB reads, a 4M pool of about 960 pages)
+# fixed 128K windows (3200 pages wanted) evict most of what they read
+# ahead while adaptive windows evict almost nothing; runs are
+# deterministic; --sweep gives one line per pool; a CSV trace, its
+# gzipped copy and an nbdkit log filter trace replay; bad input is one
+# line naming the option.  No timing is checked.
+
+source "$(dirname "$0")/functions.sh"
+
+: "${ADAPTRA_SIM:?run the tests with make check}"
+requires python3 -c 'import json'
+
+sim () { "$ADAPTRA_SIM" "$@"; }
+
+tight=(--pool 4M --workload streams:100:16K:4K --duration 120)
+
+# check FILE EXPR...: each python expression over d (the last line's
+# JSON object) must hold; the failing one is printed.
+check ()
+{
+  local file=$1
+  shift
+  python3 - "$file" "$@" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+for expr in sys.argv[2:]:
+    if not eval("(" + expr + ")", {"d": d}):
+        sys.exit("test-sim: failed: %s in %s" % (expr, d))
+PY
+}
+
+keys='all(k in d for k in ["hit_pct", "evicted_unread_pct", "amplification",
+  "client_bytes", "backend_bytes", "mean_latency_ms", "p99_latency_ms",
+  "wall_s", "ra_hit_pct", "ra_pending_pct", "ra_settled_hit_pct"])'
+ranges='all(0 <= d[k] <= 100 for k in ["hit_pct", "evicted_unread_pct",
+  "ra_hit_pct", "ra_pending_pct", "ra_settled_hit_pct"])
+  and d["amplification"] >= 1 and d["client_bytes"] == 4096 * d["client_requests"]
+  and d["client_requests"] > 100 * 100 and d["backend_bytes"] > 0
+  and 0 <= d["mean_latency_ms"] <= d["p99_latency_ms"] + 5.1
+  and d["wall_s"] >= 0 and d["virtual_s"] == 120'
+
+sim "${tight[@]}" --json > "$tmpdir/adaptive.json"
+check "$tmpdir/adaptive.json" "$keys" "$ranges" \
+  'd["mode"] == "adaptive"' \
+  'd["hit_pct"] >= 95 and d["evicted_unread_pct"] <= 1' \
+  'd["amplification"] <= 1.05'
+
+sim "${tight[@]}" --mode fixed --json > "$tmpdir/fixed.json"
+check "$tmpdir/fixed.json" "$keys" "$ranges" 'd["mode"] == "fixed"' \
+  'd["evicted_unread_pct"] >= 50 and d["amplification"] > 2'
+python3 - "$tmpdir/adaptive.json" "$tmpdir/fixed.json" <<'PY'
+import json, sys
+a, f = (json.loads(open(p).read().splitlines()[-1]) for p in sys.argv[1:])
+if not f["evicted_unread_pct"] >= 10 * max(a["evicted_unread_pct"], 0.1):
+    sys.exit("test-sim: fixed evicts %s%%, adaptive %s%%"
+             % (f["evicted_unread_pct"], a["evicted_unread_pct"]))
+PY
+
+# Deterministic: the same run twice gives the same figures.
+sim "${tight[@]}" --json | sed 's/"wall_s": [0-9.]*//' > "$tmpdir/again1"
+sed 's/"wall_s": [0-9.]*//' "$tmpdir/adaptive.json" > "$tmpdir/again2"
+cmp "$tmpdir/again1" "$tmpdir/again2"
+
+# A sweep: one JSON line per pool size, in order.
+sim --workload streams:50:16K:4K --duration 30 --sweep pool=2M,8M --json \
+  > "$tmpdir/sweep"
+test "$(wc -l < "$tmpdir/sweep")" -eq 2
+python3 - "$tmpdir/sweep" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["pool_bytes"] for r in rows] == [2 << 20, 8 << 20], rows
+PY
+
+# Random reads start no stream: no read-ahead, no more backend bytes
+# than client bytes (fewer: a few reads hit a page read before).
+sim --pool 16M --workload random:200:4K:1G --duration 20 --json \
+  > "$tmpdir/random"
+check "$tmpdir/random" 'd["windows"] == 0 and d["amplification"] <= 1' \
+  'd["hit_pct"] < 5 and 3000 < d["client_requests"] < 5000'
+
+# Traces: CSV, the same gzipped, and nbdkit's log filter format.
+{
+  echo "t_ms,op,offset,length,conn"
+  for i in $(seq 0 399); do echo "$((i * 5)),read,$((i * 65536)),65536,1"; done
+  echo "2000,write,0,4096,2"
+} > "$tmpdir/trace.csv"
+gzip -c "$tmpdir/trace.csv" > "$tmpdir/trace.csv.gz"
+sim --trace "$tmpdir/trace.csv" --json > "$tmpdir/csv"
+sim --trace "$tmpdir/trace.csv.gz" --json > "$tmpdir/gz"
+check "$tmpdir/csv" 'd["client_requests"] == 400' \
+  'd["client_bytes"] == 400 * 65536' 'd["hit_pct"] > 90'
+test "$(sed 's/"wall_s": [0-9.]*//' "$tmpdir/csv")" = \
+     "$(sed 's/"wall_s": [0-9.]*//' "$tmpdir/gz")"
+cat > "$tmpdir/nbdkit.log" <<'LOG'
+2026-12-04 20:48:11.349542 Ready thread_model=3
+2026-12-04 20:48:11.541829 connection=1 Connect export="" tls=0 size=0x100000 minsize=0x0 prefsize=0x0 maxsize=0x0 write=0 flush=0 rotational=0 trim=0 zero=0 fua=0 extents=0 cache=2 fast_zero=0
+2026-12-04 20:48:11.564318 connection=1 Read id=1 offset=0x0 count=0x40000 ...
+2026-12-04 20:48:11.564810 connection=1 ...Read id=1 return=0
+2026-12-04 20:48:11.664318 connection=1 Read id=2 offset=0x40000 count=0x40000 ...
+2026-12-04 20:48:11.664810 connection=1 ...Read id=2 return=0
+2026-12-04 20:48:11.764318 connection=2 Write id=1 offset=0x0 count=0x200 fua=0 ...
+2026-12-04 20:48:11.864318 connection=1 Read id=3 offset=0x0 count=0x1000 ...
+LOG
+sim --trace "$tmpdir/nbdkit.log" --json > "$tmpdir/log"
+check "$tmpdir/log" 'd["client_requests"] == 3' \
+  'd["client_bytes"] == 2 * 0x40000 + 0x1000' \
+  'abs(d["virtual_s"] - 0.3) < 0.001'
+
+# Bad input: one line on stderr naming the option and what was typed,
+# and a failure status.
+rejects ()
+{
+  local pattern=$1 rc=0
+  shift
+  sim "$@" > /dev/null 2> "$tmpdir/err" || rc=$?
+  if [ "$rc" -eq 0 ] || [ "$(wc -l < "$tmpdir/err")" -ne 1 ] ||
+     ! grep -qE -- "$pattern" "$tmpdir/err"; then
+    echo "test-sim: '$*' gave status $rc and:"
+    cat "$tmpdir/err"
+    exit 1
+  fi
+}
+w=(--workload streams:1:1K:4K)
+rejects '--pool=12X' --pool 12X "${w[@]}"
+rejects '--page=3000' --page 3000 "${w[@]}"
+rejects '--mode=turbo' --mode turbo "${w[@]}"
+rejects '--max=.*1/4 of --pool' --max 1T "${w[@]}"
+rejects '--backend=remote:5ms' --backend remote:5ms "${w[@]}"
+rejects "--backend=remote:x:1M: cannot parse latency 'x'" \
+  --backend remote:x:1M "${w[@]}"
+rejects '--workload=streams:1:1K' --workload streams:1:1K
+rejects "--workload=random:x:4K: IOPS 'x'" --workload random:x:4K
+rejects '--duration=0' --duration 0 "${w[@]}"
+rejects "--sweep=pool=1M,zz: 'zz'" --sweep pool=1M,zz "${w[@]}"
+rejects '--pool needs a value' "${w[@]}" --pool
+rejects "unknown option '--frob'" --frob
+rejects 'nothing to run'
+rejects "--trace=$tmpdir/none" --trace "$tmpdir/none"
+echo "1,read,0" > "$tmpdir/bad.csv"
+rejects "--trace=$tmpdir/bad.csv: line 1" --trace "$tmpdir/bad.csv"
+
+# --plot draws a PNG (where gnuplot runs).
+if gnuplot -e 'set terminal pngcairo' > /dev/null 2>&1; then
+  sim "${tight[@]}" --plot "$tmpdir/run.png" > /dev/null
+  test "$(head -c 4 "$tmpdir/run.png" | od -An -c | tr -d ' ')" = '211PNG'
+else
+  echo "test-sim: gnuplot with pngcairo missing: --plot not checked"
+fi
+echo "test-sim: ok"
