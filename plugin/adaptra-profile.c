@@ -33,21 +33,9 @@
 #include <unistd.h>
 
 #include "../core/profile.h"
+#include "cli.h"
 
-static const char *progname = "adaptra-profile";
-
-static void __attribute__ ((noreturn, format (printf, 1, 2)))
-die (const char *fmt, ...)
-{
-  va_list ap;
-
-  fprintf (stderr, "%s: ", progname);
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fputc ('\n', stderr);
-  exit (EXIT_FAILURE);
-}
+const char *const cli_name = "adaptra-profile";
 
 static void
 usage (FILE *fp)
@@ -59,7 +47,7 @@ usage (FILE *fp)
            "       %s name EXPORT SIZE\n"
            "Boot profiles of an nbdkit adaptra filter started with\n"
            "adaptra-profile=DIR.  See adaptra-profile(1).\n",
-           progname, progname, progname, progname);
+           cli_name, cli_name, cli_name, cli_name);
 }
 
 /* Print s with '\\', '"', control and non-ASCII bytes as \xNN. */
@@ -85,7 +73,7 @@ check_name (const char *file)
 
   if (strchr (file, '/') || file[0] == '.' || len <= suffix ||
       strcmp (file + len - suffix, ADAPTRA_PROFILE_SUFFIX) != 0)
-    die ("%s: not a profile file name (a name in DIR ending in %s, as "
+    cli_die ("%s: not a profile file name (a name in DIR ending in %s, as "
          "\"list\" prints it)", file, ADAPTRA_PROFILE_SUFFIX);
 }
 
@@ -95,7 +83,7 @@ path_of (const char *dir, const char *file)
   char *path;
 
   if (asprintf (&path, "%s/%s", dir, file) == -1)
-    die ("out of memory");
+    cli_die ("out of memory");
   return path;
 }
 
@@ -141,7 +129,7 @@ list (const char *dir)
 
   n = scandir (dir, &names, is_profile, alphasort);
   if (n == -1)
-    die ("%s: %s", dir, strerror (errno));
+    cli_die ("%s: %s", dir, strerror (errno));
   for (i = 0; i < n; i++) {
     struct adaptra_profile *p = load (dir, names[i]->d_name, why,
                                       sizeof why);
@@ -177,7 +165,7 @@ show (const char *dir, const char *file)
   check_name (file);
   p = load (dir, file, why, sizeof why);
   if (!p)
-    die ("%s", why);
+    cli_die ("%s", why);
   printf ("file: %s%s\nexport: ", file, well_named (p, file) ? ""
           : " (misnamed: the filter does not use it)");
   print_escaped (p->identity);
@@ -214,7 +202,7 @@ delete (const char *dir, int n, char **files)
     char *path = path_of (dir, files[i]);
 
     if (unlink (path) == -1) {
-      fprintf (stderr, "%s: %s: %s\n", progname, path, strerror (errno));
+      fprintf (stderr, "%s: %s: %s\n", cli_name, path, strerror (errno));
       status = EXIT_FAILURE;
     }
     free (path);
@@ -237,9 +225,9 @@ name (const char *export, const char *size)
   errno = 0;
   bytes = strtoull (size, &end, 10);
   if (errno || end == size || *end || size[0] == '-')
-    die ("%s: not a size in bytes", size);
+    cli_die ("%s: not a size in bytes", size);
   if (adaptra_profile_file_name (export, bytes, buf, sizeof buf) == -1)
-    die ("no file name for that export");
+    cli_die ("no file name for that export");
   puts (buf);
   return EXIT_SUCCESS;
 }

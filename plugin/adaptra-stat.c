@@ -43,6 +43,7 @@
 #include <json.h>
 
 #include "adaptra/control.h"
+#include "cli.h"
 
 #define REPLY_TIMEOUT_MS 10000
 #define MAX_REPLY (8 * 1024 * 1024)
@@ -53,20 +54,7 @@
  */
 #define TRACE_KEEPALIVE_MS 20000
 
-static const char *progname = "adaptra-stat";
-
-static void __attribute__ ((noreturn, format (printf, 1, 2)))
-die (const char *fmt, ...)
-{
-  va_list ap;
-
-  fprintf (stderr, "%s: ", progname);
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fputc ('\n', stderr);
-  exit (EXIT_FAILURE);
-}
+const char *const cli_name = "adaptra-stat";
 
 static void
 usage (FILE *fp)
@@ -90,7 +78,7 @@ usage (FILE *fp)
            "lines)\n"
            "  --raw           plain numbers instead of human units\n"
            "  --version       adaptra's version\n"
-           "See adaptra-stat(1).\n", progname, progname);
+           "See adaptra-stat(1).\n", cli_name, cli_name);
 }
 
 /* One connection to the control socket.  buf holds what was read and
@@ -114,27 +102,27 @@ connect_socket (struct conn *c, const char *path)
   c->cap = 65536;
   c->buf = malloc (c->cap);
   if (c->buf == NULL)
-    die ("out of memory");
+    cli_die ("out of memory");
   if (strlen (path) >= sizeof addr.sun_path)
-    die ("%s: path too long for a unix socket", path);
+    cli_die ("%s: path too long for a unix socket", path);
   strcpy (addr.sun_path, path);
   if (stat (path, &st) == -1)
-    die ("%s: %s (is nbdkit running with adaptra-stats=%s?)",
+    cli_die ("%s: %s (is nbdkit running with adaptra-stats=%s?)",
          path, strerror (errno), path);
   if (!S_ISSOCK (st.st_mode))
-    die ("%s: not a socket", path);
+    cli_die ("%s: not a socket", path);
   c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (c->fd == -1)
-    die ("socket: %s", strerror (errno));
+    cli_die ("socket: %s", strerror (errno));
   if (connect (c->fd, (struct sockaddr *) &addr, sizeof addr) == -1) {
     if (errno == EACCES)
-      die ("%s: permission denied (the socket is mode %04o, owner uid %u; "
+      cli_die ("%s: permission denied (the socket is mode %04o, owner uid %u; "
            "the server can widen it with adaptra-stats-mode)",
            path, (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid);
     if (errno == ECONNREFUSED)
-      die ("%s: nothing is listening (a stale socket of a stopped server?)",
+      cli_die ("%s: nothing is listening (a stale socket of a stopped server?)",
            path);
-    die ("%s: %s", path, strerror (errno));
+    cli_die ("%s: %s", path, strerror (errno));
   }
 }
 
@@ -159,11 +147,11 @@ fill (struct conn *c, int timeout_ms)
     return errno == EINTR ? FILL_SIGNAL : 0;
   if (c->len + 1 >= c->cap) {
     if (c->cap >= MAX_REPLY)
-      die ("%s: reply larger than %d bytes", c->path, MAX_REPLY);
+      cli_die ("%s: reply larger than %d bytes", c->path, MAX_REPLY);
     c->cap *= 2;
     c->buf = realloc (c->buf, c->cap);
     if (c->buf == NULL)
-      die ("realloc: %s", strerror (errno));
+      cli_die ("realloc: %s", strerror (errno));
   }
   n = read (c->fd, c->buf + c->len, c->cap - c->len - 1);
   if (n == -1 && errno == EINTR)
@@ -183,15 +171,15 @@ hung_up (struct conn *c, bool first)
 
   if (err) {
     err[strcspn (err, "\n")] = '\0';
-    die ("%s: the server refused: %s", c->path, err + 7);
+    cli_die ("%s: the server refused: %s", c->path, err + 7);
   }
   if (c->len >= 8 && memcmp (c->buf, "NBDMAGIC", 8) == 0)
-    die ("%s is an NBD socket, not an adaptra control socket "
+    cli_die ("%s is an NBD socket, not an adaptra control socket "
          "(give the path of adaptra-stats=)", c->path);
   if (first)
-    die ("%s is not an adaptra control socket (it closed the connection "
+    cli_die ("%s is not an adaptra control socket (it closed the connection "
          "without a reply)", c->path);
-  die ("%s: the server closed the connection (has nbdkit stopped?)",
+  cli_die ("%s: the server closed the connection (has nbdkit stopped?)",
        c->path);
 }
 
@@ -205,7 +193,7 @@ send_command (struct conn *c, const char *cmd, bool first)
   char *line = malloc (n + 2);
 
   if (line == NULL)
-    die ("out of memory");
+    cli_die ("out of memory");
   memcpy (line, cmd, n);
   line[n] = '\n';
   if (send (c->fd, line, n + 1, MSG_NOSIGNAL) != (ssize_t) n + 1) {
@@ -235,7 +223,7 @@ take_reply (struct conn *c, bool first)
       char *reply = strndup (c->buf, used - 1);
 
       if (reply == NULL)
-        die ("out of memory");
+        cli_die ("out of memory");
       memmove (c->buf, c->buf + used, c->len - used + 1);
       c->len -= used;
       return reply;
@@ -248,7 +236,7 @@ take_reply (struct conn *c, bool first)
     if (n == FILL_TIMEOUT) {
       if (first && c->len >= 8 && memcmp (c->buf, "NBDMAGIC", 8) == 0)
         hung_up (c, first);
-      die ("%s: no reply within %d s: %s", c->path, REPLY_TIMEOUT_MS / 1000,
+      cli_die ("%s: no reply within %d s: %s", c->path, REPLY_TIMEOUT_MS / 1000,
            first ? "not an adaptra control socket?"
            : "is the server overloaded?");
     }
@@ -363,7 +351,7 @@ json_number (json_object *obj, const char *group, const char *name,
       || !json_object_object_get_ex (g, name, &v)
       || !(json_object_is_type (v, json_type_int)
            || json_object_is_type (v, json_type_double)))
-    die ("%s: the server's JSON has no number %s.%s", path, group, name);
+    cli_die ("%s: the server's JSON has no number %s.%s", path, group, name);
   return json_object_get_double (v);
 }
 
@@ -386,7 +374,7 @@ take_sample (struct conn *c)
   clock_gettime (CLOCK_MONOTONIC, &ts);
   if (obj == NULL || !json_object_object_get_ex (obj, "version", &v)
       || json_object_get_int (v) != 1)
-    die ("%s: unexpected reply to 'stats json': %.80s", c->path, reply);
+    cli_die ("%s: unexpected reply to 'stats json': %.80s", c->path, reply);
   s.t = ts.tv_sec + ts.tv_nsec / 1e9;
   s.reads = json_number (obj, "counters", "client_requests", c->path);
   s.client_bytes = json_number (obj, "counters", "client_bytes", c->path);
@@ -512,7 +500,7 @@ trace (struct conn *c)
   struct timespec last, now;
 
   if (strcmp (reply, "ok\n") != 0)
-    die ("%s: 'trace on' was refused: %s", c->path, reply);
+    cli_die ("%s: 'trace on' was refused: %s", c->path, reply);
   free (reply);
   catch_stop_signals ();
   clock_gettime (CLOCK_MONOTONIC, &last);
@@ -536,7 +524,7 @@ trace (struct conn *c)
     }
     n = fill (c, 1000);
     if (n == 0)
-      die ("%s: the server closed the connection (has nbdkit stopped, or "
+      cli_die ("%s: the server closed the connection (has nbdkit stopped, or "
            "did this trace fall more than 256 KiB behind?)", c->path);
   }
 }
@@ -554,7 +542,7 @@ static void
 set_mode (enum mode *mode, enum mode m)
 {
   if (*mode != MODE_TEXT && *mode != m)
-    die ("%s and %s do not go together: give one of them",
+    cli_die ("%s and %s do not go together: give one of them",
          mode_option[*mode], mode_option[m]);
   *mode = m;
 }
@@ -597,31 +585,31 @@ main (int argc, char *argv[])
       interval = strtod (optarg, &end);
       if (*optarg == '\0' || *end != '\0' || !(interval > 0)
           || interval > 86400)
-        die ("--watch %s: not a number of seconds in (0, 86400]", optarg);
+        cli_die ("--watch %s: not a number of seconds in (0, 86400]", optarg);
       break;
     case 'V': printf ("adaptra-stat (adaptra) %s\n", PACKAGE_VERSION);
       exit (EXIT_SUCCESS);
     case 'h': usage (stdout); exit (EXIT_SUCCESS);
     default:
-      fprintf (stderr, "Try '%s --help'.\n", progname);
+      fprintf (stderr, "Try '%s --help'.\n", cli_name);
       exit (EXIT_FAILURE);
     }
   }
   if (optind != argc - 1) {
     if (optind == argc)
       fprintf (stderr, "%s: give the path of the statistics socket\n",
-               progname);
+               cli_name);
     else
       fprintf (stderr, "%s: one socket path only (extra: '%s')\n",
-               progname, argv[optind + 1]);
-    fprintf (stderr, "Try '%s --help'.\n", progname);
+               cli_name, argv[optind + 1]);
+    fprintf (stderr, "Try '%s --help'.\n", cli_name);
     exit (EXIT_FAILURE);
   }
   if (interval > 0 && mode != MODE_TEXT && mode != MODE_JSON)
-    die ("--watch and %s do not go together: --watch prints rates, as "
+    cli_die ("--watch and %s do not go together: --watch prints rates, as "
          "text or (with --json) JSON lines", mode_option[mode]);
   if (raw && mode != MODE_TEXT)
-    die ("--raw and %s do not go together: --raw changes the text output",
+    cli_die ("--raw and %s do not go together: --raw changes the text output",
          mode_option[mode]);
 
   connect_socket (&conn, argv[optind]);
@@ -631,11 +619,11 @@ main (int argc, char *argv[])
     exit (EXIT_FAILURE);
   if (strncmp (reply, "error: ", 7) == 0) {
     reply[strcspn (reply, "\n")] = '\0';
-    die ("%s: the server refused: %s", conn.path, reply + 7);
+    cli_die ("%s: the server refused: %s", conn.path, reply + 7);
   }
   if (strncmp (reply, ADAPTRA_CONTROL_BANNER "\n",
                strlen (ADAPTRA_CONTROL_BANNER) + 1) != 0)
-    die ("%s is not an adaptra control socket (it answered: %.60s)",
+    cli_die ("%s is not an adaptra control socket (it answered: %.60s)",
          conn.path, reply);
   free (reply);
 

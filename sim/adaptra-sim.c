@@ -59,6 +59,7 @@
 #include "adaptra/engine.h"
 #include "adaptra/stats.h"
 #include "adaptra/window.h"
+#include "cli.h"
 #include "simlib.h"
 
 #define PROG "adaptra-sim"
@@ -107,21 +108,7 @@ struct options {
   uint64_t seed;
 };
 
-static void
-die (const char *fmt, ...) __attribute__ ((format (printf, 1, 2), noreturn));
-
-static void
-die (const char *fmt, ...)
-{
-  va_list ap;
-
-  fprintf (stderr, PROG ": ");
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fputc ('\n', stderr);
-  exit (EXIT_FAILURE);
-}
+const char *const cli_name = PROG;
 
 /* ------------------------------------------------------------------ */
 /* Simulation state. */
@@ -252,7 +239,7 @@ engine_check (const struct adaptra_config *cfg)
       out[n++] = *p++;
   }
   out[n] = '\0';
-  die ("%s", out);
+  cli_die ("%s", out);
 }
 
 static void
@@ -267,10 +254,10 @@ engine_open (struct sim *s, uint64_t pool_bytes)
   engine_check (&cfg);
   s->e = adaptra_engine_new (&cfg, &backend, &clock);
   if (!s->e)
-    die ("cannot create the engine: %s", strerror (errno));
+    cli_die ("cannot create the engine: %s", strerror (errno));
   s->volume = adaptra_volume_open (s->e, "sim", s->export_size, 0);
   if (s->volume < 0)
-    die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
+    cli_die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
          strerror (errno));
 }
 
@@ -280,7 +267,7 @@ engine_client (struct sim *s, const char *name)
   int c = adaptra_client_open (s->e, s->volume, name);
 
   if (c < 0)
-    die ("out of memory");
+    cli_die ("out of memory");
   return c;
 }
 
@@ -364,7 +351,7 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     w = &S->workers[c->worker];
     if (c->worker != S->running_worker || w->offset != offset ||
         w->count != count)
-      die ("internal error: job %" PRIu64 "+%" PRIu32 " ran for worker %d, "
+      cli_die ("internal error: job %" PRIu64 "+%" PRIu32 " ran for worker %d, "
            "which read %" PRIu64 "+%" PRIu32, offset, count, c->worker,
            w->offset, w->count);
     S->now = w->done;
@@ -408,7 +395,7 @@ ev_push (struct sim *s, uint64_t t, enum ev_kind kind, size_t idx)
     struct event *h = realloc (s->heap, cap * sizeof *h);
 
     if (!h)
-      die ("out of memory");
+      cli_die ("out of memory");
     s->heap = h;
     s->capheap = cap;
   }
@@ -480,7 +467,7 @@ finish_worker (struct sim *s, size_t i)
     s->now = w->start;
     s->running_worker = (int64_t) i;
     if (!engine_run_job (s, w))
-      die ("internal error: worker %zu found no job", i);
+      cli_die ("internal error: worker %zu found no job", i);
     s->running_worker = -1;
   }
   w->busy = false;
@@ -497,13 +484,13 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
   s->req_done = t;
   err = engine_read (s, client, offset, count);
   if (err)
-    die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
+    cli_die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
          count, offset, strerror (err));
   s->now = t;
   s->requests++;
   s->hits += !s->waited;
   if (sim_latency_add (&s->lat, (double) (s->req_done - t) / 1e6) == -1)
-    die ("out of memory");
+    cli_die ("out of memory");
   return s->req_done;
 }
 
@@ -555,7 +542,7 @@ trace_client (struct sim *s, uint64_t conn)
   t->conns = realloc (t->conns, (t->nconns + 1) * sizeof *t->conns);
   t->clients = realloc (t->clients, (t->nconns + 1) * sizeof *t->clients);
   if (!t->conns || !t->clients)
-    die ("out of memory");
+    cli_die ("out of memory");
   snprintf (name, sizeof name, "trace-%" PRIu64, conn);
   t->conns[t->nconns] = conn;
   t->clients[t->nconns] = engine_client (s, name);
@@ -616,7 +603,7 @@ load_trace (struct trace *t, const char *path)
   size_t cap = 0, lineno = 0;
 
   if (!f)
-    die ("--trace=%s: %s", path, strerror (errno ? errno : ENOENT));
+    cli_die ("--trace=%s: %s", path, strerror (errno ? errno : ENOENT));
   while (gzgets (f, line, sizeof line)) {
     struct sim_record r;
     int k;
@@ -625,7 +612,7 @@ load_trace (struct trace *t, const char *path)
     line[strcspn (line, "\r\n")] = '\0';
     k = sim_trace_parse_line (line, &r);
     if (k == -1)
-      die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,conn "
+      cli_die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,conn "
            "nor an nbdkit log filter line: %.60s", path, lineno, line);
     if (k == 0)
       continue;
@@ -635,7 +622,7 @@ load_trace (struct trace *t, const char *path)
       cap = cap ? 2 * cap : 4096;
       t->rec = realloc (t->rec, cap * sizeof *t->rec);
       if (!t->rec)
-        die ("out of memory");
+        cli_die ("out of memory");
     }
     if (r.offset + r.length > t->end)
       t->end = r.offset + r.length;
@@ -643,7 +630,7 @@ load_trace (struct trace *t, const char *path)
   }
   gzclose (f);
   if (t->n == 0)
-    die ("--trace=%s: no read or write in it", path);
+    cli_die ("--trace=%s: no read or write in it", path);
   t->t0 = t->rec[0].t_ns;
 }
 
@@ -693,14 +680,14 @@ write_plot (FILE *data, const char *path, uint64_t pool, const char *mode)
 
   fd = mkstemp (name);
   if (fd == -1 || (out = fdopen (fd, "w")) == NULL)
-    die ("--plot: cannot create a temporary file: %s", strerror (errno));
+    cli_die ("--plot: cannot create a temporary file: %s", strerror (errno));
   rewind (data);
   while ((n = fread (buf, 1, sizeof buf, data)) > 0)
     fwrite (buf, 1, n, out);
   fclose (out);
   g = popen ("gnuplot", "w");
   if (!g)
-    die ("--plot: cannot run gnuplot: %s", strerror (errno));
+    cli_die ("--plot: cannot run gnuplot: %s", strerror (errno));
   fprintf (g,
            "set terminal pngcairo size 1000,500\n"
            "set output '%s'\n"
@@ -718,7 +705,7 @@ write_plot (FILE *data, const char *path, uint64_t pool, const char *mode)
            path, pool >> 20, mode, name);
   if (pclose (g) != 0) {
     unlink (name);
-    die ("--plot=%s: gnuplot failed", path);
+    cli_die ("--plot=%s: gnuplot failed", path);
   }
   unlink (name);
 }
@@ -754,7 +741,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
       s.nreaders += o->wl[i].n;
   s.readers = calloc (s.nreaders ? s.nreaders : 1, sizeof *s.readers);
   if (!s.workers || !s.rows || !s.readers)
-    die ("out of memory");
+    cli_die ("out of memory");
 
   for (i = 0, k = 0; i < o->nwl; i++) {
     const struct workload *w = &o->wl[i];
@@ -795,11 +782,11 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   }
   s.buf = malloc (max_req);
   if (!s.buf)
-    die ("out of memory");
+    cli_die ("out of memory");
   if (o->plot) {
     s.plot = tmpfile ();
     if (!s.plot)
-      die ("--plot: cannot create a temporary file: %s", strerror (errno));
+      cli_die ("--plot: cannot create a temporary file: %s", strerror (errno));
     ev_push (&s, 0, EV_SAMPLE, 0);
   }
 
@@ -996,9 +983,9 @@ size_arg (const char *opt, const char *v, uint64_t min)
   uint64_t n;
 
   if (sim_parse_size (v, &n) == -1)
-    die ("--%s=%s: not a size (e.g. 4096, 64K, 16M, 8G)", opt, v);
+    cli_die ("--%s=%s: not a size (e.g. 4096, 64K, 16M, 8G)", opt, v);
   if (n < min)
-    die ("--%s=%s: must be at least %" PRIu64, opt, v, min);
+    cli_die ("--%s=%s: must be at least %" PRIu64, opt, v, min);
   return n;
 }
 
@@ -1023,7 +1010,7 @@ count_arg (const char *opt, const char *v, uint64_t min, uint64_t max)
   uint64_t n;
 
   if (parse_count (v, min, max, &n) == -1)
-    die ("--%s=%s: not a number from %" PRIu64 " to %" PRIu64,
+    cli_die ("--%s=%s: not a number from %" PRIu64 " to %" PRIu64,
          opt, v, min, max);
   return n;
 }
@@ -1053,7 +1040,7 @@ parse_workload (struct options *o, const char *arg)
   size_t n;
 
   if (o->nwl == MAX_WORKLOADS)
-    die ("--workload=%s: at most %d workloads", arg, MAX_WORKLOADS);
+    cli_die ("--workload=%s: at most %d workloads", arg, MAX_WORKLOADS);
   w = &o->wl[o->nwl];
   memset (w, 0, sizeof *w);
   snprintf (copy, sizeof copy, "%s", arg);
@@ -1061,35 +1048,35 @@ parse_workload (struct options *o, const char *arg)
   if (strcmp (f[0], "streams") == 0 && (n == 4 || n == 5)) {
     w->kind = WL_STREAMS;
     if (parse_count (f[1], 1, 1000000, &w->n) == -1)
-      die ("--workload=%s: N '%s' is not a number from 1 to 1000000",
+      cli_die ("--workload=%s: N '%s' is not a number from 1 to 1000000",
            arg, f[1]);
     if (sim_parse_size (f[2], &w->rate) == -1 || w->rate == 0)
-      die ("--workload=%s: RATE '%s' is not a size per second (e.g. 1K)",
+      cli_die ("--workload=%s: RATE '%s' is not a size per second (e.g. 1K)",
            arg, f[2]);
     if (sim_parse_size (f[3], &w->req) == -1 || w->req == 0 ||
         w->req > REQ_MAX)
-      die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[3]);
+      cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[3]);
     w->ramp_ns = RAMP_DEFAULT_NS;
     if (n == 5 && sim_parse_duration (f[4], &w->ramp_ns) == -1)
-      die ("--workload=%s: RAMP '%s' is not a time (seconds, or e.g. "
+      cli_die ("--workload=%s: RAMP '%s' is not a time (seconds, or e.g. "
            "500ms)", arg, f[4]);
   }
   else if (strcmp (f[0], "random") == 0 && (n == 3 || n == 4)) {
     w->kind = WL_RANDOM;
     if (parse_count (f[1], 1, 100000000, &w->iops) == -1)
-      die ("--workload=%s: IOPS '%s' is not a number from 1 to 100000000",
+      cli_die ("--workload=%s: IOPS '%s' is not a number from 1 to 100000000",
            arg, f[1]);
     if (sim_parse_size (f[2], &w->req) == -1 || w->req == 0 ||
         w->req > REQ_MAX)
-      die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[2]);
+      cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[2]);
     w->span = RANDOM_SPAN_DEFAULT;
     if (n == 4 && (sim_parse_size (f[3], &w->span) == -1 ||
                    w->span < w->req))
-      die ("--workload=%s: SPAN '%s' is not a size of at least REQ",
+      cli_die ("--workload=%s: SPAN '%s' is not a size of at least REQ",
            arg, f[3]);
   }
   else
-    die ("--workload=%s: expected streams:N:RATE:REQ[:RAMP] or "
+    cli_die ("--workload=%s: expected streams:N:RATE:REQ[:RAMP] or "
          "random:IOPS:REQ[:SPAN]", arg);
   o->nwl++;
 }
@@ -1100,17 +1087,17 @@ parse_sweep (struct options *o, const char *arg)
   char copy[1024], *p, *save = NULL;
 
   if (strncmp (arg, "pool=", 5) != 0)
-    die ("--sweep=%s: expected pool=SIZE,SIZE,...", arg);
+    cli_die ("--sweep=%s: expected pool=SIZE,SIZE,...", arg);
   snprintf (copy, sizeof copy, "%s", arg + 5);
   for (p = strtok_r (copy, ",", &save); p; p = strtok_r (NULL, ",", &save)) {
     if (o->nsweep == MAX_SWEEP)
-      die ("--sweep=%s: at most %d sizes", arg, MAX_SWEEP);
+      cli_die ("--sweep=%s: at most %d sizes", arg, MAX_SWEEP);
     if (sim_parse_size (p, &o->sweep[o->nsweep]) == -1)
-      die ("--sweep=%s: '%s' is not a size", arg, p);
+      cli_die ("--sweep=%s: '%s' is not a size", arg, p);
     o->nsweep++;
   }
   if (o->nsweep == 0)
-    die ("--sweep=%s: no pool size", arg);
+    cli_die ("--sweep=%s: no pool size", arg);
 }
 
 enum {
@@ -1159,7 +1146,7 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_PAGE:
       v = size_arg ("page", optarg, 1);
       if (v > UINT32_MAX)
-        die ("--page=%s: too large", optarg);
+        cli_die ("--page=%s: too large", optarg);
       o->cfg.page_size = (uint32_t) v;
       break;
     case OPT_RATIO:
@@ -1167,7 +1154,7 @@ parse_options (int argc, char **argv, struct options *o)
       break;
     case OPT_MODE:
       if (adaptra_mode_parse (optarg, &o->cfg.mode) == -1)
-        die ("--mode=%s: expected adaptive, fixed or off", optarg);
+        cli_die ("--mode=%s: expected adaptive, fixed or off", optarg);
       break;
     case OPT_MIN: o->cfg.min_bytes = size_arg ("min", optarg, 1); break;
     case OPT_MAX:
@@ -1188,7 +1175,7 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_DURATION:
       if (sim_parse_duration (optarg, &o->duration_ns) == -1 ||
           o->duration_ns == 0)
-        die ("--duration=%s: not a positive time (seconds, or e.g. 500ms)",
+        cli_die ("--duration=%s: not a positive time (seconds, or e.g. 500ms)",
              optarg);
       o->duration_set = true;
       break;
@@ -1198,17 +1185,17 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_SEED: o->seed = count_arg ("seed", optarg, 0, UINT64_MAX); break;
     case OPT_HELP: usage (stdout); exit (EXIT_SUCCESS);
     case ':':
-      die ("%s needs a value (see --help)", argv[optind - 1]);
+      cli_die ("%s needs a value (see --help)", argv[optind - 1]);
     default:
-      die ("unknown option '%s' (see --help)", argv[optind - 1]);
+      cli_die ("unknown option '%s' (see --help)", argv[optind - 1]);
     }
   }
   if (optind < argc)
-    die ("unexpected argument '%s' (see --help)", argv[optind]);
+    cli_die ("unexpected argument '%s' (see --help)", argv[optind]);
   if (o->nwl == 0 && !o->trace)
-    die ("nothing to run: give --workload or --trace (see --help)");
+    cli_die ("nothing to run: give --workload or --trace (see --help)");
   if (sim_model_parse (o->backend, &o->model, why, sizeof why) == -1)
-    die ("%s", why);
+    cli_die ("%s", why);
 }
 
 int
@@ -1231,7 +1218,7 @@ main (int argc, char **argv)
   if (o.nsweep == 0)
     o.sweep[o.nsweep++] = o.cfg.pool_bytes;
   if (o.plot && o.nsweep > 1)
-    die ("--plot=%s: plots one run, not a --sweep", o.plot);
+    cli_die ("--plot=%s: plots one run, not a --sweep", o.plot);
   if (!o.json && o.nsweep > 1)
     print_sweep_header ();
   for (i = 0; i < o.nsweep; i++) {
