@@ -107,56 +107,64 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
   return 0;
 }
 
+/* The names of a parameter's values, indexed by value. */
+static const char *const mode_names[] = {
+  [ADAPTRA_MODE_ADAPTIVE] = "adaptive",
+  [ADAPTRA_MODE_FIXED] = "fixed",
+  [ADAPTRA_MODE_OFF] = "off",
+};
+static const char *const bypass_names[] = {
+  [ADAPTRA_BYPASS_AUTO] = "auto",
+  [ADAPTRA_BYPASS_ALWAYS] = "always",
+  [ADAPTRA_BYPASS_NEVER] = "never",
+};
+#define NAME_OF(table, v) \
+  ((unsigned) (v) < sizeof table / sizeof table[0] ? table[v] : "?")
+
+/* The index of name in table (n entries), or -1. */
+static int
+value_of (const char *const *table, size_t n, const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    if (strcmp (name, table[i]) == 0)
+      return (int) i;
+  return -1;
+}
+
 const char *
 adaptra_mode_name (enum adaptra_mode mode)
 {
-  switch (mode) {
-  case ADAPTRA_MODE_ADAPTIVE: return "adaptive";
-  case ADAPTRA_MODE_FIXED: return "fixed";
-  case ADAPTRA_MODE_OFF: return "off";
-  }
-  return "?";
+  return NAME_OF (mode_names, mode);
 }
 
 int
 adaptra_mode_parse (const char *name, enum adaptra_mode *mode)
 {
-  static const enum adaptra_mode modes[] = {
-    ADAPTRA_MODE_ADAPTIVE, ADAPTRA_MODE_FIXED, ADAPTRA_MODE_OFF,
-  };
-  size_t i;
+  int v = value_of (mode_names, sizeof mode_names / sizeof mode_names[0],
+                    name);
 
-  for (i = 0; i < sizeof modes / sizeof modes[0]; i++)
-    if (strcmp (name, adaptra_mode_name (modes[i])) == 0) {
-      *mode = modes[i];
-      return 0;
-    }
-  return -1;
+  if (v < 0)
+    return -1;
+  *mode = (enum adaptra_mode) v;
+  return 0;
 }
 
 const char *
 adaptra_bypass_name (enum adaptra_bypass bypass)
 {
-  switch (bypass) {
-  case ADAPTRA_BYPASS_AUTO: return "auto";
-  case ADAPTRA_BYPASS_ALWAYS: return "always";
-  case ADAPTRA_BYPASS_NEVER: return "never";
-  }
-  return "?";
+  return NAME_OF (bypass_names, bypass);
 }
 
 int
 adaptra_bypass_parse (const char *name, enum adaptra_bypass *bypass)
 {
-  static const enum adaptra_bypass values[] = {
-    ADAPTRA_BYPASS_AUTO, ADAPTRA_BYPASS_ALWAYS, ADAPTRA_BYPASS_NEVER,
-  };
-  size_t i;
+  int v = value_of (bypass_names,
+                    sizeof bypass_names / sizeof bypass_names[0], name);
 
-  for (i = 0; i < sizeof values / sizeof values[0]; i++)
-    if (strcmp (name, adaptra_bypass_name (values[i])) == 0) {
-      *bypass = values[i];
-      return 0;
-    }
-  return -1;
+  if (v < 0)
+    return -1;
+  *bypass = (enum adaptra_bypass) v;
+  return 0;
 }
