@@ -747,6 +747,29 @@ adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
   pthread_mutex_unlock (&e->lock);
 }
 
+uint64_t
+adaptra_cache_room (struct adaptra_engine *e, int client)
+{
+  struct adaptra_client *c;
+  uint64_t room = 0;
+
+  pthread_mutex_lock (&e->lock);
+  c = adaptra_client_of (e, client);
+  if (c && !c->volume->bypass && !adaptra_prefetch_congested (e, c->volume))
+    room = adaptra_pool_spare (&e->pool) << e->page_shift;
+  pthread_mutex_unlock (&e->lock);
+  return room;
+}
+
+void
+adaptra_stats_add_profile (struct adaptra_engine *e, uint64_t proposed,
+                           uint64_t hit, uint64_t wasted)
+{
+  adaptra_stat_add (&e->stats.profile_pages_proposed, proposed);
+  adaptra_stat_add (&e->stats.profile_pages_hit, hit);
+  adaptra_stat_add (&e->stats.profile_pages_wasted, wasted);
+}
+
 void
 adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 {

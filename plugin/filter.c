@@ -47,6 +47,7 @@
 #include "adaptra/engine.h"
 #include "exports.h"
 #include "params.h"
+#include "profiles.h"
 #include "server.h"
 
 /* -D adaptra.trace=1: one debug line per read-ahead decision. */
@@ -79,6 +80,7 @@ struct adaptra_handle {
   int volume;                   /* engine volume, -1 if none */
   int client;                   /* engine client id, -1 if none */
   bool background;              /* the volume's read-ahead runs in workers */
+  struct profiles_conn *profile; /* adaptra-profile: recorder, matcher */
 };
 
 static void
@@ -92,6 +94,7 @@ adaptra_unload (void)
 {
   free (stats_path);
   params_free ();
+  profiles_fini ();
 }
 
 static int
@@ -110,6 +113,13 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     /* After the fork nbdkit runs in "/": resolve the path now. */
     stats_path = nbdkit_absolute_path (value);
     return stats_path ? 0 : -1;
+  }
+  if (strcmp (key, "adaptra-profile") == 0) {
+    char *path = nbdkit_absolute_path (value);
+    int r = path ? profiles_set_dir (path) : -1;
+
+    free (path);
+    return r;
   }
   if (strcmp (key, "adaptra-share") == 0) {
     if (exports_share_parse (value, &share) == -1) {
@@ -173,6 +183,8 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
 
 #define adaptra_config_help \
   params_config_help \
+  "adaptra-profile=DIR      Record what each export's connections read\n" \
+  "                         first, and prefetch it for the next ones.\n" \
   "adaptra-share=auto|export|connection\n" \
   "                         Whose bytes a pool page holds (default auto:\n" \
   "                         the export's if the plugin offers multi-conn,\n" \
@@ -454,6 +466,8 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
   nbdkit_debug ("adaptra: client %d (%s) reads export \"%s\" as volume %d "
                 "(%s)", h->client, peer, h->exportname, h->volume,
                 own ? "its own" : "shared");
+  h->profile = profiles_open (engine, h->client, h->exportname, size,
+                              config.page_size);
   return 0;
 }
 
@@ -462,6 +476,8 @@ adaptra_finalize (nbdkit_next *next, void *handle)
 {
   struct adaptra_handle *h = handle;
 
+  profiles_close (h->profile);
+  h->profile = NULL;
   if (h->client >= 0)
     adaptra_client_close (engine, h->client);
   if (h->volume >= 0)
@@ -500,6 +516,8 @@ adaptra_pread (nbdkit_next *next, void *handle,
   if (h->client < 0)
     return next->pread (next, buf, count, offset, flags, err);
   r = adaptra_read (engine, h->client, next, buf, count, offset);
+  if (r == 0 && h->profile)
+    profiles_read (h->profile, offset, count);
   run_queued_prefetch (next, h);
   if (r) {
     *err = r;

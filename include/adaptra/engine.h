@@ -144,6 +144,20 @@ extern void adaptra_invalidate (struct adaptra_engine *e, int volume,
 extern void adaptra_cache_hint (struct adaptra_engine *e, int client,
                                 uint64_t offset, uint64_t count);
 
+/* How many bytes adaptra_cache_hint would queue for the client now:
+ * 0 when its volume stepped aside or may start no prefetch
+ * (congested), else what the pool can spare.  (For boot profiles,
+ * which must not propose what the engine would drop.)
+ */
+extern uint64_t adaptra_cache_room (struct adaptra_engine *e, int client);
+
+/* A boot profile proposed, saw hit and saw wasted pages (counted in
+ * the statistics).
+ */
+extern void adaptra_stats_add_profile (struct adaptra_engine *e,
+                                       uint64_t proposed, uint64_t hit,
+                                       uint64_t wasted);
+
 /* Start n prefetch threads; each reads the jobs of the volumes that
  * have contexts (adaptra_volume_set_contexts).  Returns 0, or an errno
  * (workers already running, thread creation failed: none are left

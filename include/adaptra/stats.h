@@ -56,6 +56,9 @@ struct adaptra_stats {
   uint64_t bypass_bytes;        /* bytes of them read straight from the
                                    backend into the client's buffer */
   uint64_t bypass_switches;     /* volumes stepping aside, or back */
+  uint64_t profile_pages_proposed; /* pages a boot profile prefetched */
+  uint64_t profile_pages_hit;   /* of those, pages the client then read */
+  uint64_t profile_pages_wasted; /* of those, pages it passed unread */
   /* Per method; index ADAPTRA_METHOD_NONE holds the totals. */
   struct adaptra_method_stats method[ADAPTRA_METHOD_COUNT];
 
