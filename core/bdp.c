@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Bandwidth-delay sizing (issue item 12).
+/* Bandwidth-delay sizing, and whether the backend is too fast for
+ * read-ahead to help.
  *
  * The seed capped windows at 1 MiB because a local disk answers in
  * well under a millisecond.  A remote backend needs about one

@@ -5,7 +5,7 @@
 
 /* The engine: the read path, coherency, and the facade of engine.h.
  *
- * One client read, as in DESIGN.md "The read path":
+ * One client read:
  *
  *   1. Under the lock, walk the request's pages once: the first page
  *      that is absent is a miss; the first mark taken (test and clear)

@@ -51,7 +51,8 @@
  * list operations, O(pages of one request), never across backend I/O
  * or page copies (readers pin pages and copy outside the lock).  With
  * a single inactive list there is one aging order, so the seed's
- * per-zone aging imbalance (issue item 8) cannot arise.
+ * per-zone aging imbalance (which it corrected by balancing the aging
+ * of zones) cannot arise.
  */
 
 #include <config.h>

@@ -5,7 +5,8 @@
 
 /* The window policy: how many pages to read ahead, and where to put
  * the look-ahead mark.  Pure functions of their inputs, all sizes in
- * pool pages.  See ALGORITHM.md sections 2-4 for the derivations.
+ * pool pages.  The formulas are the seed's (docs/ENGINE.md names it):
+ * each function's comment gives its own.
  */
 
 #ifndef ADAPTRA_WINDOW_H
