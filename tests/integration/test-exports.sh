@@ -19,6 +19,7 @@
 #     in the readers' threads, with one warning, every byte right.
 
 source "$(dirname "$0")/functions.sh"
+srcdir=$(cd "$(dirname "$0")" && pwd)
 requires /usr/bin/python3 -c 'import nbd'
 requires "$NBDKIT" tmpdisk --version
 requires "$NBDKIT" nbd --version
@@ -109,21 +110,11 @@ done
 test "$(echo "$exports" | grep -c '\.img ')" -eq 3
 
 # --- 4. a write through one export leaves another's pages -------------
-$client /usr/bin/python3 - "$sock" "$stats" <<'PY'
-import socket, sys, nbd
+$client /usr/bin/python3 - "$sock" "$stats" "$srcdir" <<'PY'
+import sys, nbd
 sock, stats = sys.argv[1], sys.argv[2]
-def counter(path, name):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    s.sendall(b"stats\n")
-    reply = b""
-    while not reply.endswith(b"\n\n"):
-        reply += s.recv(65536)
-    s.close()
-    for line in reply.decode().splitlines():
-        w = line.split()
-        if w[:1] == [name]:
-            return int(w[1])
+sys.path.insert(0, sys.argv[3])
+from control import counter
 a = nbd.NBD(); a.set_export_name("a.img"); a.connect_unix(sock)
 b = nbd.NBD(); b.set_export_name("b.img"); b.connect_unix(sock)
 before_b = b.pread(65536, 0)
@@ -141,9 +132,11 @@ kill "$(cat "$tmpdir/dir.pid")"
 
 # --- 2. tmpdisk ------------------------------------------------------
 start tmpdisk tmpdisk size=4M adaptra-pool=8M
-$client /usr/bin/python3 - "$sock" "$stats" <<'PY'
-import os, socket, sys, nbd
+$client /usr/bin/python3 - "$sock" "$stats" "$srcdir" <<'PY'
+import os, sys, nbd
 sock, stats = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from control import ask
 conns = []
 for i in range(3):
     h = nbd.NBD()
@@ -171,14 +164,9 @@ late.connect_unix(sock)
 seen = late.pread(4 << 20, 0)
 if any(d[:65536] in seen for d in mine):
     sys.exit("FAIL: a new connection sees an earlier one's data")
-c = socket.socket(socket.AF_UNIX)
-c.connect(stats)
-c.sendall(b"exports\n")
-reply = b""
-while not reply.endswith(b"\n\n"):
-    reply += c.recv(65536)
-print(reply.decode())
-rows = [l.split() for l in reply.decode().splitlines()[1:] if l]
+reply = ask(stats, "exports")
+print(reply)
+rows = [l.split() for l in reply.splitlines()[1:] if l]
 if len(rows) != 4 or any(r[2:4] != ["connection", "4194304"] for r in rows):
     sys.exit("FAIL: not one per-connection volume for each of 4 connections")
 print("tmpdisk: 3 connections read their own writes, and only theirs")

@@ -88,9 +88,12 @@ echo "stream rows after the connections left: $stream_rows"
 # (Connections still open at SIGTERM are not tested: nbdkit 1.32.5
 # never frees their handles, which LeakSanitizer would blame on any
 # filter.)
-flight=$($client /usr/bin/python3 - "$sock" "$stats" "$pid" <<'PY'
-import os, signal, socket, sys, threading, time, nbd
+flight=$($client /usr/bin/python3 - "$sock" "$stats" "$pid" \
+  "$(cd "$(dirname "$0")" && pwd)" <<'PY'
+import os, signal, sys, threading, time, nbd
 sock, stats, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+from control import counter
 def scan(k):
     h = nbd.NBD()
     h.connect_unix(sock)
@@ -98,17 +101,7 @@ def scan(k):
         h.pread(131072, off)
     h.shutdown()
 def in_flight():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(stats)
-    s.sendall(b"stats\n")
-    reply = b""
-    while not reply.endswith(b"\n\n"):
-        reply += s.recv(65536)
-    s.close()
-    for line in reply.decode().splitlines():
-        w = line.split()
-        if w[:1] == ["prefetch_flight_bytes"]:
-            return int(w[1])
+    return counter(stats, "prefetch_flight_bytes")
 threads = [threading.Thread(target=scan, args=(k,)) for k in range(4)]
 for t in threads: t.start()
 for t in threads: t.join()

@@ -1,0 +1,31 @@
+# Test helper: one request on adaptra's statistics and control socket.
+#
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+
+import socket
+
+
+def ask(path, command):
+    """The reply to command, up to (without) its closing empty line."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(path)
+    s.sendall(command.encode() + b"\n")
+    reply = b""
+    while not reply.endswith(b"\n\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            raise EOFError("control socket closed mid-reply")
+        reply += chunk
+    s.close()
+    return reply.decode()[:-2]
+
+
+def counter(path, name):
+    """A counter or gauge of the "stats" reply, or None."""
+    for line in ask(path, "stats").splitlines():
+        w = line.split()
+        if w[:1] == [name]:
+            return int(w[1])
+    return None
