@@ -57,6 +57,7 @@
 
 #include <config.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,7 @@ adaptra_pool_complete (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
 
+  assert (p->state == ADAPTRA_PAGE_IN_FLIGHT);
   pool->in_flight--;
   if (p->flags & ADAPTRA_PG_STALE) {
     free_frame (pool, f);
@@ -434,6 +436,8 @@ adaptra_pool_invalidate (struct adaptra_pool *pool,
 void
 adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f)
 {
+  assert (pool->pages[f].state == ADAPTRA_PAGE_READY);
+  assert (pool->pages[f].pins < UINT16_MAX);
   pool->pages[f].pins++;
 }
 
@@ -442,6 +446,7 @@ adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
 
+  assert (p->pins > 0);
   if (--p->pins == 0 && (p->flags & ADAPTRA_PG_STALE))
     free_frame (pool, f);
 }
