@@ -46,6 +46,27 @@ run_nbdkit ()
   LD_PRELOAD="$preload" "$NBDKIT" --filter="$ADAPTRA_FILTER" "$@"
 }
 
+# fails CMD...: CMD must exit non-zero.  (A bare "! CMD" would not
+# stop a set -e script when CMD succeeds.)
+fails ()
+{
+  if "$@"; then
+    echo "FAIL: '$*' succeeded" >&2
+    exit 1
+  fi
+}
+
+# scan NBD-SOCKET FROM TO: read [FROM, TO) MiB in 64K requests.
+scan ()
+{
+  /usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 64 << 10):
+    h.pread(64 << 10, off)
+h.shutdown()' "$@"
+}
+
 # Prefix for client commands run by nbdkit --run: drops the sanitizer
 # preload, which the uninstrumented clients must not get.
 client="env -u LD_PRELOAD"

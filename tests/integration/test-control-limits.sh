@@ -17,15 +17,6 @@ srcdir=$(cd "$(dirname "$0")" && pwd)
 img="$tmpdir/disk.img"
 head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
 
-# fails CMD...: CMD must exit non-zero.
-fails ()
-{
-  if "$@"; then
-    echo "FAIL: '$*' succeeded" >&2
-    exit 1
-  fi
-}
-
 # The idle clients, against a server without traffic.
 run_nbdkit -U - memory 1M adaptra-stats="$tmpdir/idle.sock" \
   --run "$client /usr/bin/python3 $srcdir/control_limits.py idle $tmpdir/idle.sock" \

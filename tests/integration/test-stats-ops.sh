@@ -24,14 +24,6 @@ sock="$tmpdir/stats.sock"
 head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
 chmod 0644 "$img"
 
-fails ()
-{
-  if "$@"; then
-    echo "FAIL: '$*' succeeded" >&2
-    exit 1
-  fi
-}
-
 # adaptra-stat without a server: version, help, refused combinations.
 version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' config.h)
 test -n "$version"
@@ -50,15 +42,7 @@ cat > "$tmpdir/run.sh" <<RUN
 set -euxo pipefail
 $(declare -f fails)
 sock=$sock
-scan ()
-{
-  /usr/bin/python3 -c '
-import nbd, sys
-h = nbd.NBD(); h.connect_unix(sys.argv[1])
-for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 64 << 10):
-    h.pread(64 << 10, off)
-h.shutdown()' "\$@"
-}
+$(declare -f scan)
 scan "\$1" 0 32
 
 # Human units by default, the server's numbers with --raw.

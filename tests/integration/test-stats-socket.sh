@@ -26,30 +26,11 @@ import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$sock"
 test -S "$sock"
 
-# fails CMD...: CMD must exit non-zero.  (A bare "! CMD" would not
-# stop a set -e script when CMD succeeds.)
-fails ()
-{
-  if "$@"; then
-    echo "FAIL: '$*' succeeded" >&2
-    exit 1
-  fi
-}
-
 cat > "$tmpdir/run.sh" <<RUN
 set -euxo pipefail
 $(declare -f fails)
 sock=$sock
-# scan NBD-SOCKET FROM TO: read [FROM, TO) MiB in 64K requests.
-scan ()
-{
-  /usr/bin/python3 -c '
-import nbd, sys
-h = nbd.NBD(); h.connect_unix(sys.argv[1])
-for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 64 << 10):
-    h.pread(64 << 10, off)
-h.shutdown()' "\$@"
-}
+$(declare -f scan)
 # The protocol, from a real client.
 /usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"
 
