@@ -4,6 +4,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import socket
+import sys
+
+# Checks passed so far (check), for the tests' closing lines.
+checks = 0
+
+
+def check(cond, what):
+    """Fail the test with what unless cond."""
+    global checks
+    if not cond:
+        print("FAIL:", what, file=sys.stderr)
+        sys.exit(1)
+    checks += 1
 
 
 def ask(path, command):

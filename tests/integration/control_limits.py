@@ -20,16 +20,10 @@ import time
 
 import nbd
 
+import control as helpers
+from control import check
+
 IDLE_SECS = 60
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    if not cond:
-        print("FAIL:", what, file=sys.stderr)
-        sys.exit(1)
-    checks += 1
 
 
 def connect(path):
@@ -164,4 +158,4 @@ if sys.argv[1] == "idle":
     idle(sys.argv[2])
 else:
     full(sys.argv[2], sys.argv[3])
-print("control_limits %s: %d checks passed" % (sys.argv[1], checks))
+print("control_limits %s: %d checks passed" % (sys.argv[1], helpers.checks))

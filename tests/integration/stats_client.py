@@ -17,16 +17,10 @@ import time
 
 import nbd
 
+import control as helpers
+from control import check
+
 nbd_sock, ctl_path = sys.argv[1], sys.argv[2]
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    if not cond:
-        print("FAIL:", what, file=sys.stderr)
-        sys.exit(1)
-    checks += 1
 
 
 class Control:
@@ -223,4 +217,4 @@ check(tr.ask("trace sideways").startswith("error: "), "trace junk")
 # The data path kept working throughout.
 check(len(h.pread(4096, 0)) == 4096, "reads still served")
 h.shutdown()
-print("stats_client: %d checks passed" % checks)
+print("stats_client: %d checks passed" % helpers.checks)
