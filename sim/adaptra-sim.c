@@ -5,7 +5,7 @@
 
 /* adaptra-sim: the adaptra engine in virtual time.
  *
- * The program links the engine the filter links (libadaptra-core.a)
+ * The program links the engine the filter links (libadaptra-engine.a)
  * and drives it as the filter does, with three things replaced:
  *
  *   clock     a virtual one (struct sim.now), so an hour of slow
@@ -58,7 +58,6 @@
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "adaptra/stats.h"
-#include "adaptra/window.h"
 #include "cli.h"
 #include "simlib.h"
 

@@ -16,7 +16,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "adaptra/window.h"
+/* The read-ahead methods, numbered as the stats blocks are. */
+enum adaptra_method {
+  ADAPTRA_METHOD_NONE = 0,
+  ADAPTRA_METHOD_INITIAL,       /* first sequential evidence (seed "newfile") */
+  ADAPTRA_METHOD_STATE,         /* thrashing-threshold estimate */
+  ADAPTRA_METHOD_CONTEXT,       /* stream inferred from pool history */
+  ADAPTRA_METHOD_CONTEXTA,      /* history reaches page 0: accelerated */
+  ADAPTRA_METHOD_FIXED,         /* legacy constant window */
+  ADAPTRA_METHOD_BACKWARD,      /* descending offsets */
+  ADAPTRA_METHOD_COUNT
+};
+
+/* Name of a method as used in counters and traces ("state"...). */
+extern const char *adaptra_method_name (unsigned method);
 
 /* The seed's six counters of one read-ahead method. */
 struct adaptra_method_stats {

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* libFuzzer harness for the control protocol (core/control.c): every
+/* libFuzzer harness for the control protocol (control/control.c): every
  * input is one request line, executed against fake engine operations
  * whose "set" goes through the real parameter parser and checker.
  *

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "adaptra/config.h"
-#include "adaptra/range.h"
-#include "adaptra/stream.h"
+#include "../../engine/range.h"
+#include "../../engine/stream.h"
 #include "../../plugin/params.h"
 
 static void

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the profile loader (core/profile.c): every
+/* libFuzzer harness for the profile loader (engine/profile.c): every
  * input is a profile file.
  *
  * Copyright (C) 2026 The adaptra authors
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/profile.h"
+#include "adaptra/profile.h"
 
 static void
 expect (int ok, const char *what)

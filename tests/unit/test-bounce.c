@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of core/bounce.c: a bounded number of transfer slots. */
+/* Unit tests of engine/bounce.c: a bounded number of transfer slots. */
 
 #include <config.h>
 
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "adaptra/bounce.h"
+#include "../../engine/bounce.h"
 
 static void
 test_rejects_empty (void **state)

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of core/pool.c: budget, LRU order, delayed activation,
+/* Unit tests of engine/pool.c: budget, LRU order, delayed activation,
  * eviction accounting, rescue, history and invalidation.
  */
 
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "adaptra/pool.h"
+#include "../../engine/pool.h"
 
 #define SHIFT 12                /* 4 KiB pages */
 /* The largest method number the 6-bit field must hold. */

@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "adaptra/engine.h"
-#include "../../core/profile.h"
+#include "adaptra/profile.h"
 
 #define PAGE 4096
 #define DISK (32 * 1024 * 1024)         /* 8192 pages */

@@ -1,4 +1,4 @@
-/* Unit tests of core/profile.c: recorder, file format, merge, matcher.
+/* Unit tests of engine/profile.c: recorder, file format, merge, matcher.
  *
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../core/profile.h"
+#include "adaptra/profile.h"
 
 #define PAGE 4096
 #define EXPORT_PAGES 65536                      /* 256 MiB */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "adaptra/report.h"
+#include "../../control/report.h"
 
 static struct adaptra_stats
 sample (void)

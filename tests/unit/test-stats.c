@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of core/stats.c: the field table and the counting helpers. */
+/* Unit tests of engine/stats.c: the field table and the counting helpers. */
 
 #include <config.h>
 
@@ -92,12 +92,28 @@ test_counting (void **state)
   assert_int_equal (live.pages_free, 77);
 }
 
+/* Every method has its own name, used as-is in counters and traces;
+ * an out-of-range number reads "?".
+ */
+static void
+test_method_names (void **state)
+{
+  (void) state;
+  assert_string_equal (adaptra_method_name (ADAPTRA_METHOD_NONE), "none");
+  assert_string_equal (adaptra_method_name (ADAPTRA_METHOD_CONTEXTA),
+                       "contexta");
+  assert_string_equal (adaptra_method_name (ADAPTRA_METHOD_BACKWARD),
+                       "backward");
+  assert_string_equal (adaptra_method_name (ADAPTRA_METHOD_COUNT), "?");
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_table_covers_struct),
     cmocka_unit_test (test_counting),
+    cmocka_unit_test (test_method_names),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

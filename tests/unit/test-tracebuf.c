@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of core/tracebuf.c: trace lines between the data path
+/* Unit tests of control/tracebuf.c: trace lines between the data path
  * and the statistics thread.
  */
 

@@ -36,13 +36,13 @@
  * shows a stream that started there, and the accelerated variant
  * doubles the position at once (exponential ramp-up).
  *
- * The pure functions here take the measurements; core/engine.c takes
+ * The pure functions here take the measurements; engine/engine.c takes
  * them from the pool and the stream table under the lock.
  */
 
 #include <config.h>
 
-#include "adaptra/window.h"
+#include "window.h"
 
 static uint64_t
 min_u64 (uint64_t a, uint64_t b)
@@ -78,22 +78,6 @@ static uint64_t
 lookahead_of (uint64_t ra, const struct adaptra_window_bounds *b)
 {
   return min_u64 (max_u64 (1 + ra / 8, b->lead), ra);
-}
-
-const char *
-adaptra_method_name (unsigned method)
-{
-  static const char *const names[ADAPTRA_METHOD_COUNT] = {
-    [ADAPTRA_METHOD_NONE] = "none",
-    [ADAPTRA_METHOD_INITIAL] = "initial",
-    [ADAPTRA_METHOD_STATE] = "state",
-    [ADAPTRA_METHOD_CONTEXT] = "context",
-    [ADAPTRA_METHOD_CONTEXTA] = "contexta",
-    [ADAPTRA_METHOD_FIXED] = "fixed",
-    [ADAPTRA_METHOD_BACKWARD] = "backward",
-  };
-
-  return method < ADAPTRA_METHOD_COUNT ? names[method] : "?";
 }
 
 uint64_t

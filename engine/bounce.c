@@ -26,7 +26,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "adaptra/bounce.h"
+#include "bounce.h"
 
 int
 adaptra_bounce_init (struct adaptra_bounce *b, unsigned nslots,

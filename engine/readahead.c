@@ -56,8 +56,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "adaptra/range.h"
-#include "adaptra/window.h"
+#include "range.h"
+#include "window.h"
 #include "engine-impl.h"
 
 #define NO_MARK UINT64_MAX

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "adaptra/control.h"
-#include "adaptra/report.h"
+#include "report.h"
 
 #define MAX_WORDS 4
 #define MAX_WORD 256

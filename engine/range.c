@@ -5,7 +5,7 @@
 
 #include <config.h>
 
-#include "adaptra/range.h"
+#include "range.h"
 
 struct adaptra_span
 adaptra_span_of (uint64_t offset, uint64_t count, unsigned page_shift)

@@ -15,17 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The read-ahead methods, numbered as the stats blocks are. */
-enum adaptra_method {
-  ADAPTRA_METHOD_NONE = 0,
-  ADAPTRA_METHOD_INITIAL,       /* first sequential evidence (seed "newfile") */
-  ADAPTRA_METHOD_STATE,         /* thrashing-threshold estimate */
-  ADAPTRA_METHOD_CONTEXT,       /* stream inferred from pool history */
-  ADAPTRA_METHOD_CONTEXTA,      /* history reaches page 0: accelerated */
-  ADAPTRA_METHOD_FIXED,         /* legacy constant window */
-  ADAPTRA_METHOD_BACKWARD,      /* descending offsets */
-  ADAPTRA_METHOD_COUNT
-};
+#include "adaptra/stats.h"
 
 /* A window of ra pages whose last la pages lie beyond the look-ahead
  * mark: the mark sits ra - la pages into the window, la == 0 means no
@@ -43,9 +33,6 @@ struct adaptra_window_bounds {
   unsigned ratio;               /* percent of the thrashing threshold */
   uint64_t lead;                /* look-ahead that hides backend latency */
 };
-
-/* Name of a method as used in counters and traces ("state"...). */
-extern const char *adaptra_method_name (unsigned method);
 
 /* Effective maximum: max_pages (0 = auto: the larger of floor_pages and
  * the backend's bandwidth-delay product bdp_pages), never more than

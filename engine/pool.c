@@ -63,7 +63,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "adaptra/pool.h"
+#include "pool.h"
 
 /* Active list limit: at most this fraction (1/N) of all frames. */
 #define ACTIVE_SHARE 2

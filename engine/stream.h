@@ -28,7 +28,7 @@
  * at that rate.  Below that, a stream leaves the table only under
  * pressure: a new stream takes the least recently used slot, and the
  * stream it pushed out resumes from the state its look-ahead mark page
- * carries (core/readahead.c).
+ * carries (engine/readahead.c).
  */
 #define ADAPTRA_STREAM_REAP_NS (UINT64_C (600) * 1000000000)
 
@@ -57,7 +57,7 @@ struct adaptra_stream {
   uint32_t late;                /* reads that waited for its read-ahead */
   /* The last of its pages a reader touched, plus one (0: none), and
    * that reader's client: the next touch of the same page by the same
-   * reader is the same access (core/engine.c).
+   * reader is the same access (engine/engine.c).
    */
   uint64_t touched;
   int touched_by;

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptra/range.h"
+#include "range.h"
 #include "engine-impl.h"
 
 /* Pages pinned and copied per lock round trip. */

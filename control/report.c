@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptra/report.h"
+#include "report.h"
 
 #define METHOD_BASE offsetof (struct adaptra_stats, method)
 #define METHOD_SIZE sizeof (struct adaptra_method_stats)

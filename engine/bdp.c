@@ -24,7 +24,7 @@
 
 #include <config.h>
 
-#include "adaptra/bdp.h"
+#include "bdp.h"
 
 /* Weight of a new sample in the moving averages: 1/8. */
 #define EWMA_DIVISOR 8.0

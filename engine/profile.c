@@ -60,8 +60,8 @@
 #include <unistd.h>
 
 #include "adaptra/engine.h"
-#include "adaptra/range.h"
-#include "profile.h"
+#include "range.h"
+#include "adaptra/profile.h"
 
 #define FNV_OFFSET UINT64_C (0xcbf29ce484222325)
 #define FNV_PRIME UINT64_C (0x100000001b3)

@@ -183,3 +183,19 @@ adaptra_stats_clear_counters (struct adaptra_stats *live)
                         __ATOMIC_RELAXED);
   }
 }
+
+const char *
+adaptra_method_name (unsigned method)
+{
+  static const char *const names[ADAPTRA_METHOD_COUNT] = {
+    [ADAPTRA_METHOD_NONE] = "none",
+    [ADAPTRA_METHOD_INITIAL] = "initial",
+    [ADAPTRA_METHOD_STATE] = "state",
+    [ADAPTRA_METHOD_CONTEXT] = "context",
+    [ADAPTRA_METHOD_CONTEXTA] = "contexta",
+    [ADAPTRA_METHOD_FIXED] = "fixed",
+    [ADAPTRA_METHOD_BACKWARD] = "backward",
+  };
+
+  return method < ADAPTRA_METHOD_COUNT ? names[method] : "?";
+}

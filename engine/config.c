@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "adaptra/config.h"
-#include "adaptra/range.h"
-#include "adaptra/stream.h"
+#include "range.h"
+#include "stream.h"
 
 void
 adaptra_config_defaults (struct adaptra_config *cfg)

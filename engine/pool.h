@@ -7,7 +7,7 @@
  * page number, aged on two LRU lists.
  *
  * The pool does no locking of its own: every function here must be
- * called with the engine lock held (see core/engine.c).  It never
+ * called with the engine lock held (see engine/engine.c).  It never
  * calls the backend.
  */
 
@@ -48,7 +48,7 @@ struct adaptra_page {
    * as the seed's mark page carries the stream's window size: the
    * size in pages of the window it marks, and the low 32 bits of the
    * aging clock when that window was issued.  A stream that left the
-   * table resumes from them (core/readahead.c).  0 elsewhere.
+   * table resumes from them (engine/readahead.c).  0 elsewhere.
    */
   uint32_t window;
   uint32_t age;

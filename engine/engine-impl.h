@@ -15,13 +15,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "adaptra/bdp.h"
-#include "adaptra/bounce.h"
+#include "bdp.h"
+#include "bounce.h"
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
-#include "adaptra/pool.h"
+#include "pool.h"
 #include "adaptra/stats.h"
-#include "adaptra/stream.h"
+#include "stream.h"
 
 /* Largest single backend request, prefetch or demand. */
 #define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)

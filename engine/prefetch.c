@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adaptra/range.h"
+#include "range.h"
 #include "engine-impl.h"
 
 /* Add (or take, with a negative n) n bytes to the prefetch in flight of
