@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* control.c: the control protocol: parsing commands and answering them.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

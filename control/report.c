@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* report.c: statistics snapshots printed as text, JSON and Prometheus metrics.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

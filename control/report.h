@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* report.h: the printers of statistics snapshots.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* strbuf.c: a growable text buffer with a hard limit.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* tracebuf.c: the trace buffer between the data path and its readers.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

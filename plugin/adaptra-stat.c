@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* adaptra-stat.c: the command-line client of the statistics socket.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

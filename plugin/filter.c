@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* filter.c: the nbdkit filter: callbacks over the engine.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* params.c: the filter's parameters, parsed from the nbdkit command line.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* params.h: the filter's parameters and the tunable ones' names.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* server.h: the statistics and control socket's server.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* adaptra-sim.c: adaptra-sim: the engine in virtual time.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* simlib.c: adaptra-sim's parsers, backend models and latency statistics.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* simlib.h: adaptra-sim's pure parts: parsers, models, statistics.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* config.h: the engine's parameters, their defaults and validation.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* control.h: the control protocol spoken on the statistics socket.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

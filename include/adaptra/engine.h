@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* engine.h: the engine's interface: volumes, clients, reads, writes, workers.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* tracebuf.h: a bounded buffer of read-ahead trace lines.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-# adaptra: adaptive read-ahead for nbdkit
+# benchdefs.py: the benchmark's backend models, stacks and workloads.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 

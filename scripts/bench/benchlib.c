@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* benchlib.c: helpers shared by the benchmark's libnbd clients.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

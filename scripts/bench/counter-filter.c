@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* counter-filter.c: a filter counting backend reads, for the benchmark.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* disk-model-filter.c: a filter modelling a disk with seeks, for the bench.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

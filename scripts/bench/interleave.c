@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* interleave.c: workload W3: streams interleaved on one connection.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

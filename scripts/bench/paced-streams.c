@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* paced-streams.c: workload W5: many paced sequential streams.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# adaptra: adaptive read-ahead for nbdkit
+# test-deb.sh: the Debian package, built, installed, used and purged.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

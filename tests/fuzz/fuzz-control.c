@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* fuzz-control.c: libFuzzer harness for the control protocol.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

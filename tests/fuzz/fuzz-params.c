@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* fuzz-params.c: libFuzzer harness for the parameter parser.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* nbdkit-stubs.c: the nbdkit functions the fuzzed parsers call.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

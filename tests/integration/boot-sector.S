@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* boot-sector.S: a boot sector for test-guest-boot.sh.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# adaptra: adaptive read-ahead for nbdkit
+# check-installed.sh: installed files work like any nbdkit filter's.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

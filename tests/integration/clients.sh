@@ -1,4 +1,4 @@
-# adaptra: adaptive read-ahead for nbdkit
+# clients.sh: helpers for the tests that drive real clients.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1,4 +1,4 @@
-# adaptra: adaptive read-ahead for nbdkit
+# control_limits.py: test helper: the control socket's bounds.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1,4 +1,4 @@
-# adaptra: adaptive read-ahead for nbdkit
+# faults_client.py: the client side of test-faults.sh.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1,4 +1,4 @@
-# adaptra: adaptive read-ahead for nbdkit
+# functions.sh: shared helpers for the shell integration tests.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* harness.c: a real nbdkit with the adaptra filter, for integration tests.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

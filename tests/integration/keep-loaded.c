@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* keep-loaded.c: keeps the filter loaded in sanitizer runs.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* lagging-plugin.c: a RAM disk whose reads return late.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

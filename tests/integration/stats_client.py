@@ -1,4 +1,4 @@
-# adaptra: adaptive read-ahead for nbdkit
+# stats_client.py: test helper: the statistics socket's client side.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# adaptra: adaptive read-ahead for nbdkit
+# test-curl-nginx.sh: a remote store over HTTP (curl plugin, nginx).
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# adaptra: adaptive read-ahead for nbdkit
+# test-guest-boot.sh: a guest boots from a disk served through adaptra.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #

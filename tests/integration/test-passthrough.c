@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* test-passthrough.c: bytes through the filter equal the plugin's.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# adaptra: adaptive read-ahead for nbdkit
+# test-qemu-img.sh: qemu-img convert and compare through the filter.
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #
