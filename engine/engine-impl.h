@@ -17,6 +17,7 @@
 
 #include "bdp.h"
 #include "bounce.h"
+#include "minmax.h"
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "pool.h"
@@ -256,9 +257,8 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
 {
   uint64_t page_start = p << shift;
   uint64_t page_end = page_start + (UINT64_C (1) << shift);
-  uint64_t from = r->offset > page_start ? r->offset : page_start;
-  uint64_t to = r->offset + r->count < page_end
-    ? r->offset + r->count : page_end;
+  uint64_t from = max_u64 (r->offset, page_start);
+  uint64_t to = min_u64 (r->offset + r->count, page_end);
 
   memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
 }

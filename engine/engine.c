@@ -77,8 +77,7 @@ init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
 
   if (budget == 0)
     budget = 1;
-  if (nslots > budget)
-    nslots = budget;
+  nslots = min_u64 (nslots, budget);
   e->slot_pages = (uint32_t) (budget / nslots);
   if (adaptra_bounce_init (&e->bounce, (unsigned) nslots,
                            (size_t) e->slot_pages << e->page_shift) == -1)
@@ -391,7 +390,7 @@ demand_run_cap (const struct adaptra_engine *e, const struct adaptra_volume *v,
                                                       v->base + v->size))
       && want > e->slot_pages)
     want = start >= r->offset ? want - 1 : e->slot_pages;
-  return want < request_max ? want : request_max;
+  return min_u64 (want, request_max);
 }
 
 /* Read the run of absent pages from *pp (up to last) from the backend
@@ -488,12 +487,8 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   while (p + n < last && n < request_max &&
          adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME)
     n++;
-  start = p << e->page_shift;
-  end = (p + n) << e->page_shift;
-  if (start < r->offset)
-    start = r->offset;
-  if (end > r->offset + r->count)
-    end = r->offset + r->count;
+  start = max_u64 (p << e->page_shift, r->offset);
+  end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
   pthread_mutex_unlock (&e->lock);
   t0 = adaptra_now (e);
   err = e->backend.pread (ctx, r->buf + (start - r->offset),

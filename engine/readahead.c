@@ -56,6 +56,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "minmax.h"
 #include "range.h"
 #include "window.h"
 #include "engine-impl.h"
@@ -102,7 +103,7 @@ adaptra_readahead_cap_pages (struct adaptra_engine *e)
   for (s = adaptra_streams_first (&e->streams); s;
        s = adaptra_streams_after (&e->streams, s))
     if (s->cap > cap)
-      cap = s->cap < spare ? s->cap : spare;
+      cap = min_u64 (s->cap, spare);
   return cap;
 }
 
@@ -121,7 +122,7 @@ bounds_of (const struct adaptra_engine *e, struct adaptra_window_bounds *b)
   uint64_t min = e->cfg.min_bytes >> e->page_shift;
 
   b->max = adaptra_readahead_max_pages (e);
-  b->min = min < b->max ? min : b->max;
+  b->min = min_u64 (min, b->max);
   b->ratio = e->cfg.ratio;
   b->lead = 0;
 }
@@ -171,7 +172,7 @@ carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
 
   if (p->stream_id != s->id || !(p->flags & ADAPTRA_PG_MARK))
     return;
-  p->window = ra < UINT32_MAX ? (uint32_t) ra : UINT32_MAX;
+  p->window = (uint32_t) min_u64 (ra, UINT32_MAX);
   p->age = (uint32_t) s->age;
 }
 
@@ -197,8 +198,7 @@ issue (struct adaptra_engine *e, const struct adaptra_volume *v,
   s->lost = 0;
   s->hits = 0;
 
-  if (pf_start < start)
-    pf_start = start;
+  pf_start = max_u64 (pf_start, start);
   if (mark != NO_MARK && mark < pf_start)
     mark = pf_start < end ? pf_start : NO_MARK;
   /* The volume is the stream's: its pages, its jobs.  Dispatch only
@@ -274,13 +274,11 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
   if (e->cfg.max_bytes != 0)
     return;
   if (s->late > 0) {
-    s->cap = 2 * (s->cap > b->max ? s->cap : b->max);
-    if (s->cap > ceiling)
-      s->cap = ceiling;
+    s->cap = min_u64 (2 * max_u64 (s->cap, b->max), ceiling);
     s->late = 0;
   }
   if (s->cap > b->max)
-    b->max = s->cap < spare ? s->cap : spare;
+    b->max = min_u64 (s->cap, spare);
 }
 
 /* Rescue the n pages from index: they would be evicted before the
@@ -333,8 +331,7 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
   in = state_input (e, s, index, la_old);
   raise_cap (e, s, b);
   b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
-  if (b->lead > b->max)
-    b->lead = b->max;
+  b->lead = min_u64 (b->lead, b->max);
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:
@@ -462,10 +459,8 @@ history_behind (const struct adaptra_engine *e,
                 const struct adaptra_volume *v, uint64_t index,
                 const struct adaptra_window_bounds *b)
 {
-  uint64_t max = HISTORY_WINDOWS * b->max;
+  uint64_t max = min_u64 (HISTORY_WINDOWS * b->max, index - v->first_page);
 
-  if (max > index - v->first_page)
-    max = index - v->first_page;
   return adaptra_pool_history (&e->pool, index, max, true);
 }
 
@@ -473,10 +468,8 @@ static uint64_t
 history_above (const struct adaptra_engine *e, const struct adaptra_volume *v,
                uint64_t last, const struct adaptra_window_bounds *b)
 {
-  uint64_t max = HISTORY_WINDOWS * b->max;
+  uint64_t max = min_u64 (HISTORY_WINDOWS * b->max, v->end_page - last);
 
-  if (max > v->end_page - last)
-    max = v->end_page - last;
   return adaptra_pool_run_from (&e->pool, last, max, true);
 }
 
@@ -622,7 +615,7 @@ static void
 rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
        uint64_t index, uint64_t la_old)
 {
-  uint64_t p = index + (la_old / 2 > 0 ? la_old / 2 : 1);
+  uint64_t p = index + max_u64 (la_old / 2, 1);
   uint32_t f;
 
   if (s->backward || p >= s->readahead_index)
@@ -662,9 +655,8 @@ resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
   uint64_t window = page->window;
   uint64_t room = v->end_page - index;
   uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
-                                          window > b->max
-                                          ? (window < room ? window : room)
-                                          : (b->max < room ? b->max : room),
+                                          min_u64 (max_u64 (window, b->max),
+                                                   room),
                                           false);
   /* The request's own pages before the mark are the reader's too,
    * although it has not copied them yet: count the history from the

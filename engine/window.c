@@ -42,19 +42,8 @@
 
 #include <config.h>
 
+#include "minmax.h"
 #include "window.h"
-
-static uint64_t
-min_u64 (uint64_t a, uint64_t b)
-{
-  return a < b ? a : b;
-}
-
-static uint64_t
-max_u64 (uint64_t a, uint64_t b)
-{
-  return a > b ? a : b;
-}
 
 /* a * b / c without overflow, saturating at UINT64_MAX. */
 static uint64_t
