@@ -63,6 +63,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hash.h"
 #include "pool.h"
 
 /* Active list limit: at most this fraction (1/N) of all frames. */
@@ -74,9 +75,7 @@
 static uint32_t
 bucket_of (const struct adaptra_pool *pool, uint64_t page_no)
 {
-  /* Fibonacci hashing: sequential page numbers spread evenly. */
-  return (uint32_t) ((page_no * UINT64_C (0x9E3779B97F4A7C15))
-                     >> (64 - pool->bucket_bits));
+  return adaptra_hash_fib (page_no, pool->bucket_bits);
 }
 
 static void

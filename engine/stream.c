@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "stream.h"
 
 #define NONE UINT32_MAX
@@ -56,8 +57,7 @@ slot_of (const struct adaptra_streams *t, const struct adaptra_stream *s)
 static uint32_t
 bucket_of (const struct adaptra_streams *t, uint64_t granule)
 {
-  return (uint32_t) ((granule * UINT64_C (0x9E3779B97F4A7C15))
-                     >> (64 - t->bucket_bits));
+  return adaptra_hash_fib (granule, t->bucket_bits);
 }
 
 static void
