@@ -779,7 +779,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->pages_inactive = e->pool.inactive.len;
   out->pages_active = e->pool.active.len;
   out->pages_in_flight = e->pool.in_flight;
-  out->streams_active = e->streams.active;
+  out->streams_active = adaptra_streams_count (&e->streams);
   for (i = 0; i < e->nclients; i++)
     out->clients_active += e->clients[i].used;
   out->prefetch_queued_bytes = e->queued_bytes;

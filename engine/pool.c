@@ -79,38 +79,18 @@ bucket_of (const struct adaptra_pool *pool, uint64_t page_no)
 }
 
 static void
-lru_unlink (struct adaptra_pool *pool, struct adaptra_lru *l, uint32_t f)
+lru_unlink (struct adaptra_pool *pool, struct ilist *l, uint32_t f)
 {
-  struct adaptra_page *p = &pool->pages[f];
-
-  if (p->lru_prev != ADAPTRA_NO_FRAME)
-    pool->pages[p->lru_prev].lru_next = p->lru_next;
-  else
-    l->head = p->lru_next;
-  if (p->lru_next != ADAPTRA_NO_FRAME)
-    pool->pages[p->lru_next].lru_prev = p->lru_prev;
-  else
-    l->tail = p->lru_prev;
-  p->lru_prev = p->lru_next = ADAPTRA_NO_FRAME;
-  l->len--;
+  ilist_unlink (l, ILIST_ARRAY (pool->pages, lru), f);
 }
 
 static void
-lru_push_head (struct adaptra_pool *pool, struct adaptra_lru *l, uint32_t f)
+lru_push_head (struct adaptra_pool *pool, struct ilist *l, uint32_t f)
 {
-  struct adaptra_page *p = &pool->pages[f];
-
-  p->lru_prev = ADAPTRA_NO_FRAME;
-  p->lru_next = l->head;
-  if (l->head != ADAPTRA_NO_FRAME)
-    pool->pages[l->head].lru_prev = f;
-  else
-    l->tail = f;
-  l->head = f;
-  l->len++;
+  ilist_push_head (l, ILIST_ARRAY (pool->pages, lru), f);
 }
 
-static struct adaptra_lru *
+static struct ilist *
 list_of (struct adaptra_pool *pool, uint32_t f)
 {
   return pool->pages[f].flags & ADAPTRA_PG_ACTIVE
@@ -156,8 +136,8 @@ free_frame (struct adaptra_pool *pool, uint32_t f)
   p->pins = 0;
   p->stream_id = 0;
   p->window = p->age = 0;
-  p->lru_prev = ADAPTRA_NO_FRAME;
-  p->lru_next = pool->free_head;
+  p->lru.prev = ADAPTRA_NO_FRAME;
+  p->lru.next = pool->free_head;
   pool->free_head = f;
   pool->nfree++;
 }
@@ -218,8 +198,8 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
     return -1;
   }
   memset (pool->buckets, 0xff, nbuckets * sizeof *pool->buckets);
-  pool->inactive.head = pool->inactive.tail = ADAPTRA_NO_FRAME;
-  pool->active.head = pool->active.tail = ADAPTRA_NO_FRAME;
+  ilist_init (&pool->inactive);
+  ilist_init (&pool->active);
   pool->free_head = ADAPTRA_NO_FRAME;
   /* Push in reverse so that frames are handed out in address order. */
   for (f = pool->nframes; f-- > 0; ) {
@@ -275,7 +255,7 @@ evict_one (struct adaptra_pool *pool)
 
   while (f != ADAPTRA_NO_FRAME && skipped < EVICT_SKIP_MAX) {
     struct adaptra_page *p = &pool->pages[f];
-    uint32_t prev = p->lru_prev;
+    uint32_t prev = p->lru.prev;
 
     if (p->pins > 0) {
       skipped++;
@@ -326,11 +306,11 @@ adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
   }
   f = pool->free_head;
   p = &pool->pages[f];
-  pool->free_head = p->lru_next;
+  pool->free_head = p->lru.next;
   pool->nfree--;
 
   p->page_no = page_no;
-  p->lru_prev = p->lru_next = ADAPTRA_NO_FRAME;
+  p->lru.prev = p->lru.next = ADAPTRA_NO_FRAME;
   p->stream_id = stream_id;
   p->window = p->age = 0;
   p->method = (uint8_t) method & 0x3f;

@@ -18,8 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ilist.h"
+
 /* "No frame": returned by lookups that find nothing. */
-#define ADAPTRA_NO_FRAME UINT32_MAX
+#define ADAPTRA_NO_FRAME ILIST_NONE
 
 enum adaptra_page_state {
   ADAPTRA_PAGE_FREE = 0,        /* on the free list */
@@ -43,7 +45,7 @@ struct adaptra_page {
   uint64_t page_no;             /* which export page this frame holds */
   uint64_t stream_id;           /* stream that read it, 0 for none */
   uint32_t hash_next;           /* next frame in the same hash bucket */
-  uint32_t lru_prev, lru_next;  /* LRU (or free list) links */
+  struct ilist_link lru;        /* LRU (or free list: next only) links */
   /* On a look-ahead mark page, the state of the stream that set it,
    * as the seed's mark page carries the stream's window size: the
    * size in pages of the window it marks, and the low 32 bits of the
@@ -56,11 +58,6 @@ struct adaptra_page {
   uint8_t flags;                /* enum adaptra_page_flag bits */
   uint8_t state : 2;            /* enum adaptra_page_state */
   uint8_t method : 6;           /* read-ahead method that inserted it */
-};
-
-struct adaptra_lru {
-  uint32_t head, tail;          /* head = most recently inserted */
-  uint32_t len;
 };
 
 /* Called when a read-ahead page is evicted before anyone read it. */
@@ -76,7 +73,7 @@ struct adaptra_pool {
   struct adaptra_page *pages;   /* nframes descriptors */
   uint32_t *buckets;            /* hash heads, nbuckets entries */
   unsigned bucket_bits;
-  struct adaptra_lru inactive, active;
+  struct ilist inactive, active; /* head = most recently inserted */
   uint32_t free_head, nfree;
   uint32_t in_flight;           /* frames in state IN_FLIGHT */
   uint64_t clock;               /* aging clock: entries into inactive */
