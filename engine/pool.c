@@ -230,17 +230,23 @@ adaptra_pool_lookup (const struct adaptra_pool *pool, uint64_t page_no)
   return f;
 }
 
+/* Move the active tail to the inactive head, as read once. */
+static void
+demote_tail (struct adaptra_pool *pool)
+{
+  uint32_t f = pool->active.tail;
+
+  lru_unlink (pool, &pool->active, f);
+  pool->pages[f].flags &= ~(ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVATE);
+  enter_inactive (pool, f);
+}
+
 /* Keep the active list within its share by demoting its tail. */
 static void
 balance_active (struct adaptra_pool *pool)
 {
-  while (pool->active.len > pool->nframes / ACTIVE_SHARE) {
-    uint32_t f = pool->active.tail;
-
-    lru_unlink (pool, &pool->active, f);
-    pool->pages[f].flags &= ~(ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVATE);
-    enter_inactive (pool, f);
-  }
+  while (pool->active.len > pool->nframes / ACTIVE_SHARE)
+    demote_tail (pool);
 }
 
 /* Free one frame from the inactive tail.  Pages flagged ACTIVATE are
@@ -297,10 +303,7 @@ adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
      */
     if (pool->active.len == 0)
       return ADAPTRA_NO_FRAME;
-    f = pool->active.tail;
-    lru_unlink (pool, &pool->active, f);
-    pool->pages[f].flags &= ~(ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVATE);
-    enter_inactive (pool, f);
+    demote_tail (pool);
     if (!evict_one (pool))
       return ADAPTRA_NO_FRAME;
   }
