@@ -358,8 +358,8 @@ beyond (struct adaptra_window w, uint64_t req)
   return w;
 }
 
-/* A new stream of volume v for client, or NULL (counted) when the
- * table is full.
+/* A new stream of volume v for client (a full table gives up its
+ * least recently used one: stream.c).
  */
 static struct adaptra_stream *
 new_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
@@ -369,10 +369,6 @@ new_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
   struct adaptra_stream *s;
 
   s = adaptra_streams_new (&e->streams, client, next, adaptra_now (e));
-  if (!s) {
-    adaptra_stat_add (&e->stats.streams_refused, 1);
-    return NULL;
-  }
   s->volume = v->id;
   if (c)
     c->streams_started++;
@@ -488,8 +484,7 @@ start_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
   uint64_t h;
 
   if (index == v->first_page) {
-    if ((s = new_stream (e, v, client, last)) == NULL)
-      return NULL;
+    s = new_stream (e, v, client, last);
     if (e->cfg.mode == ADAPTRA_MODE_FIXED)
       issue_forward (e, v, s, ADAPTRA_METHOD_FIXED, index, index,
                      adaptra_window_fixed (fixed_pages (e), b), last);
@@ -501,8 +496,7 @@ start_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
 
   h = history_behind (e, v, index, b);
   if (h > EVIDENCE * req) {
-    if ((s = new_stream (e, v, client, last)) == NULL)
-      return NULL;
+    s = new_stream (e, v, client, last);
     if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
       w = adaptra_window_fixed (fixed_pages (e), b);
       method = ADAPTRA_METHOD_FIXED;
@@ -516,8 +510,7 @@ start_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
 
   h = history_above (e, v, last, b);
   if (h > EVIDENCE * (last - first)) {
-    if ((s = new_stream (e, v, client, first)) == NULL)
-      return NULL;
+    s = new_stream (e, v, client, first);
     s->backward = true;
     issue_backward (e, v, s, index, first,
                     adaptra_window_backward (last - first, 0, b));
@@ -665,9 +658,9 @@ resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
   uint64_t h = history_behind (e, v, first, b) + (index - first);
   struct adaptra_stream *s;
 
-  if (window == 0 || h <= EVIDENCE * (last - first) ||
-      (s = new_stream (e, v, client, last)) == NULL)
+  if (window == 0 || h <= EVIDENCE * (last - first))
     return NULL;
+  s = new_stream (e, v, client, last);
   s->method = page->method;
   s->readahead_index = index + ahead;
   s->ra_index = s->readahead_index - v->first_page > window
