@@ -124,8 +124,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
     free (e);
     return NULL;
   }
-  e->pool.lost = on_lost;
-  e->pool.lost_opaque = e;
+  adaptra_pool_on_lost (&e->pool, on_lost, e);
   pthread_mutex_init (&e->lock, NULL);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_init (&e->page_done[i], NULL);
@@ -552,20 +551,22 @@ copy_ready (struct adaptra_engine *e, int client,
             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
   struct adaptra_client *c = adaptra_client_of (e, client);
+  const struct adaptra_page *page;
   uint32_t batch[PIN_BATCH];
   uint64_t p = *pp;
   uint32_t n = 0, i, f;
 
   while (p + n < last && n < PIN_BATCH &&
          (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
-         e->pool.pages[f].state == ADAPTRA_PAGE_READY) {
+         (page = adaptra_pool_page (&e->pool, f))->state ==
+         ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
-    if (new_access (e, client, e->pool.pages[f].stream_id, p + n) &&
+    if (new_access (e, client, page->stream_id, p + n) &&
         adaptra_pool_touch (&e->pool, f)) {
       struct adaptra_stream *s =
-        adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+        adaptra_streams_get (&e->streams, page->stream_id);
 
-      adaptra_stats_count_hits (&e->stats, e->pool.pages[f].method, 1);
+      adaptra_stats_count_hits (&e->stats, page->method, 1);
       c->readahead_hits++;
       c->volume->readahead_hits++;
       if (s)
@@ -574,7 +575,7 @@ copy_ready (struct adaptra_engine *e, int client,
     batch[n++] = f;
   }
   pthread_mutex_unlock (&e->lock);
-  for (i = 0; e->pool.arena && i < n; i++)
+  for (i = 0; adaptra_pool_has_data (&e->pool) && i < n; i++)
     adaptra_copy_out (r, p + i, e->page_shift,
                       adaptra_pool_data (&e->pool, batch[i]));
   pthread_mutex_lock (&e->lock);
@@ -601,7 +602,7 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
     if (f == ADAPTRA_NO_FRAME)
       return adaptra_readahead_miss (e, v, client, span.first, span.last, p);
     if (!seen_stream)
-      seen_stream = e->pool.pages[f].stream_id;
+      seen_stream = adaptra_pool_page (&e->pool, f)->stream_id;
     if (mark == ADAPTRA_NO_FRAME && adaptra_pool_take_mark (&e->pool, f))
       mark = f;
   }
@@ -668,12 +669,13 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
       if (!err)
         new_access (e, client, stream_id, p - 1);
     }
-    else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
+    else if (adaptra_pool_page (&e->pool, f)->state == ADAPTRA_PAGE_READY)
       copy_ready (e, client, &r, &p, span.last);
     else {
       if (!blocked) {
         struct adaptra_stream *s =
-          adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+          adaptra_streams_get (&e->streams,
+                               adaptra_pool_page (&e->pool, f)->stream_id);
 
         adaptra_stat_add (&e->stats.io_block, 1);
         if (s)
@@ -768,17 +770,19 @@ adaptra_stats_add_profile (struct adaptra_engine *e, uint64_t proposed,
 void
 adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 {
+  struct adaptra_pool_counts pool;
   size_t i;
 
   memset (out, 0, sizeof *out);
   pthread_mutex_lock (&e->lock);
   adaptra_stats_copy_counters (out, &e->stats);
-  out->evicted = e->pool.evicted - e->evicted_base;
-  out->evicted_unread = e->pool.evicted_unread - e->evicted_unread_base;
-  out->pages_free = e->pool.nfree;
-  out->pages_inactive = e->pool.inactive.len;
-  out->pages_active = e->pool.active.len;
-  out->pages_in_flight = e->pool.in_flight;
+  pool = adaptra_pool_counts (&e->pool);
+  out->evicted = pool.evicted - e->evicted_base;
+  out->evicted_unread = pool.evicted_unread - e->evicted_unread_base;
+  out->pages_free = pool.free;
+  out->pages_inactive = pool.inactive;
+  out->pages_active = pool.active;
+  out->pages_in_flight = pool.in_flight;
   out->streams_active = adaptra_streams_count (&e->streams);
   for (i = 0; i < e->nclients; i++)
     out->clients_active += e->clients[i].used;
@@ -795,10 +799,13 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 void
 adaptra_stats_reset (struct adaptra_engine *e)
 {
+  struct adaptra_pool_counts pool;
+
   pthread_mutex_lock (&e->lock);
   adaptra_stats_clear_counters (&e->stats);
-  e->evicted_base = e->pool.evicted;
-  e->evicted_unread_base = e->pool.evicted_unread;
+  pool = adaptra_pool_counts (&e->pool);
+  e->evicted_base = pool.evicted;
+  e->evicted_unread_base = pool.evicted_unread;
   pthread_mutex_unlock (&e->lock);
 }
 
@@ -882,8 +889,8 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
   pthread_mutex_lock (&e->lock);
   /* Each indexed page lies in the byte range of one volume. */
   pages = calloc (e->nvolumes ? e->nvolumes : 1, sizeof *pages);
-  for (f = 0; pages && f < e->pool.nframes; f++) {
-    const struct adaptra_page *pg = &e->pool.pages[f];
+  for (f = 0; pages && f < adaptra_pool_frames (&e->pool); f++) {
+    const struct adaptra_page *pg = adaptra_pool_page (&e->pool, f);
     uint64_t id = (pg->page_no << e->page_shift) >> ADAPTRA_VOLUME_SHIFT;
 
     if (pg->state != ADAPTRA_PAGE_FREE && !(pg->flags & ADAPTRA_PG_STALE) &&

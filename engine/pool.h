@@ -4,11 +4,12 @@
  */
 
 /* The page pool: a fixed memory budget cut into pages, indexed by
- * page number, aged on two LRU lists.
+ * page number, aged by the eviction policy of lru.h.
  *
  * The pool does no locking of its own: every function here must be
  * called with the engine lock held (see engine/engine.c).  It never
- * calls the backend.
+ * calls the backend.  Other files read it through the functions below,
+ * never its fields, so that its layout and policy can change alone.
  */
 
 #ifndef ADAPTRA_POOL_H
@@ -19,6 +20,7 @@
 #include <stdint.h>
 
 #include "ilist.h"
+#include "lru.h"
 
 /* "No frame": returned by lookups that find nothing. */
 #define ADAPTRA_NO_FRAME ILIST_NONE
@@ -73,10 +75,9 @@ struct adaptra_pool {
   struct adaptra_page *pages;   /* nframes descriptors */
   uint32_t *buckets;            /* hash heads, nbuckets entries */
   unsigned bucket_bits;
-  struct ilist inactive, active; /* head = most recently inserted */
+  struct adaptra_lru lru;       /* eviction policy and aging clock */
   uint32_t free_head, nfree;
   uint32_t in_flight;           /* frames in state IN_FLIGHT */
-  uint64_t clock;               /* aging clock: entries into inactive */
   uint64_t evicted;             /* pages evicted, all kinds */
   uint64_t evicted_unread;      /* READAHEAD pages evicted unread */
   adaptra_pool_lost_fn lost;    /* optional eviction hook */
@@ -173,6 +174,91 @@ extern uint64_t adaptra_pool_rescue (struct adaptra_pool *pool,
  * evictable pool: (inactive + free) / 2 pages.
  */
 extern uint64_t adaptra_pool_spare (const struct adaptra_pool *pool);
+
+/* Call lost (opaque, stream id, method) for every read-ahead page
+ * evicted before a client read it.
+ */
+static inline void
+adaptra_pool_on_lost (struct adaptra_pool *pool, adaptra_pool_lost_fn lost,
+                      void *opaque)
+{
+  pool->lost = lost;
+  pool->lost_opaque = opaque;
+}
+
+/* Set the look-ahead mark on READY or IN_FLIGHT frame f. */
+extern void adaptra_pool_set_mark (struct adaptra_pool *pool, uint32_t f);
+
+/* If frame f is stream_id's look-ahead mark, record on it the size of
+ * the window it marks and the aging clock when that was issued (its
+ * low 32 bits), for the stream to resume from (struct adaptra_page).
+ */
+extern void adaptra_pool_mark_state (struct adaptra_pool *pool, uint32_t f,
+                                     uint64_t stream_id, uint64_t window,
+                                     uint64_t age);
+
+/* The descriptor of frame f (< adaptra_pool_frames), to read. */
+static inline const struct adaptra_page *
+adaptra_pool_page (const struct adaptra_pool *pool, uint32_t f)
+{
+  return &pool->pages[f];
+}
+
+/* Frames in the pool. */
+static inline uint32_t
+adaptra_pool_frames (const struct adaptra_pool *pool)
+{
+  return pool->nframes;
+}
+
+/* True when the pool holds data (not a pool of metadata only). */
+static inline bool
+adaptra_pool_has_data (const struct adaptra_pool *pool)
+{
+  return pool->arena != NULL;
+}
+
+/* The aging clock (lru.h): it ticks once per page that enters the
+ * eviction order, so the pages a page survives are clock ticks.
+ */
+static inline uint64_t
+adaptra_pool_clock (const struct adaptra_pool *pool)
+{
+  return pool->lru.clock;
+}
+
+/* Free frames and pages evictable before any page read twice: the
+ * pages a page read ahead now has ahead of it (G in window.h).
+ */
+static inline uint64_t
+adaptra_pool_reclaimable (const struct adaptra_pool *pool)
+{
+  return (uint64_t) adaptra_lru_cold (&pool->lru) + pool->nfree;
+}
+
+/* Where the frames are, and what became of them. */
+struct adaptra_pool_counts {
+  uint64_t evicted;             /* pages evicted, all kinds */
+  uint64_t evicted_unread;      /* read-ahead pages evicted unread */
+  uint32_t free;                /* frames free */
+  uint32_t inactive, active;    /* READY frames on each LRU list */
+  uint32_t in_flight;           /* frames IN_FLIGHT */
+};
+
+static inline struct adaptra_pool_counts
+adaptra_pool_counts (const struct adaptra_pool *pool)
+{
+  struct adaptra_pool_counts c = {
+    .evicted = pool->evicted,
+    .evicted_unread = pool->evicted_unread,
+    .free = pool->nfree,
+    .inactive = pool->lru.inactive.len,
+    .active = pool->lru.active.len,
+    .in_flight = pool->in_flight,
+  };
+
+  return c;
+}
 
 /* The data of frame f (page_size bytes); NULL in a pool without data. */
 static inline void *

@@ -237,7 +237,7 @@ fetch_target (struct adaptra_engine *e, uint64_t first,
 
   *slot = NULL;
   *in_client = false;
-  if (!e->pool.arena)
+  if (!adaptra_pool_has_data (&e->pool))
     return NULL;                /* no data: the backend models the read */
   for (i = 1; i < n && frames[i] == frames[0] + i; i++)
     ;
@@ -290,7 +290,7 @@ adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
   uint32_t i;
   int err;
 
-  if (!buf && e->pool.arena)
+  if (!buf && adaptra_pool_has_data (&e->pool))
     err = ENOMEM;
   else {
     t0 = adaptra_now (e);

@@ -167,13 +167,8 @@ static void
 carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
              uint32_t f)
 {
-  struct adaptra_page *p = &e->pool.pages[f];
-  uint64_t ra = s->readahead_index - s->ra_index;
-
-  if (p->stream_id != s->id || !(p->flags & ADAPTRA_PG_MARK))
-    return;
-  p->window = (uint32_t) min_u64 (ra, UINT32_MAX);
-  p->age = (uint32_t) s->age;
+  adaptra_pool_mark_state (&e->pool, f, s->id,
+                           s->readahead_index - s->ra_index, s->age);
 }
 
 /* Record window [start, end) with mark page mark (NO_MARK: none) as
@@ -193,7 +188,7 @@ issue (struct adaptra_engine *e, const struct adaptra_volume *v,
   s->ra_index = start;
   s->readahead_index = end;
   s->lookahead_index = mark == NO_MARK ? (s->backward ? start : end) : mark;
-  s->age = e->pool.clock;
+  s->age = adaptra_pool_clock (&e->pool);
   s->issue_ns = adaptra_now (e);
   s->lost = 0;
   s->hits = 0;
@@ -303,8 +298,8 @@ state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
   struct adaptra_state_input in;
 
   in.stream_shift = index > s->la_index ? index - s->la_index : 1;
-  in.global_size = (uint64_t) e->pool.inactive.len + e->pool.nfree;
-  in.global_shift = e->pool.clock - s->age;
+  in.global_size = adaptra_pool_reclaimable (&e->pool);
+  in.global_shift = adaptra_pool_clock (&e->pool) - s->age;
   in.ra_old = s->readahead_index - s->ra_index;
   in.la_old = la_old;
   in.lost = s->lost;
@@ -384,9 +379,10 @@ read_by_stream (const struct adaptra_engine *e, uint64_t p, uint64_t *id)
 {
   uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-  if (f == ADAPTRA_NO_FRAME || (e->pool.pages[f].flags & ADAPTRA_PG_READAHEAD))
+  if (f == ADAPTRA_NO_FRAME ||
+      (adaptra_pool_page (&e->pool, f)->flags & ADAPTRA_PG_READAHEAD))
     return false;
-  *id = e->pool.pages[f].stream_id;
+  *id = adaptra_pool_page (&e->pool, f)->stream_id;
   return *id != 0;
 }
 
@@ -412,7 +408,8 @@ stream_of_miss (struct adaptra_engine *e, const struct adaptra_volume *v,
   *near = NULL;
   if (index > first) {
     f = adaptra_pool_lookup (&e->pool, index - 1);
-    s = adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+    s = adaptra_streams_get (&e->streams,
+                             adaptra_pool_page (&e->pool, f)->stream_id);
   }
   else if (index > v->first_page && read_by_stream (e, index - 1, &id))
     s = adaptra_streams_get (&e->streams, id);
@@ -614,8 +611,9 @@ rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
   if (s->backward || p >= s->readahead_index)
     return;
   f = adaptra_pool_lookup (&e->pool, p);
-  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id) {
-    e->pool.pages[f].flags |= ADAPTRA_PG_MARK;
+  if (f != ADAPTRA_NO_FRAME &&
+      adaptra_pool_page (&e->pool, f)->stream_id == s->id) {
+    adaptra_pool_set_mark (&e->pool, f);
     carry_state (e, s, f);
   }
 }
@@ -643,7 +641,7 @@ resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
         uint64_t first, uint64_t last, uint32_t f,
         struct adaptra_window_bounds *b)
 {
-  const struct adaptra_page *page = &e->pool.pages[f];
+  const struct adaptra_page *page = adaptra_pool_page (&e->pool, f);
   uint64_t index = page->page_no;
   uint64_t window = page->window;
   uint64_t room = v->end_page - index;
@@ -657,6 +655,7 @@ resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
    */
   uint64_t h = history_behind (e, v, first, b) + (index - first);
   struct adaptra_stream *s;
+  uint64_t now;
 
   if (window == 0 || h <= EVIDENCE * (last - first))
     return NULL;
@@ -671,7 +670,8 @@ resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
   /* The clock's low 32 bits: it moved on less than 2^32 ticks, or the
    * window's pages would be long gone.
    */
-  s->age = e->pool.clock - (uint32_t) ((uint32_t) e->pool.clock - page->age);
+  now = adaptra_pool_clock (&e->pool);
+  s->age = now - (uint32_t) ((uint32_t) now - page->age);
   s->issue_ns = adaptra_now (e);
   adaptra_stat_add (&e->stats.streams_resumed, 1);
   return s;
@@ -682,7 +682,7 @@ adaptra_readahead_mark (struct adaptra_engine *e,
                         const struct adaptra_volume *v, int client,
                         uint64_t first, uint64_t last, uint32_t f)
 {
-  const struct adaptra_page *page = &e->pool.pages[f];
+  const struct adaptra_page *page = adaptra_pool_page (&e->pool, f);
   uint64_t index = page->page_no;
   struct adaptra_window_bounds b;
   struct adaptra_stream *s;
