@@ -837,8 +837,8 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
     r->window_offset = (s->ra_index << shift) - base;
     r->window_bytes = (s->readahead_index - s->ra_index) << shift;
     r->lookahead_bytes = s->backward
-      ? (s->lookahead_index - s->ra_index) << shift
-      : (s->readahead_index - s->lookahead_index) << shift;
+      ? (s->mark_index - s->ra_index) << shift
+      : (s->readahead_index - s->mark_index) << shift;
     r->idle_ns = now - s->atime_ns;
   }
   pthread_mutex_unlock (&e->lock);

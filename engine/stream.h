@@ -44,11 +44,13 @@ struct adaptra_stream {
   int volume;                   /* volume it reads (set by its user) */
   uint8_t method;               /* method of the current window */
   bool backward;                /* descending offsets */
-  /* The current window is [ra_index, readahead_index); its mark is at
-   * lookahead_index (== readahead_index when it has none); la_index is
-   * where the reader was when the window was issued.
+  /* The current window is [ra_index, readahead_index); its look-ahead
+   * mark is on page mark_index (readahead_index when it has none, or
+   * ra_index backward); reader_index is the page the reader was at when
+   * the window was issued (the miss, or the previous mark): the state
+   * method measures the stream's advance from there.
    */
-  uint64_t ra_index, readahead_index, lookahead_index, la_index;
+  uint64_t ra_index, readahead_index, mark_index, reader_index;
   uint64_t next;                /* page the stream is expected to read next */
   uint64_t age;                 /* pool aging clock when it was issued */
   uint64_t issue_ns;            /* time the window was issued */

@@ -36,8 +36,10 @@
  * shows a stream that started there, and the accelerated variant
  * doubles the position at once (exponential ramp-up).
  *
- * The pure functions here take the measurements; engine/engine.c takes
- * them from the pool and the stream table under the lock.
+ * The pure functions here take the measurements; engine/readahead.c
+ * takes them from the pool and the stream table under the lock.  The
+ * mode (adaptive or the legacy fixed window) is decided here too, in
+ * adaptra_window_fixed_mode.
  */
 
 #include <config.h>
@@ -170,6 +172,17 @@ adaptra_window_fixed (uint64_t fixed_pages,
   w.ra = min_u64 (fixed_pages, b->max);
   w.la = w.ra;
   return w;
+}
+
+bool
+adaptra_window_fixed_mode (const struct adaptra_window_bounds *b,
+                           struct adaptra_window *w, unsigned *method)
+{
+  if (b->fixed == 0)
+    return false;
+  *w = adaptra_window_fixed (b->fixed, b);
+  *method = ADAPTRA_METHOD_FIXED;
+  return true;
 }
 
 struct adaptra_window
