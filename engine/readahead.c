@@ -95,6 +95,7 @@ adaptra_readahead_max_pages (const struct adaptra_engine *e)
   unsigned shift = e->page_shift;
   uint64_t floor = ADAPTRA_AUTO_MAX_FLOOR >> shift;
 
+  assert_locked (e);
   return adaptra_window_max (e->cfg.max_bytes >> shift, floor ? floor : 1,
                              adaptra_bdp_bytes (&e->bdp) >> shift,
                              adaptra_pool_spare (&e->pool));
@@ -107,6 +108,7 @@ adaptra_readahead_cap_pages (struct adaptra_engine *e)
   uint64_t spare = adaptra_pool_spare (&e->pool);
   struct adaptra_stream *s;
 
+  assert_locked (e);
   if (e->cfg.max_bytes != 0)
     return cap;
   for (s = adaptra_streams_first (&e->streams); s;
@@ -619,6 +621,7 @@ adaptra_readahead_miss (struct adaptra_engine *e,
   struct placement pl;
   struct adaptra_window w;
 
+  assert_locked (e);
   if (index > v->first_page)
     adaptra_stat_add (&e->stats.cache_miss, 1);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
@@ -794,6 +797,7 @@ adaptra_readahead_mark (struct adaptra_engine *e,
   struct adaptra_window w;
   bool resumed = false;
 
+  assert_locked (e);
   adaptra_stats_count_return (&e->stats, page->method);
   pl.s = adaptra_streams_get (&e->streams, page->stream_id);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
