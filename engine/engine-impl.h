@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* engine-impl.h: the engine's insides, its lock and its helpers.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* engine.c: the read path, coherency and the facade of engine.h.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

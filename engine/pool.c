@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* pool.c: the page arena and its hash index.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* pool.h: the page pool's descriptors, calls and accessors.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* prefetch.c: the job queue, the workers and the backend read.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

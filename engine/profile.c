@@ -1,11 +1,11 @@
-/* Boot profiles: recording first touches, the file, merging boots,
- * and following a profile ahead of a client.
- *
+/* profile.c: boot profiles: recorder, file, merge and matcher.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* The contract of each function is in profile.h; this is how.
+/* Boot profiles: recording first touches, the file, merging boots,
+ * and following a profile ahead of a client.  The contract of each
+ * function is in profile.h; this is how.
  *
  * Recorder.  First touches are found with a hash set of the pages
  * recorded (open addressing, kept at most half full, so 16 bytes per

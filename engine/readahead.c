@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* readahead.c: the read-ahead decision on a miss or a mark.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

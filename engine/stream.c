@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* stream.c: the pool-wide stream table.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

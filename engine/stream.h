@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* stream.h: a stream's read-ahead state and the stream table.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

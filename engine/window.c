@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* window.c: the window policy: how much to read ahead.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* window.h: the window policy's pure functions and formulas.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

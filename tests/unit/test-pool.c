@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* test-pool.c: the page pool and its LRU (engine/pool.c, lru.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* test-window.c: the window policy (engine/window.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
