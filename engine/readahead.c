@@ -157,7 +157,8 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
 }
 
 /* What happened: the input of one decision.  engine.c finds it, once
- * per request (the seed's readahead_control, with the request's span).
+ * per request (what Linux's struct readahead_control and the
+ * arguments of its ondemand_readahead say of a request).
  */
 struct event {
   enum { EVENT_MISS, EVENT_MARK } what;
@@ -169,8 +170,8 @@ struct event {
 };
 
 /* Where a decision puts a window: its output, filled by one case of
- * the decision and handed to issue () (the seed's file_ra_state start,
- * size and look-ahead).
+ * the decision and handed to issue () (Linux's file_ra_state start,
+ * size and async_size, here with the mark as a page).
  */
 struct placement {
   struct adaptra_stream *s;     /* the stream it is for */
@@ -235,6 +236,9 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   s->lost = 0;
   s->hits = 0;
 
+  /* A mark among the reader's own pages moves to the first page
+   * prefetched, or goes when none is.
+   */
   if (pl->mark != NO_MARK && pl->mark < from)
     pl->mark = from < pl->end ? from : NO_MARK;
   /* The volume is the stream's: its pages, its jobs.  Dispatch only
