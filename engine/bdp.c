@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* bdp.c: backend latency and throughput, fitted from its reads.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

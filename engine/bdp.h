@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* bdp.h: the backend's bandwidth-delay product and speed test.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* bounce.c: transfer slots for reads that miss their frames.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

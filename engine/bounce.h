@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* bounce.h: a fixed number of transfer slots, own lock.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

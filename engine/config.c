@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* config.c: parameter defaults and validation.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

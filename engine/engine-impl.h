@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* engine-impl.h: the engine's insides, its lock and its helpers.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -10,13 +10,16 @@
 #ifndef ADAPTRA_ENGINE_IMPL_H
 #define ADAPTRA_ENGINE_IMPL_H
 
+#include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "bdp.h"
 #include "bounce.h"
+#include "minmax.h"
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "pool.h"
@@ -98,8 +101,14 @@ struct adaptra_engine {
   struct adaptra_clock clock;
   unsigned page_shift;
 
-  /* lock protects everything below except stats (atomic counters). */
+  /* lock protects everything below except stats (atomic counters).
+   * Take it with adaptra_lock, never directly: a debug build records
+   * its holder in lock_owner.
+   */
   pthread_mutex_t lock;
+#ifndef NDEBUG
+  _Atomic uintptr_t lock_owner; /* holder's adaptra_lock_self (), or 0 */
+#endif
   /* An in-flight page completed or was dropped: readers wait on the
    * queue of the page's group (ADAPTRA_WAIT_GROUP consecutive pages),
    * so a completion wakes only readers of nearby pages.
@@ -131,10 +140,68 @@ struct adaptra_engine {
   struct adaptra_stats stats;   /* live counters */
 };
 
+/* The engine lock.  Every function says whether it wants the lock
+ * held on entry (and then holds it again on exit), or not; a function
+ * that drops and retakes it on the way says so, and one that returns
+ * with the lock in another state than it was called with says so in
+ * its name (adaptra_fetch_then_lock).  In a debug build (without
+ * NDEBUG) the engine records which thread holds the lock, and
+ * assert_locked and assert_unlocked check the caller's state: a
+ * relaxed atomic store per lock and unlock, and a load per check.
+ */
+#ifndef NDEBUG
+/* This thread, as a number: the address of a thread-local variable. */
+extern _Thread_local char adaptra_lock_token;
+static inline uintptr_t
+adaptra_lock_self (void)
+{
+  return (uintptr_t) &adaptra_lock_token;
+}
+#define assert_locked(e)                                                \
+  assert (atomic_load_explicit (&(e)->lock_owner, memory_order_relaxed) \
+          == adaptra_lock_self ())
+#define assert_unlocked(e)                                              \
+  assert (atomic_load_explicit (&(e)->lock_owner, memory_order_relaxed) \
+          != adaptra_lock_self ())
+#define set_lock_owner(e, owner)                                        \
+  atomic_store_explicit (&(e)->lock_owner, (owner), memory_order_relaxed)
+#else
+#define assert_locked(e) ((void) (e))
+#define assert_unlocked(e) ((void) (e))
+#define set_lock_owner(e, owner) ((void) (e))
+#endif
+
+static inline void
+adaptra_lock (struct adaptra_engine *e)
+{
+  assert_unlocked (e);
+  pthread_mutex_lock (&e->lock);
+  set_lock_owner (e, adaptra_lock_self ());
+}
+
+static inline void
+adaptra_unlock (struct adaptra_engine *e)
+{
+  assert_locked (e);
+  set_lock_owner (e, 0);
+  pthread_mutex_unlock (&e->lock);
+}
+
+/* Wait on cond, which drops and retakes the lock. */
+static inline void
+adaptra_wait (struct adaptra_engine *e, pthread_cond_t *cond)
+{
+  assert_locked (e);
+  set_lock_owner (e, 0);
+  pthread_cond_wait (cond, &e->lock);
+  set_lock_owner (e, adaptra_lock_self ());
+}
+
 /* The open volume with this id, or NULL.  Lock held. */
 static inline struct adaptra_volume *
 adaptra_volume_of (struct adaptra_engine *e, int volume)
 {
+  assert_locked (e);
   if (volume < 0 || (size_t) volume >= e->nvolumes)
     return NULL;
   return e->volumes[volume];
@@ -144,6 +211,7 @@ adaptra_volume_of (struct adaptra_engine *e, int volume)
 static inline struct adaptra_client *
 adaptra_client_of (struct adaptra_engine *e, int client)
 {
+  assert_locked (e);
   if (client < 0 || (size_t) client >= e->nclients ||
       !e->clients[client].used)
     return NULL;
@@ -166,6 +234,7 @@ adaptra_wake (struct adaptra_engine *e, uint64_t first, uint64_t n)
   uint64_t last = n > 0 ? (first + n - 1) >> ADAPTRA_WAIT_GROUP_SHIFT : g;
   uint64_t i;
 
+  assert_locked (e);
   for (i = g; i <= last && i - g < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_broadcast (&e->page_done[i % ADAPTRA_WAIT_QUEUES]);
 }
@@ -226,8 +295,8 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
                                         const struct adaptra_volume *v);
 
 /* If a queued job holds page, take it off the queue and run it in this
- * thread with ctx (dropping the lock meanwhile).  Returns true if it
- * ran.  Lock held.
+ * thread with ctx.  Returns true if it ran.  Lock held on entry and
+ * exit; dropped and retaken while a job runs.
  */
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     void *ctx);
@@ -256,9 +325,8 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
 {
   uint64_t page_start = p << shift;
   uint64_t page_end = page_start + (UINT64_C (1) << shift);
-  uint64_t from = r->offset > page_start ? r->offset : page_start;
-  uint64_t to = r->offset + r->count < page_end
-    ? r->offset + r->count : page_end;
+  uint64_t from = max_u64 (r->offset, page_start);
+  uint64_t to = min_u64 (r->offset + r->count, page_end);
 
   memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
 }
@@ -273,7 +341,7 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * byte read, n is at most e->slot_pages.  Returns 0 or the backend's
  * errno, in which case the frames are dropped.
  */
-extern int adaptra_fetch (struct adaptra_engine *e,
+extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
                           struct adaptra_volume *v, void *ctx,
                           uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* engine.c: the read path, coherency and the facade of engine.h.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -46,6 +46,10 @@
 #include "range.h"
 #include "engine-impl.h"
 
+#ifndef NDEBUG
+_Thread_local char adaptra_lock_token;
+#endif
+
 /* Pages pinned and copied per lock round trip. */
 #define PIN_BATCH 64
 
@@ -77,8 +81,7 @@ init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
 
   if (budget == 0)
     budget = 1;
-  if (nslots > budget)
-    nslots = budget;
+  nslots = min_u64 (nslots, budget);
   e->slot_pages = (uint32_t) (budget / nslots);
   if (adaptra_bounce_init (&e->bounce, (unsigned) nslots,
                            (size_t) e->slot_pages << e->page_shift) == -1)
@@ -125,8 +128,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
     free (e);
     return NULL;
   }
-  e->pool.lost = on_lost;
-  e->pool.lost_opaque = e;
+  adaptra_pool_on_lost (&e->pool, on_lost, e);
   pthread_mutex_init (&e->lock, NULL);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_init (&e->page_done[i], NULL);
@@ -143,9 +145,9 @@ adaptra_engine_free (struct adaptra_engine *e)
   if (!e)
     return;
   adaptra_workers_stop (e);
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   adaptra_prefetch_drop_queue (e, NULL);
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   adaptra_bounce_fini (&e->bounce);
   for (i = 0; i < e->nvolumes; i++)
     if (e->volumes[i]) {
@@ -178,7 +180,7 @@ adaptra_volume_open (struct adaptra_engine *e, const char *name,
   v = calloc (1, sizeof *v);
   if (!v)
     return -1;
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   for (i = 0; i < e->nvolumes && e->volumes[i]; i++)
     ;
   if (i == e->nvolumes && i < ADAPTRA_VOLUMES_MAX) {
@@ -195,7 +197,7 @@ adaptra_volume_open (struct adaptra_engine *e, const char *name,
     }
   }
   if (i == e->nvolumes) {
-    pthread_mutex_unlock (&e->lock);
+    adaptra_unlock (e);
     free (v);
     errno = i == ADAPTRA_VOLUMES_MAX ? ENOSPC : ENOMEM;
     return -1;
@@ -208,16 +210,19 @@ adaptra_volume_open (struct adaptra_engine *e, const char *name,
   v->first_page = v->base >> e->page_shift;
   v->end_page = v->first_page + adaptra_pages_in (size, e->page_shift);
   e->volumes[i] = v;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return v->id;
 }
 
-/* Wait until no job of v runs.  Lock held. */
+/* Wait until no job of v runs.  Lock held on entry and exit, dropped
+ * while waiting.
+ */
 static void
 wait_jobs (struct adaptra_engine *e, const struct adaptra_volume *v)
 {
+  assert_locked (e);
   while (v->running > 0)
-    pthread_cond_wait (&e->job_done, &e->lock);
+    adaptra_wait (e, &e->job_done);
 }
 
 int
@@ -233,7 +238,7 @@ adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
       return ENOMEM;
     memcpy (copy, ctxs, n * sizeof *copy);
   }
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (v) {
     free (v->ctxs);
@@ -247,7 +252,7 @@ adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
   }
   else
     free (copy);
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return 0;
 }
 
@@ -257,7 +262,7 @@ adaptra_volume_close (struct adaptra_engine *e, int volume)
   struct adaptra_volume *v;
   struct adaptra_stream *s, *next;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (v) {
     adaptra_prefetch_drop_queue (e, v);
@@ -272,7 +277,7 @@ adaptra_volume_close (struct adaptra_engine *e, int volume)
     free (v->ctxs);
     free (v);
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }
 
 int
@@ -282,10 +287,10 @@ adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
   size_t i;
   int id = -1;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (!v) {
-    pthread_mutex_unlock (&e->lock);
+    adaptra_unlock (e);
     errno = EINVAL;
     return -1;
   }
@@ -310,7 +315,7 @@ adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
               name ? name : "");
     id = (int) i;
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   if (id == -1)
     errno = ENOMEM;
   return id;
@@ -321,17 +326,18 @@ adaptra_client_close (struct adaptra_engine *e, int client)
 {
   struct adaptra_client *c;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   if ((c = adaptra_client_of (e, client)) != NULL) {
     c->used = false;
     c->volume->clients--;
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }
 
 /* No frame can be had (all pinned or in flight): read page p through
  * without caching it, into the client's buffer if it wants the whole
- * page, else through a transfer slot.  Lock held on entry and exit.
+ * page, else through a transfer slot.  Lock held on entry and exit,
+ * dropped for the read.
  */
 static int
 read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
@@ -345,7 +351,8 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
   unsigned char *slot = NULL;
   int err;
 
-  pthread_mutex_unlock (&e->lock);
+  assert_locked (e);
+  adaptra_unlock (e);
   if (!in_client)
     slot = adaptra_bounce_get (&e->bounce);
   if (in_client || slot) {
@@ -361,7 +368,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
     err = ENOMEM;
   if (slot)
     adaptra_bounce_put (&e->bounce, slot);
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   adaptra_stat_add (&e->stats.backend_requests, 1);
   adaptra_stat_add (err ? &e->stats.backend_errors : &e->stats.backend_bytes,
                     err ? 1 : bytes);
@@ -391,12 +398,12 @@ demand_run_cap (const struct adaptra_engine *e, const struct adaptra_volume *v,
                                                       v->base + v->size))
       && want > e->slot_pages)
     want = start >= r->offset ? want - 1 : e->slot_pages;
-  return want < request_max ? want : request_max;
+  return min_u64 (want, request_max);
 }
 
 /* Read the run of absent pages from *pp (up to last) from the backend
  * into the pool and the client's buffer; advance *pp past it.  Lock
- * held on entry and exit.
+ * held on entry and exit, dropped for the read.
  */
 static int
 read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
@@ -414,6 +421,7 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   uint64_t bytes;
   int err;
 
+  assert_locked (e);
   if (cap > RUN_ON_STACK && !heap)
     return ENOMEM;
   while (n < cap && adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME) {
@@ -432,8 +440,8 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   bytes = adaptra_clamp_to_size (p << e->page_shift,
                                  (uint64_t) n << e->page_shift,
                                  v->base + v->size);
-  pthread_mutex_unlock (&e->lock);
-  err = adaptra_fetch (e, v, ctx, p, frames, n, (uint32_t) bytes, r);
+  adaptra_unlock (e);
+  err = adaptra_fetch_then_lock (e, v, ctx, p, frames, n, (uint32_t) bytes, r);
   free (heap);
   if (!err)
     c->backend_bytes += bytes;
@@ -451,6 +459,7 @@ steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
   bool fast;
   char line[128];
 
+  assert_locked (e);
   switch (e->cfg.bypass) {
   case ADAPTRA_BYPASS_ALWAYS: fast = true; break;
   case ADAPTRA_BYPASS_NEVER: fast = false; break;
@@ -485,21 +494,18 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   uint64_t p = *pp, n = 1, start, end, t0, t1;
   int err;
 
+  assert_locked (e);
   while (p + n < last && n < request_max &&
          adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME)
     n++;
-  start = p << e->page_shift;
-  end = (p + n) << e->page_shift;
-  if (start < r->offset)
-    start = r->offset;
-  if (end > r->offset + r->count)
-    end = r->offset + r->count;
-  pthread_mutex_unlock (&e->lock);
+  start = max_u64 (p << e->page_shift, r->offset);
+  end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  adaptra_unlock (e);
   t0 = adaptra_now (e);
   err = e->backend.pread (ctx, r->buf + (start - r->offset),
                           (uint32_t) (end - start), start - v->base);
   t1 = adaptra_now (e);
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   adaptra_stat_add (&e->stats.backend_requests, 1);
   if (err)
     adaptra_stat_add (&e->stats.backend_errors, 1);
@@ -536,6 +542,7 @@ new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
   struct adaptra_client *c;
   bool fresh;
 
+  assert_locked (e);
   if (s) {
     fresh = s->touched != p + 1 || s->touched_by != client;
     s->touched = p + 1;
@@ -550,27 +557,31 @@ new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
 }
 
 /* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
- * them out without the lock, unpin them.  Lock held on entry and exit.
+ * them out without the lock, unpin them.  Lock held on entry and exit,
+ * dropped for the copy.
  */
 static void
 copy_ready (struct adaptra_engine *e, int client,
             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
   struct adaptra_client *c = adaptra_client_of (e, client);
+  const struct adaptra_page *page;
   uint32_t batch[PIN_BATCH];
   uint64_t p = *pp;
   uint32_t n = 0, i, f;
 
+  assert_locked (e);
   while (p + n < last && n < PIN_BATCH &&
          (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
-         e->pool.pages[f].state == ADAPTRA_PAGE_READY) {
+         (page = adaptra_pool_page (&e->pool, f))->state ==
+         ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
-    if (new_access (e, client, e->pool.pages[f].stream_id, p + n) &&
+    if (new_access (e, client, page->stream_id, p + n) &&
         adaptra_pool_touch (&e->pool, f)) {
       struct adaptra_stream *s =
-        adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+        adaptra_streams_get (&e->streams, page->stream_id);
 
-      adaptra_stats_count_hits (&e->stats, e->pool.pages[f].method, 1);
+      adaptra_stats_count_hits (&e->stats, page->method, 1);
       c->readahead_hits++;
       c->volume->readahead_hits++;
       if (s)
@@ -578,18 +589,19 @@ copy_ready (struct adaptra_engine *e, int client,
     }
     batch[n++] = f;
   }
-  pthread_mutex_unlock (&e->lock);
-  for (i = 0; e->pool.arena && i < n; i++)
+  adaptra_unlock (e);
+  for (i = 0; adaptra_pool_has_data (&e->pool) && i < n; i++)
     adaptra_copy_out (r, p + i, e->page_shift,
                       adaptra_pool_data (&e->pool, batch[i]));
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   for (i = 0; i < n; i++)
     adaptra_pool_unpin (&e->pool, batch[i]);
   *pp = p + n;
 }
 
 /* Step 1 of the read path: the request's one read-ahead decision.
- * Returns the stream id that pages read on demand should carry.
+ * Returns the stream id that pages read on demand should carry.  Lock
+ * held.
  */
 static uint64_t
 decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
@@ -600,13 +612,14 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
   struct adaptra_stream *s;
   uint64_t p;
 
+  assert_locked (e);
   for (p = span.first; p < span.last; p++) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
     if (f == ADAPTRA_NO_FRAME)
       return adaptra_readahead_miss (e, v, client, span.first, span.last, p);
     if (!seen_stream)
-      seen_stream = e->pool.pages[f].stream_id;
+      seen_stream = adaptra_pool_page (&e->pool, f)->stream_id;
     if (mark == ADAPTRA_NO_FRAME && adaptra_pool_take_mark (&e->pool, f))
       mark = f;
   }
@@ -636,10 +649,10 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
 
   if (count == 0)
     return 0;
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   c = adaptra_client_of (e, client);
   if (!c || offset > c->volume->size || count > c->volume->size - offset) {
-    pthread_mutex_unlock (&e->lock);
+    adaptra_unlock (e);
     return EINVAL;
   }
   v = c->volume;
@@ -669,16 +682,17 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
       err = read_direct (e, c, ctx, &r, &p, span.last);
     else if (f == ADAPTRA_NO_FRAME) {
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
-      /* adaptra_fetch touched the pages it read for the client. */
+      /* adaptra_fetch_then_lock touched the pages it read for the client. */
       if (!err)
         new_access (e, client, stream_id, p - 1);
     }
-    else if (e->pool.pages[f].state == ADAPTRA_PAGE_READY)
+    else if (adaptra_pool_page (&e->pool, f)->state == ADAPTRA_PAGE_READY)
       copy_ready (e, client, &r, &p, span.last);
     else {
       if (!blocked) {
         struct adaptra_stream *s =
-          adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+          adaptra_streams_get (&e->streams,
+                               adaptra_pool_page (&e->pool, f)->stream_id);
 
         adaptra_stat_add (&e->stats.io_block, 1);
         if (s)
@@ -686,10 +700,10 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
         blocked = true;
       }
       if (!adaptra_prefetch_steal (e, p, ctx))
-        pthread_cond_wait (adaptra_wait_queue (e, p), &e->lock);
+        adaptra_wait (e, adaptra_wait_queue (e, p));
     }
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return err;
 }
 
@@ -702,7 +716,7 @@ adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
   uint64_t n = 0;
   size_t i;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (v) {
     count = adaptra_clamp_to_size (offset, count, v->size);
@@ -716,7 +730,7 @@ adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
       }
     }
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   adaptra_stat_add (&e->stats.invalidated, n);
 }
 
@@ -729,7 +743,7 @@ adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
   uint64_t spare;
 
   adaptra_stat_add (&e->stats.cache_hints, 1);
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   c = adaptra_client_of (e, client);
   /* A volume that stepped aside has nothing to gain from a prefetch. */
   count = c && !c->volume->bypass
@@ -744,7 +758,7 @@ adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
   }
   else if (count > 0)
     adaptra_stat_add (&e->stats.io_congestion, 1);
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }
 
 uint64_t
@@ -753,11 +767,11 @@ adaptra_cache_room (struct adaptra_engine *e, int client)
   struct adaptra_client *c;
   uint64_t room = 0;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   c = adaptra_client_of (e, client);
   if (c && !c->volume->bypass && !adaptra_prefetch_congested (e, c->volume))
     room = adaptra_pool_spare (&e->pool) << e->page_shift;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return room;
 }
 
@@ -773,18 +787,20 @@ adaptra_stats_add_profile (struct adaptra_engine *e, uint64_t proposed,
 void
 adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 {
+  struct adaptra_pool_counts pool;
   size_t i;
 
   memset (out, 0, sizeof *out);
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   adaptra_stats_copy_counters (out, &e->stats);
-  out->evicted = e->pool.evicted - e->evicted_base;
-  out->evicted_unread = e->pool.evicted_unread - e->evicted_unread_base;
-  out->pages_free = e->pool.nfree;
-  out->pages_inactive = e->pool.inactive.len;
-  out->pages_active = e->pool.active.len;
-  out->pages_in_flight = e->pool.in_flight;
-  out->streams_active = e->streams.active;
+  pool = adaptra_pool_counts (&e->pool);
+  out->evicted = pool.evicted - e->evicted_base;
+  out->evicted_unread = pool.evicted_unread - e->evicted_unread_base;
+  out->pages_free = pool.free;
+  out->pages_inactive = pool.inactive;
+  out->pages_active = pool.active;
+  out->pages_in_flight = pool.in_flight;
+  out->streams_active = adaptra_streams_count (&e->streams);
   for (i = 0; i < e->nclients; i++)
     out->clients_active += e->clients[i].used;
   out->prefetch_queued_bytes = e->queued_bytes;
@@ -794,17 +810,20 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;
   for (i = 0; i < e->nvolumes; i++)
     out->volumes_bypassed += e->volumes[i] && e->volumes[i]->bypass;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }
 
 void
 adaptra_stats_reset (struct adaptra_engine *e)
 {
-  pthread_mutex_lock (&e->lock);
+  struct adaptra_pool_counts pool;
+
+  adaptra_lock (e);
   adaptra_stats_clear_counters (&e->stats);
-  e->evicted_base = e->pool.evicted;
-  e->evicted_unread_base = e->pool.evicted_unread;
-  pthread_mutex_unlock (&e->lock);
+  pool = adaptra_pool_counts (&e->pool);
+  e->evicted_base = pool.evicted;
+  e->evicted_unread_base = pool.evicted_unread;
+  adaptra_unlock (e);
 }
 
 size_t
@@ -816,7 +835,7 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
   size_t n = 0;
   uint64_t now;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   now = adaptra_now (e);
   for (s = adaptra_streams_first (&e->streams); s && n < max;
        s = adaptra_streams_after (&e->streams, s), n++) {
@@ -835,11 +854,11 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
     r->window_offset = (s->ra_index << shift) - base;
     r->window_bytes = (s->readahead_index - s->ra_index) << shift;
     r->lookahead_bytes = s->backward
-      ? (s->lookahead_index - s->ra_index) << shift
-      : (s->readahead_index - s->lookahead_index) << shift;
+      ? (s->mark_index - s->ra_index) << shift
+      : (s->readahead_index - s->mark_index) << shift;
     r->idle_ns = now - s->atime_ns;
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return n;
 }
 
@@ -850,7 +869,7 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
   struct adaptra_stream *s;
   size_t i, n = 0;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   for (i = 0; i < e->nclients && n < max; i++) {
     const struct adaptra_client *c = &e->clients[i];
     struct adaptra_client_row *r = &rows[n];
@@ -872,7 +891,7 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
       r->streams_active += s->client == (int) i;
     n++;
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return n;
 }
 
@@ -884,11 +903,11 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
   size_t i, n = 0;
   uint32_t f;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   /* Each indexed page lies in the byte range of one volume. */
   pages = calloc (e->nvolumes ? e->nvolumes : 1, sizeof *pages);
-  for (f = 0; pages && f < e->pool.nframes; f++) {
-    const struct adaptra_page *pg = &e->pool.pages[f];
+  for (f = 0; pages && f < adaptra_pool_frames (&e->pool); f++) {
+    const struct adaptra_page *pg = adaptra_pool_page (&e->pool, f);
     uint64_t id = (pg->page_no << e->page_shift) >> ADAPTRA_VOLUME_SHIFT;
 
     if (pg->state != ADAPTRA_PAGE_FREE && !(pg->flags & ADAPTRA_PG_STALE) &&
@@ -915,7 +934,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->readahead_hits = v->readahead_hits;
     n++;
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   free (pages);
   return n;
 }
@@ -930,7 +949,7 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
   struct adaptra_config next;
   int r;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   next = e->cfg;
   switch (which) {
   case TUNE_RATIO: next.ratio = (unsigned) value; break;
@@ -942,7 +961,7 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
   r = adaptra_config_check (&next, why, len);
   if (r == 0)
     e->cfg = next;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return r;
 }
 
@@ -985,7 +1004,7 @@ void
 adaptra_engine_get_config (struct adaptra_engine *e,
                            struct adaptra_config *cfg)
 {
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   *cfg = e->cfg;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }

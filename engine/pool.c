@@ -1,9 +1,9 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* pool.c: the page arena and its hash index.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* The page pool.
+/* The page pool: frames, their descriptors and the page index.
  *
  * The budget (adaptra-pool less the engine's transfer slots) is cut
  * into nframes fixed-size frames.
@@ -21,38 +21,24 @@
  *
  * A frame is FREE (on the free list), IN_FLIGHT (indexed, owned by the
  * reader or prefetch job filling it, on no list) or READY (indexed,
- * on one of two LRU lists):
+ * and in the eviction policy's keeping: lru.c):
  *
  *                    insert                complete
- *       FREE  ------------------>  IN_FLIGHT  ------>  READY, inactive head
- *        ^                            |                 |   ^      |
- *        |  drop / failed read        |                 |   |demote| 2nd touch
- *        +----------------------------+                 |   |      v  at tail
- *        |                 evict from inactive tail     |  READY, active
- *        +----------------------------------------------+
+ *       FREE  ------------------>  IN_FLIGHT  ------>  READY
+ *        ^                            |                  |
+ *        |  drop / failed read        |                  |
+ *        +----------------------------+                  |
+ *        |          evicted (the policy's victim), drop  |
+ *        +-----------------------------------------------+
  *
- * The inactive list holds pages read once or not at all: new
- * read-ahead, demand reads, pages demoted from the active list.
- * Pages enter at the head and leave at the tail.  A second client
- * read of a page only sets ACTIVATE ("delayed activation", as in the
- * seed): the page stays where it is, so a read-ahead window stays
- * contiguous and in order on the list, and it moves to the active
- * list only when eviction reaches it at the tail.  The active list is
- * kept to at most half the frames by demoting its tail.
- *
- * The aging clock counts entries into the inactive head (completion,
- * demotion, rescue).  The window policy compares a stream's
- * consumption with the clock's progress since its window was issued
- * to estimate the thrashing threshold (window.c); the clock at issue
- * lives in the stream, and in its look-ahead mark page (pool.h).
+ * Which READY page is evicted, and the aging clock, are the policy's
+ * (lru.c); this file tells it of every READY page's arrival, second
+ * read, rescue and departure, and frees what it gives up.
  *
  * One pool, one lock (the engine's).  The pool is not sharded: on the
  * small machines adaptra targets the lock is held only for hash and
  * list operations, O(pages of one request), never across backend I/O
- * or page copies (readers pin pages and copy outside the lock).  With
- * a single inactive list there is one aging order, so the seed's
- * per-zone aging imbalance (which it corrected by balancing the aging
- * of zones) cannot arise.
+ * or page copies (readers pin pages and copy outside the lock).
  */
 
 #include <config.h>
@@ -63,68 +49,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hash.h"
+#include "lru.h"
+#include "minmax.h"
 #include "pool.h"
-
-/* Active list limit: at most this fraction (1/N) of all frames. */
-#define ACTIVE_SHARE 2
-
-/* How far eviction looks past pinned pages at the inactive tail. */
-#define EVICT_SKIP_MAX 64
 
 static uint32_t
 bucket_of (const struct adaptra_pool *pool, uint64_t page_no)
 {
-  /* Fibonacci hashing: sequential page numbers spread evenly. */
-  return (uint32_t) ((page_no * UINT64_C (0x9E3779B97F4A7C15))
-                     >> (64 - pool->bucket_bits));
-}
-
-static void
-lru_unlink (struct adaptra_pool *pool, struct adaptra_lru *l, uint32_t f)
-{
-  struct adaptra_page *p = &pool->pages[f];
-
-  if (p->lru_prev != ADAPTRA_NO_FRAME)
-    pool->pages[p->lru_prev].lru_next = p->lru_next;
-  else
-    l->head = p->lru_next;
-  if (p->lru_next != ADAPTRA_NO_FRAME)
-    pool->pages[p->lru_next].lru_prev = p->lru_prev;
-  else
-    l->tail = p->lru_prev;
-  p->lru_prev = p->lru_next = ADAPTRA_NO_FRAME;
-  l->len--;
-}
-
-static void
-lru_push_head (struct adaptra_pool *pool, struct adaptra_lru *l, uint32_t f)
-{
-  struct adaptra_page *p = &pool->pages[f];
-
-  p->lru_prev = ADAPTRA_NO_FRAME;
-  p->lru_next = l->head;
-  if (l->head != ADAPTRA_NO_FRAME)
-    pool->pages[l->head].lru_prev = f;
-  else
-    l->tail = f;
-  l->head = f;
-  l->len++;
-}
-
-static struct adaptra_lru *
-list_of (struct adaptra_pool *pool, uint32_t f)
-{
-  return pool->pages[f].flags & ADAPTRA_PG_ACTIVE
-    ? &pool->active : &pool->inactive;
-}
-
-/* Enter the inactive head: the one place the aging clock ticks. */
-static void
-enter_inactive (struct adaptra_pool *pool, uint32_t f)
-{
-  pool->clock++;
-  pool->pages[f].flags &= ~ADAPTRA_PG_ACTIVE;
-  lru_push_head (pool, &pool->inactive, f);
+  return adaptra_hash_fib (page_no, pool->bucket_bits);
 }
 
 static void
@@ -157,8 +90,8 @@ free_frame (struct adaptra_pool *pool, uint32_t f)
   p->pins = 0;
   p->stream_id = 0;
   p->window = p->age = 0;
-  p->lru_prev = ADAPTRA_NO_FRAME;
-  p->lru_next = pool->free_head;
+  p->lru.prev = ADAPTRA_NO_FRAME;
+  p->lru.next = pool->free_head;
   pool->free_head = f;
   pool->nfree++;
 }
@@ -219,8 +152,7 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
     return -1;
   }
   memset (pool->buckets, 0xff, nbuckets * sizeof *pool->buckets);
-  pool->inactive.head = pool->inactive.tail = ADAPTRA_NO_FRAME;
-  pool->active.head = pool->active.tail = ADAPTRA_NO_FRAME;
+  adaptra_lru_init (&pool->lru);
   pool->free_head = ADAPTRA_NO_FRAME;
   /* Push in reverse so that frames are handed out in address order. */
   for (f = pool->nframes; f-- > 0; ) {
@@ -251,58 +183,27 @@ adaptra_pool_lookup (const struct adaptra_pool *pool, uint64_t page_no)
   return f;
 }
 
-/* Keep the active list within its share by demoting its tail. */
-static void
-balance_active (struct adaptra_pool *pool)
-{
-  while (pool->active.len > pool->nframes / ACTIVE_SHARE) {
-    uint32_t f = pool->active.tail;
-
-    lru_unlink (pool, &pool->active, f);
-    pool->pages[f].flags &= ~(ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVATE);
-    enter_inactive (pool, f);
-  }
-}
-
-/* Free one frame from the inactive tail.  Pages flagged ACTIVATE are
- * promoted on the way (delayed activation); pinned pages are stepped
- * over, at most EVICT_SKIP_MAX of them.
+/* Free the frame the eviction policy gives up.  Returns false when it
+ * has none (every candidate pinned).
  */
 static bool
 evict_one (struct adaptra_pool *pool)
 {
-  uint32_t f = pool->inactive.tail;
-  unsigned skipped = 0;
+  uint32_t f = adaptra_lru_victim (pool);
+  struct adaptra_page *p;
 
-  while (f != ADAPTRA_NO_FRAME && skipped < EVICT_SKIP_MAX) {
-    struct adaptra_page *p = &pool->pages[f];
-    uint32_t prev = p->lru_prev;
-
-    if (p->pins > 0) {
-      skipped++;
-    }
-    else if (p->flags & ADAPTRA_PG_ACTIVATE) {
-      lru_unlink (pool, &pool->inactive, f);
-      p->flags &= ~ADAPTRA_PG_ACTIVATE;
-      p->flags |= ADAPTRA_PG_ACTIVE;
-      lru_push_head (pool, &pool->active, f);
-      balance_active (pool);
-    }
-    else {
-      lru_unlink (pool, &pool->inactive, f);
-      hash_remove (pool, f);
-      pool->evicted++;
-      if (p->flags & ADAPTRA_PG_READAHEAD) {
-        pool->evicted_unread++;
-        if (pool->lost)
-          pool->lost (pool->lost_opaque, p->stream_id, p->method);
-      }
-      free_frame (pool, f);
-      return true;
-    }
-    f = prev;
+  if (f == ADAPTRA_NO_FRAME)
+    return false;
+  p = &pool->pages[f];
+  hash_remove (pool, f);
+  pool->evicted++;
+  if (p->flags & ADAPTRA_PG_READAHEAD) {
+    pool->evicted_unread++;
+    if (pool->lost)
+      pool->lost (pool->lost_opaque, p->stream_id, p->method);
   }
-  return false;
+  free_frame (pool, f);
+  return true;
 }
 
 uint32_t
@@ -312,26 +213,15 @@ adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
   struct adaptra_page *p;
   uint32_t f;
 
-  if (pool->nfree == 0 && !evict_one (pool)) {
-    /* Everything at the tail was pinned: the active list may still
-     * hold evictable pages, so demote one and try once more.
-     */
-    if (pool->active.len == 0)
-      return ADAPTRA_NO_FRAME;
-    f = pool->active.tail;
-    lru_unlink (pool, &pool->active, f);
-    pool->pages[f].flags &= ~(ADAPTRA_PG_REFERENCED | ADAPTRA_PG_ACTIVATE);
-    enter_inactive (pool, f);
-    if (!evict_one (pool))
-      return ADAPTRA_NO_FRAME;
-  }
+  if (pool->nfree == 0 && !evict_one (pool))
+    return ADAPTRA_NO_FRAME;
   f = pool->free_head;
   p = &pool->pages[f];
-  pool->free_head = p->lru_next;
+  pool->free_head = p->lru.next;
   pool->nfree--;
 
   p->page_no = page_no;
-  p->lru_prev = p->lru_next = ADAPTRA_NO_FRAME;
+  p->lru.prev = p->lru.next = ADAPTRA_NO_FRAME;
   p->stream_id = stream_id;
   p->window = p->age = 0;
   p->method = (uint8_t) method & 0x3f;
@@ -355,7 +245,7 @@ adaptra_pool_complete (struct adaptra_pool *pool, uint32_t f)
     return false;
   }
   p->state = ADAPTRA_PAGE_READY;
-  enter_inactive (pool, f);
+  adaptra_lru_add (pool, f);
   return true;
 }
 
@@ -378,7 +268,7 @@ adaptra_pool_drop (struct adaptra_pool *pool, uint32_t f)
     free_frame (pool, f);
     return;
   }
-  lru_unlink (pool, list_of (pool, f), f);
+  adaptra_lru_remove (pool, f);
   if (p->pins > 0)
     p->flags |= ADAPTRA_PG_STALE;
   else
@@ -463,9 +353,27 @@ adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f)
     p->flags &= ~ADAPTRA_PG_READAHEAD;
     return readahead_hit;
   }
-  if (!(p->flags & ADAPTRA_PG_ACTIVE))
-    p->flags |= ADAPTRA_PG_ACTIVATE;
+  adaptra_lru_reference (pool, f);
   return false;
+}
+
+void
+adaptra_pool_set_mark (struct adaptra_pool *pool, uint32_t f)
+{
+  assert (pool->pages[f].state != ADAPTRA_PAGE_FREE);
+  pool->pages[f].flags |= ADAPTRA_PG_MARK;
+}
+
+void
+adaptra_pool_mark_state (struct adaptra_pool *pool, uint32_t f,
+                         uint64_t stream_id, uint64_t window, uint64_t age)
+{
+  struct adaptra_page *p = &pool->pages[f];
+
+  if (p->stream_id != stream_id || !(p->flags & ADAPTRA_PG_MARK))
+    return;
+  p->window = (uint32_t) min_u64 (window, UINT32_MAX);
+  p->age = (uint32_t) age;
 }
 
 bool
@@ -531,12 +439,9 @@ adaptra_pool_rescue (struct adaptra_pool *pool, uint64_t first, uint64_t n)
     if (f == ADAPTRA_NO_FRAME)
       break;
     p = &pool->pages[f];
-    if (p->state != ADAPTRA_PAGE_READY || p->pins > 0 ||
-        (p->flags & (ADAPTRA_PG_ACTIVE | ADAPTRA_PG_ACTIVATE)))
-      continue;
-    lru_unlink (pool, &pool->inactive, f);
-    enter_inactive (pool, f);
-    moved++;
+    if (p->state == ADAPTRA_PAGE_READY && p->pins == 0 &&
+        adaptra_lru_rescue (pool, f))
+      moved++;
   }
   return moved;
 }
@@ -544,5 +449,5 @@ adaptra_pool_rescue (struct adaptra_pool *pool, uint64_t first, uint64_t n)
 uint64_t
 adaptra_pool_spare (const struct adaptra_pool *pool)
 {
-  return ((uint64_t) pool->inactive.len + pool->nfree) / 2;
+  return adaptra_pool_reclaimable (pool) / 2;
 }

@@ -1,14 +1,15 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* pool.h: the page pool's descriptors, calls and accessors.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
 /* The page pool: a fixed memory budget cut into pages, indexed by
- * page number, aged on two LRU lists.
+ * page number, aged by the eviction policy of lru.h.
  *
  * The pool does no locking of its own: every function here must be
  * called with the engine lock held (see engine/engine.c).  It never
- * calls the backend.
+ * calls the backend.  Other files read it through the functions below,
+ * never its fields, so that its layout and policy can change alone.
  */
 
 #ifndef ADAPTRA_POOL_H
@@ -18,8 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ilist.h"
+#include "lru.h"
+
 /* "No frame": returned by lookups that find nothing. */
-#define ADAPTRA_NO_FRAME UINT32_MAX
+#define ADAPTRA_NO_FRAME ILIST_NONE
 
 enum adaptra_page_state {
   ADAPTRA_PAGE_FREE = 0,        /* on the free list */
@@ -43,7 +47,7 @@ struct adaptra_page {
   uint64_t page_no;             /* which export page this frame holds */
   uint64_t stream_id;           /* stream that read it, 0 for none */
   uint32_t hash_next;           /* next frame in the same hash bucket */
-  uint32_t lru_prev, lru_next;  /* LRU (or free list) links */
+  struct ilist_link lru;        /* LRU (or free list: next only) links */
   /* On a look-ahead mark page, the state of the stream that set it,
    * as the seed's mark page carries the stream's window size: the
    * size in pages of the window it marks, and the low 32 bits of the
@@ -56,11 +60,6 @@ struct adaptra_page {
   uint8_t flags;                /* enum adaptra_page_flag bits */
   uint8_t state : 2;            /* enum adaptra_page_state */
   uint8_t method : 6;           /* read-ahead method that inserted it */
-};
-
-struct adaptra_lru {
-  uint32_t head, tail;          /* head = most recently inserted */
-  uint32_t len;
 };
 
 /* Called when a read-ahead page is evicted before anyone read it. */
@@ -76,10 +75,9 @@ struct adaptra_pool {
   struct adaptra_page *pages;   /* nframes descriptors */
   uint32_t *buckets;            /* hash heads, nbuckets entries */
   unsigned bucket_bits;
-  struct adaptra_lru inactive, active;
+  struct adaptra_lru lru;       /* eviction policy and aging clock */
   uint32_t free_head, nfree;
   uint32_t in_flight;           /* frames in state IN_FLIGHT */
-  uint64_t clock;               /* aging clock: entries into inactive */
   uint64_t evicted;             /* pages evicted, all kinds */
   uint64_t evicted_unread;      /* READAHEAD pages evicted unread */
   adaptra_pool_lost_fn lost;    /* optional eviction hook */
@@ -176,6 +174,91 @@ extern uint64_t adaptra_pool_rescue (struct adaptra_pool *pool,
  * evictable pool: (inactive + free) / 2 pages.
  */
 extern uint64_t adaptra_pool_spare (const struct adaptra_pool *pool);
+
+/* Call lost (opaque, stream id, method) for every read-ahead page
+ * evicted before a client read it.
+ */
+static inline void
+adaptra_pool_on_lost (struct adaptra_pool *pool, adaptra_pool_lost_fn lost,
+                      void *opaque)
+{
+  pool->lost = lost;
+  pool->lost_opaque = opaque;
+}
+
+/* Set the look-ahead mark on READY or IN_FLIGHT frame f. */
+extern void adaptra_pool_set_mark (struct adaptra_pool *pool, uint32_t f);
+
+/* If frame f is stream_id's look-ahead mark, record on it the size of
+ * the window it marks and the aging clock when that was issued (its
+ * low 32 bits), for the stream to resume from (struct adaptra_page).
+ */
+extern void adaptra_pool_mark_state (struct adaptra_pool *pool, uint32_t f,
+                                     uint64_t stream_id, uint64_t window,
+                                     uint64_t age);
+
+/* The descriptor of frame f (< adaptra_pool_frames), to read. */
+static inline const struct adaptra_page *
+adaptra_pool_page (const struct adaptra_pool *pool, uint32_t f)
+{
+  return &pool->pages[f];
+}
+
+/* Frames in the pool. */
+static inline uint32_t
+adaptra_pool_frames (const struct adaptra_pool *pool)
+{
+  return pool->nframes;
+}
+
+/* True when the pool holds data (not a pool of metadata only). */
+static inline bool
+adaptra_pool_has_data (const struct adaptra_pool *pool)
+{
+  return pool->arena != NULL;
+}
+
+/* The aging clock (lru.h): it ticks once per page that enters the
+ * eviction order, so the pages a page survives are clock ticks.
+ */
+static inline uint64_t
+adaptra_pool_clock (const struct adaptra_pool *pool)
+{
+  return pool->lru.clock;
+}
+
+/* Free frames and pages evictable before any page read twice: the
+ * pages a page read ahead now has ahead of it (G in window.h).
+ */
+static inline uint64_t
+adaptra_pool_reclaimable (const struct adaptra_pool *pool)
+{
+  return (uint64_t) adaptra_lru_cold (&pool->lru) + pool->nfree;
+}
+
+/* Where the frames are, and what became of them. */
+struct adaptra_pool_counts {
+  uint64_t evicted;             /* pages evicted, all kinds */
+  uint64_t evicted_unread;      /* read-ahead pages evicted unread */
+  uint32_t free;                /* frames free */
+  uint32_t inactive, active;    /* READY frames on each LRU list */
+  uint32_t in_flight;           /* frames IN_FLIGHT */
+};
+
+static inline struct adaptra_pool_counts
+adaptra_pool_counts (const struct adaptra_pool *pool)
+{
+  struct adaptra_pool_counts c = {
+    .evicted = pool->evicted,
+    .evicted_unread = pool->evicted_unread,
+    .free = pool->nfree,
+    .inactive = pool->lru.inactive.len,
+    .active = pool->lru.active.len,
+    .in_flight = pool->in_flight,
+  };
+
+  return c;
+}
 
 /* The data of frame f (page_size bytes); NULL in a pool without data. */
 static inline void *

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* prefetch.c: the job queue, the workers and the backend read.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -124,8 +124,9 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
 }
 
 /* A job's read lands straight in its frames when they are consecutive
- * in the arena, and otherwise in a transfer slot (adaptra_fetch).  So
- * a job may grow past a slot only while its frames stay consecutive:
+ * in the arena, and otherwise in a transfer slot
+ * (adaptra_fetch_then_lock).  So a job may grow past a slot only while
+ * its frames stay consecutive:
  * a frame elsewhere then starts the next job, and a job that is not
  * consecutive ends at a slot's size.
  */
@@ -140,6 +141,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
   bool consecutive = true;
   uint64_t p, inserted = 0;
 
+  assert_locked (e);
   if (end > v->end_page)
     end = v->end_page;
   if (start >= end)
@@ -202,6 +204,7 @@ adaptra_prefetch_congested (const struct adaptra_engine *e,
   uint64_t second = adaptra_bdp_bytes_per_sec (&e->bdp);
   unsigned sharing = e->volumes_in_flight + (v->flight_bytes == 0);
 
+  assert_locked (e);
   if (limit > pool / 2)
     limit = pool / 2;
   if (second > 0 && (second > four ? second : four) < limit)
@@ -237,7 +240,7 @@ fetch_target (struct adaptra_engine *e, uint64_t first,
 
   *slot = NULL;
   *in_client = false;
-  if (!e->pool.arena)
+  if (!adaptra_pool_has_data (&e->pool))
     return NULL;                /* no data: the backend models the read */
   for (i = 1; i < n && frames[i] == frames[0] + i; i++)
     ;
@@ -277,7 +280,7 @@ fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
 }
 
 int
-adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
+adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
                void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
                uint32_t bytes, const struct adaptra_request *demand)
 {
@@ -290,7 +293,8 @@ adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
   uint32_t i;
   int err;
 
-  if (!buf && e->pool.arena)
+  assert_unlocked (e);
+  if (!buf && adaptra_pool_has_data (&e->pool))
     err = ENOMEM;
   else {
     t0 = adaptra_now (e);
@@ -308,7 +312,7 @@ adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
   if (slot)
     adaptra_bounce_put (&e->bounce, slot);
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   adaptra_stat_add (&e->stats.backend_requests, 1);
   if (!err) {
     adaptra_stat_add (&e->stats.backend_bytes, bytes);
@@ -338,16 +342,17 @@ adaptra_fetch (struct adaptra_engine *e, struct adaptra_volume *v,
 }
 
 /* Run a dequeued job of volume v with ctx.  Called without the lock;
- * returns with it held.  The volume counts it as running meanwhile,
+ * returns with it held (adaptra_fetch_then_lock).  The volume counts it as running meanwhile,
  * so that adaptra_volume_set_contexts and adaptra_volume_close can
  * wait for it.
  */
 static void
-run_job (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
+run_job_then_lock (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
 {
   struct adaptra_volume *v = job->volume;
 
-  adaptra_fetch (e, v, ctx, job->first, job->frames, job->npages, job->bytes,
+  assert_unlocked (e);
+  adaptra_fetch_then_lock (e, v, ctx, job->first, job->frames, job->npages, job->bytes,
                  NULL);
   free (job);
   if (--v->running == 0)
@@ -359,6 +364,7 @@ static struct adaptra_job *
 take (struct adaptra_engine *e, struct adaptra_job *prev,
       struct adaptra_job *job)
 {
+  assert_locked (e);
   dequeue (e, prev, job);
   job->volume->running++;
   return job;
@@ -369,6 +375,7 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page, void *ctx)
 {
   struct adaptra_job *job, *prev = NULL;
 
+  assert_locked (e);
   /* Page numbers are unique across volumes: the job holding page is
    * of the reader's volume, and the reader's ctx sees its bytes.
    */
@@ -378,8 +385,8 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page, void *ctx)
   if (!job)
     return false;
   take (e, prev, job);
-  pthread_mutex_unlock (&e->lock);
-  run_job (e, ctx, job);
+  adaptra_unlock (e);
+  run_job_then_lock (e, ctx, job);
   return true;
 }
 
@@ -389,19 +396,19 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
   struct adaptra_volume *v;
   struct adaptra_job *job, *prev = NULL;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   for (job = e->queue_head; job && job->volume != v;
        prev = job, job = job->next)
     ;
   if (v == NULL || job == NULL) {
-    pthread_mutex_unlock (&e->lock);
+    adaptra_unlock (e);
     return false;
   }
   take (e, prev, job);
-  pthread_mutex_unlock (&e->lock);
-  run_job (e, ctx, job);
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
+  run_job_then_lock (e, ctx, job);
+  adaptra_unlock (e);
   return true;
 }
 
@@ -411,14 +418,14 @@ adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
 {
   struct adaptra_job *job;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   for (job = e->queue_head; job && k > 0; job = job->next)
     k--;
   if (job) {
     *offset = (job->first << e->page_shift) - job->volume->base;
     *count = job->bytes;
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return job != NULL;
 }
 
@@ -428,6 +435,7 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
 {
   struct adaptra_job *job = e->queue_head, *prev = NULL;
 
+  assert_locked (e);
   while (job) {
     struct adaptra_job *next = job->next;
     uint32_t i;
@@ -469,22 +477,22 @@ worker_main (void *arg)
   struct adaptra_worker *w = arg;
   struct adaptra_engine *e = w->e;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   for (;;) {
     struct adaptra_job *job, *prev;
     void *ctx;
 
     while (!e->stopping && (job = next_for_worker (e, &prev)) == NULL)
-      pthread_cond_wait (&e->job_queued, &e->lock);
+      adaptra_wait (e, &e->job_queued);
     if (e->stopping)
       break;
     take (e, prev, job);
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */
     ctx = job->volume->ctxs[w->index % job->volume->nctx];
-    pthread_mutex_unlock (&e->lock);
-    run_job (e, ctx, job);
+    adaptra_unlock (e);
+    run_job_then_lock (e, ctx, job);
   }
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return NULL;
 }
 
@@ -494,15 +502,15 @@ join_workers (struct adaptra_engine *e, unsigned n)
 {
   unsigned i;
 
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   e->stopping = true;
   pthread_cond_broadcast (&e->job_queued);
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   for (i = 0; i < n; i++)
     pthread_join (e->workers[i].thread, NULL);
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   e->stopping = false;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }
 
 int
@@ -530,9 +538,9 @@ adaptra_workers_start (struct adaptra_engine *e, unsigned n)
       return err;
     }
   }
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   e->nworkers = n;
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
   return 0;
 }
 
@@ -544,8 +552,8 @@ adaptra_workers_stop (struct adaptra_engine *e)
   join_workers (e, e->nworkers);
   free (e->workers);
   e->workers = NULL;
-  pthread_mutex_lock (&e->lock);
+  adaptra_lock (e);
   e->nworkers = 0;
   adaptra_prefetch_drop_queue (e, NULL);
-  pthread_mutex_unlock (&e->lock);
+  adaptra_unlock (e);
 }

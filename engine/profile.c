@@ -1,11 +1,11 @@
-/* Boot profiles: recording first touches, the file, merging boots,
- * and following a profile ahead of a client.
- *
+/* profile.c: boot profiles: recorder, file, merge and matcher.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* The contract of each function is in profile.h; this is how.
+/* Boot profiles: recording first touches, the file, merging boots,
+ * and following a profile ahead of a client.  The contract of each
+ * function is in profile.h; this is how.
  *
  * Recorder.  First touches are found with a hash set of the pages
  * recorded (open addressing, kept at most half full, so 16 bytes per
@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "adaptra/engine.h"
+#include "minmax.h"
 #include "range.h"
 #include "adaptra/profile.h"
 
@@ -708,7 +709,7 @@ cut (struct adaptra_profile *out, size_t *cap,
     uint64_t to;
 
     if (o && o->start <= p) {
-      to = o->start + o->pages < end ? o->start + o->pages : end;
+      to = min_u64 (o->start + o->pages, end);
       i++;
     }
     else {
@@ -1192,7 +1193,7 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
                       uint64_t count, uint64_t now_ns)
 {
   struct adaptra_span span;
-  uint64_t hi = m->P + m->reorder > m->C ? m->P + m->reorder : m->C;
+  uint64_t hi = max_u64 (m->P + m->reorder, m->C);
   uint64_t lo = m->P > m->reorder ? m->P - m->reorder : 0;
   uint64_t near_top = 0, far_top = 0;
   bool fresh = false, near = false, jump = false, in_profile = false;
@@ -1206,9 +1207,8 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
   for (i = first_overlap (m->x, m->idx, m->count, span.first);
        i < m->count && m->x[m->idx[i]].start < span.last; i++) {
     size_t e = m->idx[i];
-    uint64_t a = m->x[e].start > span.first ? m->x[e].start : span.first;
-    uint64_t b = m->x[e].start + m->x[e].pages < span.last
-      ? m->x[e].start + m->x[e].pages : span.last;
+    uint64_t a = max_u64 (m->x[e].start, span.first);
+    uint64_t b = min_u64 (m->x[e].start + m->x[e].pages, span.last);
     uint64_t o;
 
     in_profile = true;
@@ -1227,7 +1227,7 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
       }
       if (o >= lo && o < hi) {
         near = true;
-        near_top = o + 1 > near_top ? o + 1 : near_top;
+        near_top = max_u64 (o + 1, near_top);
       }
       else if (m->far != UINT64_MAX && o >= m->P &&
                o + m->reorder >= m->far && o < m->far + m->reorder) {
@@ -1235,7 +1235,7 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
          * that the client jumped there.
          */
         jump = true;
-        near_top = o + 1 > near_top ? o + 1 : near_top;
+        near_top = max_u64 (o + 1, near_top);
       }
       else
         far_top = o + 1 > far_top ? o + 1 : far_top;
@@ -1244,10 +1244,8 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
   if (in_profile && !fresh)
     return;                     /* a re-read: neutral */
   if (near || jump) {
-    if (near_top > m->P)
-      m->P = near_top;
-    if (m->C < m->P)
-      m->C = m->P;
+    m->P = max_u64 (m->P, near_top);
+    m->C = max_u64 (m->C, m->P);
     m->far = UINT64_MAX;
     m->c.reads_matched++;
     settle (m, jump);
@@ -1318,13 +1316,11 @@ adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
 
   if (m->c.state != ADAPTRA_MATCHER_FOLLOWING || max == 0)
     return 0;
-  end = m->P + lead (m, now_ns);
-  if (end > m->total)
-    end = m->total;
+  end = min_u64 (m->P + lead (m, now_ns), m->total);
   /* Extent by extent, the runs of pages the client has not read. */
   while (m->C < end && room > 0) {
     size_t e = extent_at (m, m->C);
-    uint64_t stop = m->ord[e + 1] < end ? m->ord[e + 1] : end;
+    uint64_t stop = min_u64 (m->ord[e + 1], end);
     uint64_t run, o;
 
     if (m->x[e].seen < m->min_seen) {

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* range.c: byte ranges and the pool pages they cover.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

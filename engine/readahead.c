@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* readahead.c: the read-ahead decision on a miss or a mark.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -49,13 +49,23 @@
  * pool's inactive plus free pages.  The look-ahead is at least the
  * pages the reader consumes while the backend fetches a window, so a
  * steady reader does not catch up with its read-ahead.
+ *
+ * A decision is data, as in Linux's mm/readahead.c: what happened is a
+ * struct event (miss or mark, volume, client, the request's pages, the
+ * reader's page), and each case below is a commented block that fills
+ * a struct placement (stream, method, window, mark) and hands it to
+ * issue (), the one place a window is recorded and dispatched.
+ * Forward windows are sized by size_forward, which asks the window
+ * policy for the mode (window.c) and otherwise uses the case's method.
  */
 
 #include <config.h>
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "minmax.h"
 #include "range.h"
 #include "window.h"
 #include "engine-impl.h"
@@ -85,6 +95,7 @@ adaptra_readahead_max_pages (const struct adaptra_engine *e)
   unsigned shift = e->page_shift;
   uint64_t floor = ADAPTRA_AUTO_MAX_FLOOR >> shift;
 
+  assert_locked (e);
   return adaptra_window_max (e->cfg.max_bytes >> shift, floor ? floor : 1,
                              adaptra_bdp_bytes (&e->bdp) >> shift,
                              adaptra_pool_spare (&e->pool));
@@ -97,12 +108,13 @@ adaptra_readahead_cap_pages (struct adaptra_engine *e)
   uint64_t spare = adaptra_pool_spare (&e->pool);
   struct adaptra_stream *s;
 
+  assert_locked (e);
   if (e->cfg.max_bytes != 0)
     return cap;
   for (s = adaptra_streams_first (&e->streams); s;
        s = adaptra_streams_after (&e->streams, s))
     if (s->cap > cap)
-      cap = s->cap < spare ? s->cap : spare;
+      cap = min_u64 (s->cap, spare);
   return cap;
 }
 
@@ -121,9 +133,10 @@ bounds_of (const struct adaptra_engine *e, struct adaptra_window_bounds *b)
   uint64_t min = e->cfg.min_bytes >> e->page_shift;
 
   b->max = adaptra_readahead_max_pages (e);
-  b->min = min < b->max ? min : b->max;
+  b->min = min_u64 (min, b->max);
   b->ratio = e->cfg.ratio;
   b->lead = 0;
+  b->fixed = e->cfg.mode == ADAPTRA_MODE_FIXED ? fixed_pages (e) : 0;
 }
 
 /* Pages the stream reads while the backend fetches a window of
@@ -143,9 +156,34 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
   return (uint64_t) pages + 1;
 }
 
+/* What happened: the input of one decision.  engine.c finds it, once
+ * per request (what Linux's struct readahead_control and the
+ * arguments of its ondemand_readahead say of a request).
+ */
+struct event {
+  enum { EVENT_MISS, EVENT_MARK } what;
+  const struct adaptra_volume *v;  /* the volume read */
+  int client;                      /* the client reading */
+  uint64_t first, last;            /* the request's pages [first, last) */
+  uint64_t reader;                 /* the page decided on: the first
+                                      absent one, or the mark taken */
+};
+
+/* Where a decision puts a window: its output, filled by one case of
+ * the decision and handed to issue () (Linux's file_ra_state start,
+ * size and async_size, here with the mark as a page).
+ */
+struct placement {
+  struct adaptra_stream *s;     /* the stream it is for */
+  unsigned method;              /* enum adaptra_method that sized it */
+  uint64_t start, end;          /* the window: pages [start, end) */
+  uint64_t mark;                /* its look-ahead mark, NO_MARK: none */
+  bool at_eof;                  /* it reaches the volume's edge */
+};
+
 static void
-trace (struct adaptra_engine *e, const char *what, int client, uint64_t id,
-       uint64_t index, uint64_t start, uint64_t ra, uint64_t la, uint64_t n)
+trace (struct adaptra_engine *e, const char *what, const struct event *ev,
+       const struct placement *pl, uint64_t n)
 {
   char line[192];
 
@@ -154,7 +192,9 @@ trace (struct adaptra_engine *e, const char *what, int client, uint64_t id,
   snprintf (line, sizeof line,
             "readahead-%s(client=%d, stream=%" PRIu64 ", index=%" PRIu64
             ", ra=%" PRIu64 "+%" PRIu64 "-%" PRIu64 ") = %" PRIu64,
-            what, client, id, index, start, ra, la, n);
+            what, pl->s->client, pl->s->id, ev->reader, pl->start,
+            pl->end - pl->start,
+            pl->mark == NO_MARK ? 0 : pl->end - pl->mark, n);
   e->cfg.trace (e->cfg.trace_opaque, line);
 }
 
@@ -166,95 +206,97 @@ static void
 carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
              uint32_t f)
 {
-  struct adaptra_page *p = &e->pool.pages[f];
-  uint64_t ra = s->readahead_index - s->ra_index;
-
-  if (p->stream_id != s->id || !(p->flags & ADAPTRA_PG_MARK))
-    return;
-  p->window = ra < UINT32_MAX ? (uint32_t) ra : UINT32_MAX;
-  p->age = (uint32_t) s->age;
+  adaptra_pool_mark_state (&e->pool, f, s->id,
+                           s->readahead_index - s->ra_index, s->age);
 }
 
-/* Record window [start, end) with mark page mark (NO_MARK: none) as
- * the stream's current one and dispatch its pages of volume v from
- * pf_start (the pages below are the reader's own demand).
+/* Issue the window pl: record it as its stream's current one and
+ * dispatch its pages.  Every window of every case goes through here.
  */
 static void
-issue (struct adaptra_engine *e, const struct adaptra_volume *v,
-       struct adaptra_stream *s, unsigned method, uint64_t reader,
-       uint64_t start, uint64_t end, uint64_t mark, uint64_t pf_start,
-       bool at_eof)
+issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
 {
+  struct adaptra_stream *s = pl->s;
+  /* A miss's reader reads the pages from the miss to the end of its
+   * request itself: a window that starts at the miss is prefetched
+   * past them.
+   */
+  uint64_t from = ev->what == EVENT_MISS && pl->start == ev->reader
+    ? max_u64 (ev->last, pl->start) : pl->start;
   uint64_t inserted;
 
-  s->method = (uint8_t) method;
-  s->la_index = reader;
-  s->ra_index = start;
-  s->readahead_index = end;
-  s->lookahead_index = mark == NO_MARK ? (s->backward ? start : end) : mark;
-  s->age = e->pool.clock;
+  s->method = (uint8_t) pl->method;
+  s->reader_index = ev->reader;
+  s->ra_index = pl->start;
+  s->readahead_index = pl->end;
+  s->mark_index = pl->mark == NO_MARK
+    ? (s->backward ? pl->start : pl->end) : pl->mark;
+  s->age = adaptra_pool_clock (&e->pool);
   s->issue_ns = adaptra_now (e);
   s->lost = 0;
   s->hits = 0;
 
-  if (pf_start < start)
-    pf_start = start;
-  if (mark != NO_MARK && mark < pf_start)
-    mark = pf_start < end ? pf_start : NO_MARK;
+  /* A mark among the reader's own pages moves to the first page
+   * prefetched, or goes when none is.
+   */
+  if (pl->mark != NO_MARK && pl->mark < from)
+    pl->mark = from < pl->end ? from : NO_MARK;
   /* The volume is the stream's: its pages, its jobs.  Dispatch only
    * counts and queues on it.
    */
-  inserted = adaptra_prefetch_dispatch (e, (struct adaptra_volume *) v,
-                                        pf_start, end, mark, s->id, method,
-                                        ADAPTRA_PG_READAHEAD);
-  if (mark != NO_MARK && !s->backward) {
-    uint32_t f = adaptra_pool_lookup (&e->pool, mark);
+  inserted = adaptra_prefetch_dispatch (e, (struct adaptra_volume *) ev->v,
+                                        from, pl->end, pl->mark, s->id,
+                                        pl->method, ADAPTRA_PG_READAHEAD);
+  if (pl->mark != NO_MARK && !s->backward) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, pl->mark);
 
     if (f != ADAPTRA_NO_FRAME)
       carry_state (e, s, f);
   }
-  adaptra_stats_count_window (&e->stats, method, inserted, at_eof);
-  trace (e, adaptra_method_name (method), s->client, s->id, reader, start,
-         end - start, mark == NO_MARK ? 0 : end - mark, inserted);
+  adaptra_stats_count_window (&e->stats, pl->method, inserted, pl->at_eof);
+  trace (e, adaptra_method_name (pl->method), ev, pl, inserted);
 }
 
-/* Issue a forward window w at start for a reader at page reader. */
-static void
-issue_forward (struct adaptra_engine *e, const struct adaptra_volume *v,
-               struct adaptra_stream *s, unsigned method, uint64_t reader,
-               uint64_t start, struct adaptra_window w, uint64_t pf_start)
+/* Place forward window w at page start, fitted to the volume's end.
+ * Returns false when there is nothing to issue.
+ */
+static bool
+place_forward (struct adaptra_engine *e, const struct event *ev,
+               struct placement *pl, uint64_t start, struct adaptra_window w)
 {
-  bool at_eof;
-
   if (w.ra == 0)
-    return;
-  if (!adaptra_window_fit_eof (start, v->end_page,
-                               method == ADAPTRA_METHOD_CONTEXTA, &w,
-                               &at_eof)) {
+    return false;
+  if (!adaptra_window_fit_eof (start, ev->v->end_page,
+                               pl->method == ADAPTRA_METHOD_CONTEXTA, &w,
+                               &pl->at_eof)) {
     adaptra_stat_add (&e->stats.readahead_end, 1);
-    return;
+    return false;
   }
-  issue (e, v, s, method, reader, start, start + w.ra,
-         w.la ? start + w.ra - w.la : NO_MARK, pf_start, at_eof);
+  pl->start = start;
+  pl->end = start + w.ra;
+  pl->mark = w.la ? start + w.ra - w.la : NO_MARK;
+  return true;
 }
 
-/* Issue a backward window w ending (exclusive) at page end. */
-static void
-issue_backward (struct adaptra_engine *e, const struct adaptra_volume *v,
-                struct adaptra_stream *s, uint64_t reader, uint64_t end,
-                struct adaptra_window w)
+/* Place backward window w to end (exclusive) at page end, cut at the
+ * volume's first page.  Returns false when it would be empty.
+ */
+static bool
+place_backward (struct adaptra_engine *e, const struct event *ev,
+                struct placement *pl, uint64_t end, struct adaptra_window w)
 {
-  const uint64_t zero = v->first_page;
-  uint64_t start;
+  const uint64_t zero = ev->v->first_page;
 
   if (end == zero) {
     adaptra_stat_add (&e->stats.readahead_end, 1);
-    return;
+    return false;
   }
-  start = end - zero > w.ra ? end - w.ra : zero;
-  issue (e, v, s, ADAPTRA_METHOD_BACKWARD, reader, start, end,
-         start > zero && w.la > 0 ? start + w.la : NO_MARK, start,
-         start == zero);
+  pl->method = ADAPTRA_METHOD_BACKWARD;
+  pl->start = end - zero > w.ra ? end - w.ra : zero;
+  pl->end = end;
+  pl->mark = pl->start > zero && w.la > 0 ? pl->start + w.la : NO_MARK;
+  pl->at_eof = pl->start == zero;
+  return true;
 }
 
 /* With adaptra-max=auto, a stream whose reader had to wait for its
@@ -274,27 +316,39 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
   if (e->cfg.max_bytes != 0)
     return;
   if (s->late > 0) {
-    s->cap = 2 * (s->cap > b->max ? s->cap : b->max);
-    if (s->cap > ceiling)
-      s->cap = ceiling;
+    s->cap = min_u64 (2 * max_u64 (s->cap, b->max), ceiling);
     s->late = 0;
   }
   if (s->cap > b->max)
-    b->max = s->cap < spare ? s->cap : spare;
+    b->max = min_u64 (s->cap, spare);
 }
 
-/* Rescue the n pages from index: they would be evicted before the
- * reader gets there.
+/* Rescue the n pages of s from the reader's page: they would be
+ * evicted before the reader gets there.
  */
 static void
-rescue (struct adaptra_engine *e, int client, uint64_t id, uint64_t index,
-        uint64_t n)
+rescue (struct adaptra_engine *e, const struct event *ev,
+        struct adaptra_stream *s, uint64_t n)
 {
-  uint64_t moved = adaptra_pool_rescue (&e->pool, index, n);
+  struct placement pl = {
+    .s = s, .start = ev->reader, .end = ev->reader + n, .mark = NO_MARK,
+  };
+  uint64_t moved = adaptra_pool_rescue (&e->pool, ev->reader, n);
 
   adaptra_stat_add (&e->stats.readahead_rescue, 1);
   adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
-  trace (e, "rescue", client, id, index, index, n, 0, moved);
+  trace (e, "rescue", ev, &pl, moved);
+}
+
+/* Pages of s's window still ahead of the reader: on a mark, from the
+ * mark to the window's end.  A miss counts none: they were lost.
+ */
+static uint64_t
+ahead_of_reader (const struct event *ev, const struct adaptra_stream *s)
+{
+  if (ev->what == EVENT_MISS || s->readahead_index <= ev->reader)
+    return 0;
+  return s->readahead_index - ev->reader;
 }
 
 /* The state method's inputs for stream s with the reader at index. */
@@ -304,41 +358,35 @@ state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
 {
   struct adaptra_state_input in;
 
-  in.stream_shift = index > s->la_index ? index - s->la_index : 1;
-  in.global_size = (uint64_t) e->pool.inactive.len + e->pool.nfree;
-  in.global_shift = e->pool.clock - s->age;
+  in.stream_shift = index > s->reader_index ? index - s->reader_index : 1;
+  in.global_size = adaptra_pool_reclaimable (&e->pool);
+  in.global_shift = adaptra_pool_clock (&e->pool) - s->age;
   in.ra_old = s->readahead_index - s->ra_index;
   in.la_old = la_old;
   in.lost = s->lost;
   return in;
 }
 
-/* Forward window of a known stream s for a reader at index, placed at
- * start; la_old pages are already ahead.  Returns false when the
- * stream rescued its pages or found no room instead.
+/* The state method's window *w for known stream pl->s.  Returns false
+ * when the stream rescued its pages ahead or found no room instead.
  */
 static bool
-next_window (struct adaptra_engine *e, struct adaptra_stream *s,
-             uint64_t index, uint64_t la_old, struct adaptra_window_bounds *b,
-             struct adaptra_window *w, unsigned *method)
+state_window (struct adaptra_engine *e, const struct event *ev,
+              struct adaptra_window_bounds *b, struct placement *pl,
+              struct adaptra_window *w)
 {
-  struct adaptra_state_input in;
+  struct adaptra_stream *s = pl->s;
+  uint64_t la_old = ahead_of_reader (ev, s);
+  struct adaptra_state_input in = state_input (e, s, ev->reader, la_old);
   struct adaptra_state_decision d;
 
-  if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
-    *w = adaptra_window_fixed (fixed_pages (e), b);
-    *method = ADAPTRA_METHOD_FIXED;
-    return true;
-  }
-  in = state_input (e, s, index, la_old);
   raise_cap (e, s, b);
   b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
-  if (b->lead > b->max)
-    b->lead = b->max;
+  b->lead = min_u64 (b->lead, b->max);
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:
-    rescue (e, s->client, s->id, index, la_old);
+    rescue (e, ev, s, la_old);
     return false;
   case ADAPTRA_STATE_NONE:
     adaptra_stat_add (&e->stats.readahead_shrink, 1);
@@ -347,12 +395,11 @@ next_window (struct adaptra_engine *e, struct adaptra_stream *s,
     break;
   }
   *w = d.window;
-  *method = ADAPTRA_METHOD_STATE;
   return true;
 }
 
 /* A window issued on a miss starts at the miss, and the reader reads
- * the req pages it needs itself: size the read-ahead beyond them.
+ * req pages it needs itself: size the read-ahead beyond them.
  */
 static struct adaptra_window
 beyond (struct adaptra_window w, uint64_t req)
@@ -361,22 +408,49 @@ beyond (struct adaptra_window w, uint64_t req)
   return w;
 }
 
-/* A new stream of volume v for client, or NULL (counted) when the
- * table is full.
+/* Size the forward window *w of stream pl->s with the method its case
+ * asks for in pl->method: INITIAL (a new stream at its volume's first
+ * page), CONTEXT (a new stream with history pages read just behind the
+ * reader) or STATE (a known stream).  The mode is the window policy's
+ * (adaptra_window_fixed_mode): asked here, for every forward window;
+ * in fixed mode it decides the window and the method whatever was
+ * asked, and no adaptive method is consulted.  pl->method ends as the
+ * method that sized *w.  Returns false when there is no window.
+ */
+static bool
+size_forward (struct adaptra_engine *e, const struct event *ev,
+              struct adaptra_window_bounds *b, uint64_t history,
+              struct placement *pl, struct adaptra_window *w)
+{
+  const uint64_t req = ev->last - ev->reader;
+
+  if (adaptra_window_fixed_mode (b, w, &pl->method))
+    return true;
+  switch (pl->method) {
+  case ADAPTRA_METHOD_INITIAL:
+    *w = adaptra_window_initial (req, b);
+    return true;
+  case ADAPTRA_METHOD_CONTEXT:
+    *w = beyond (adaptra_window_context (ev->reader - ev->v->first_page,
+                                         history, b, &pl->method), req);
+    return true;
+  default:
+    assert (pl->method == ADAPTRA_METHOD_STATE);
+    return state_window (e, ev, b, pl, w);
+  }
+}
+
+/* A new stream of the event's volume for its client (a full table
+ * gives up its least recently used one: stream.c), expecting page next.
  */
 static struct adaptra_stream *
-new_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
-            int client, uint64_t next)
+new_stream (struct adaptra_engine *e, const struct event *ev, uint64_t next)
 {
-  struct adaptra_client *c = adaptra_client_of (e, client);
+  struct adaptra_client *c = adaptra_client_of (e, ev->client);
   struct adaptra_stream *s;
 
-  s = adaptra_streams_new (&e->streams, client, next, adaptra_now (e));
-  if (!s) {
-    adaptra_stat_add (&e->stats.streams_refused, 1);
-    return NULL;
-  }
-  s->volume = v->id;
+  s = adaptra_streams_new (&e->streams, ev->client, next, adaptra_now (e));
+  s->volume = ev->v->id;
   if (c)
     c->streams_started++;
   return s;
@@ -391,24 +465,25 @@ read_by_stream (const struct adaptra_engine *e, uint64_t p, uint64_t *id)
 {
   uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-  if (f == ADAPTRA_NO_FRAME || (e->pool.pages[f].flags & ADAPTRA_PG_READAHEAD))
+  if (f == ADAPTRA_NO_FRAME ||
+      (adaptra_pool_page (&e->pool, f)->flags & ADAPTRA_PG_READAHEAD))
     return false;
-  *id = e->pool.pages[f].stream_id;
+  *id = adaptra_pool_page (&e->pool, f)->stream_id;
   return *id != 0;
 }
 
-/* The stream a miss at index of a read of [first, last) belongs to,
- * found by evidence that its reader is the one reading: the page
- * before the miss for a forward stream (or any page of this request
- * before it, which the request itself reads), the page just above the
- * request for a backward one.  Returns NULL if there is none; sets
- * *near to a stream whose position alone is close (see below).
+/* The stream the miss ev belongs to, found by evidence that its reader
+ * is the one reading: the page before the miss for a forward stream
+ * (or any page of this request before it, which the request itself
+ * reads), the page just above the request for a backward one.  Returns
+ * NULL if there is none; sets *near to a stream whose position alone
+ * is close (see below).
  */
 static struct adaptra_stream *
-stream_of_miss (struct adaptra_engine *e, const struct adaptra_volume *v,
-                uint64_t first, uint64_t index, uint64_t last,
+stream_of_miss (struct adaptra_engine *e, const struct event *ev,
                 struct adaptra_stream **near)
 {
+  const struct adaptra_volume *v = ev->v;
   struct adaptra_stream *s = NULL;
   uint64_t id;
   uint32_t f;
@@ -417,15 +492,17 @@ stream_of_miss (struct adaptra_engine *e, const struct adaptra_volume *v,
    * streams.
    */
   *near = NULL;
-  if (index > first) {
-    f = adaptra_pool_lookup (&e->pool, index - 1);
-    s = adaptra_streams_get (&e->streams, e->pool.pages[f].stream_id);
+  if (ev->reader > ev->first) {
+    f = adaptra_pool_lookup (&e->pool, ev->reader - 1);
+    s = adaptra_streams_get (&e->streams,
+                             adaptra_pool_page (&e->pool, f)->stream_id);
   }
-  else if (index > v->first_page && read_by_stream (e, index - 1, &id))
+  else if (ev->reader > v->first_page &&
+           read_by_stream (e, ev->reader - 1, &id))
     s = adaptra_streams_get (&e->streams, id);
   if (s && !s->backward)
     return s;
-  if (last < v->end_page && read_by_stream (e, last, &id) &&
+  if (ev->last < v->end_page && read_by_stream (e, ev->last, &id) &&
       (s = adaptra_streams_get (&e->streams, id)) != NULL && s->backward)
     return s;
 
@@ -441,13 +518,13 @@ stream_of_miss (struct adaptra_engine *e, const struct adaptra_volume *v,
    * any read without a stream, and goes the same way (start_stream).
    * The stream's next read, if it is the stream's, has its evidence.
    */
-  s = adaptra_streams_find (&e->streams, index);
+  s = adaptra_streams_find (&e->streams, ev->reader);
   if (s && s->volume != v->id)
     s = NULL;
-  if (s && !s->backward && index > s->next + POSITION_SLACK)
+  if (s && !s->backward && ev->reader > s->next + POSITION_SLACK)
     s = NULL;
   if (s && s->backward &&
-      (last > s->next + 1 || last + POSITION_SLACK < s->ra_index))
+      (ev->last > s->next + 1 || ev->last + POSITION_SLACK < s->ra_index))
     s = NULL;
   *near = s;
   return NULL;
@@ -462,10 +539,8 @@ history_behind (const struct adaptra_engine *e,
                 const struct adaptra_volume *v, uint64_t index,
                 const struct adaptra_window_bounds *b)
 {
-  uint64_t max = HISTORY_WINDOWS * b->max;
+  uint64_t max = min_u64 (HISTORY_WINDOWS * b->max, index - v->first_page);
 
-  if (max > index - v->first_page)
-    max = index - v->first_page;
   return adaptra_pool_history (&e->pool, index, max, true);
 }
 
@@ -473,10 +548,8 @@ static uint64_t
 history_above (const struct adaptra_engine *e, const struct adaptra_volume *v,
                uint64_t last, const struct adaptra_window_bounds *b)
 {
-  uint64_t max = HISTORY_WINDOWS * b->max;
+  uint64_t max = min_u64 (HISTORY_WINDOWS * b->max, v->end_page - last);
 
-  if (max > v->end_page - last)
-    max = v->end_page - last;
   return adaptra_pool_run_from (&e->pool, last, max, true);
 }
 
@@ -484,53 +557,55 @@ history_above (const struct adaptra_engine *e, const struct adaptra_volume *v,
  * history, else it is a random read.
  */
 static struct adaptra_stream *
-start_stream (struct adaptra_engine *e, const struct adaptra_volume *v,
-              int client, uint64_t first, uint64_t last, uint64_t index,
+start_stream (struct adaptra_engine *e, const struct event *ev,
               struct adaptra_window_bounds *b)
 {
-  uint64_t req = last - index;
-  struct adaptra_stream *s;
+  const struct adaptra_volume *v = ev->v;
+  const uint64_t req = ev->last - ev->reader;
+  struct placement pl;
   struct adaptra_window w;
-  unsigned method;
   uint64_t h;
 
-  if (index == v->first_page) {
-    if ((s = new_stream (e, v, client, last)) == NULL)
-      return NULL;
-    if (e->cfg.mode == ADAPTRA_MODE_FIXED)
-      issue_forward (e, v, s, ADAPTRA_METHOD_FIXED, index, index,
-                     adaptra_window_fixed (fixed_pages (e), b), last);
-    else
-      issue_forward (e, v, s, ADAPTRA_METHOD_INITIAL, index, index,
-                     adaptra_window_initial (req, b), last);
-    return s;
+  /* The volume's first page: a new stream, sized from the request
+   * (initial method).
+   */
+  if (ev->reader == v->first_page) {
+    pl.s = new_stream (e, ev, ev->last);
+    pl.method = ADAPTRA_METHOD_INITIAL;
+    if (size_forward (e, ev, b, 0, &pl, &w) &&
+        place_forward (e, ev, &pl, ev->reader, w))
+      issue (e, ev, &pl);
+    return pl.s;
   }
 
-  h = history_behind (e, v, index, b);
+  /* Pages a client read just behind the miss, more than EVIDENCE
+   * requests of them: a new stream, sized from that history (context
+   * method, accelerated when the history reaches the first page).
+   */
+  h = history_behind (e, v, ev->reader, b);
   if (h > EVIDENCE * req) {
-    if ((s = new_stream (e, v, client, last)) == NULL)
-      return NULL;
-    if (e->cfg.mode == ADAPTRA_MODE_FIXED) {
-      w = adaptra_window_fixed (fixed_pages (e), b);
-      method = ADAPTRA_METHOD_FIXED;
-    }
-    else
-      w = beyond (adaptra_window_context (index - v->first_page, h, b,
-                                          &method), req);
-    issue_forward (e, v, s, method, index, index, w, last);
-    return s;
+    pl.s = new_stream (e, ev, ev->last);
+    pl.method = ADAPTRA_METHOD_CONTEXT;
+    if (size_forward (e, ev, b, h, &pl, &w) &&
+        place_forward (e, ev, &pl, ev->reader, w))
+      issue (e, ev, &pl);
+    return pl.s;
   }
 
-  h = history_above (e, v, last, b);
-  if (h > EVIDENCE * (last - first)) {
-    if ((s = new_stream (e, v, client, first)) == NULL)
-      return NULL;
-    s->backward = true;
-    issue_backward (e, v, s, index, first,
-                    adaptra_window_backward (last - first, 0, b));
-    return s;
+  /* The same above the request: a new backward stream, its window
+   * below the request.
+   */
+  h = history_above (e, v, ev->last, b);
+  if (h > EVIDENCE * (ev->last - ev->first)) {
+    pl.s = new_stream (e, ev, ev->first);
+    pl.s->backward = true;
+    if (place_backward (e, ev, &pl, ev->first,
+                        adaptra_window_backward (ev->last - ev->first, 0, b)))
+      issue (e, ev, &pl);
+    return pl.s;
   }
 
+  /* Anything else is random: no stream, no window. */
   adaptra_stat_add (&e->stats.readrandom, 1);
   adaptra_stat_add (&e->stats.pgreadrandom, req);
   return NULL;
@@ -541,11 +616,16 @@ adaptra_readahead_miss (struct adaptra_engine *e,
                         const struct adaptra_volume *v, int client,
                         uint64_t first, uint64_t last, uint64_t index)
 {
+  const struct event ev = {
+    .what = EVENT_MISS, .v = v, .client = client,
+    .first = first, .last = last, .reader = index,
+  };
   struct adaptra_window_bounds b;
-  struct adaptra_stream *s, *near;
+  struct adaptra_stream *near;
+  struct placement pl;
   struct adaptra_window w;
-  unsigned method;
 
+  assert_locked (e);
   if (index > v->first_page)
     adaptra_stat_add (&e->stats.cache_miss, 1);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
@@ -554,64 +634,76 @@ adaptra_readahead_miss (struct adaptra_engine *e,
   if (b.max == 0)
     return 0;                   /* memory tight: demand only */
 
-  s = stream_of_miss (e, v, first, index, last, &near);
-  if (!s && near &&
+  pl.s = stream_of_miss (e, &ev, &near);
+  if (!pl.s && near &&
       (near->backward
        ? history_above (e, v, last, &b) > EVIDENCE * (last - first)
        : history_behind (e, v, index, &b) > EVIDENCE * (last - index)))
-    s = near;
-  if (!s) {
-    s = start_stream (e, v, client, first, last, index, &b);
+    pl.s = near;
+  if (!pl.s) {
+    struct adaptra_stream *s = start_stream (e, &ev, &b);
+
     return s ? s->id : 0;
   }
-  if (s->backward) {
-    w = adaptra_window_backward (last - first,
-                                 s->readahead_index - s->ra_index, &b);
-    issue_backward (e, v, s, index, first, w);
-    adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
-    return s->id;
-  }
-  /* A known stream missed.  Behind its window: an unrelated read near
-   * it, which must not drag the stream back.  Inside or past its
-   * window: the window ran out (no mark was reached, or it ended at a
-   * hole) or its pages were evicted or dropped, so restart the window
-   * at the miss.
+
+  /* A known backward stream: its next window below the request, twice
+   * the larger of the request and its last window.
    */
-  if (index < s->ra_index) {
+  if (pl.s->backward) {
+    w = adaptra_window_backward (last - first, pl.s->readahead_index -
+                                 pl.s->ra_index, &b);
+    if (place_backward (e, &ev, &pl, first, w))
+      issue (e, &ev, &pl);
+    adaptra_streams_advance (&e->streams, pl.s, first, last, adaptra_now (e));
+    return pl.s->id;
+  }
+
+  /* A known forward stream missed.  Behind its window: an unrelated
+   * read near it, which must not drag the stream back.
+   */
+  if (index < pl.s->ra_index) {
     /* Within a window's length behind: a request of this stream that
      * arrived late.  Read it for the stream, issue nothing.
      */
-    if (s->ra_index - index <= s->readahead_index - s->ra_index)
-      return s->id;
+    if (pl.s->ra_index - index <= pl.s->readahead_index - pl.s->ra_index)
+      return pl.s->id;
     adaptra_stat_add (&e->stats.readrandom, 1);
     adaptra_stat_add (&e->stats.pgreadrandom, last - index);
     return 0;
   }
-  if (next_window (e, s, index, 0, &b, &w, &method))
-    issue_forward (e, v, s, method, index, index, beyond (w, last - index),
-                   last);
-  adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
-  return s->id;
+
+  /* Inside or past its window: the window ran out (no mark was
+   * reached, or it ended at a hole) or its pages were evicted or
+   * dropped, so restart the window at the miss (state method), beyond
+   * the pages the reader reads itself.
+   */
+  pl.method = ADAPTRA_METHOD_STATE;
+  if (size_forward (e, &ev, &b, 0, &pl, &w) &&
+      place_forward (e, &ev, &pl, index, beyond (w, last - index)))
+    issue (e, &ev, &pl);
+  adaptra_streams_advance (&e->streams, pl.s, first, last, adaptra_now (e));
+  return pl.s->id;
 }
 
-/* Is the request [first, last) that hit s's mark from s's own reader?
- * The seed's test: more than half the pages from the previous mark to
- * this one were read since the window was issued (in any order, so
- * reordered requests pass), or the request itself is as large as a
- * window.  A read that merely lands on the mark is not the reader.
+/* Is the request of the mark event ev from s's own reader?  The seed's
+ * test: more than half the pages from the previous mark to this one
+ * were read since the window was issued (in any order, so reordered
+ * requests pass), or the request itself is as large as a window.  A
+ * read that merely lands on the mark is not the reader.
  */
 static bool
-reader_of (const struct adaptra_stream *s, uint64_t first, uint64_t last,
+reader_of (const struct adaptra_stream *s, const struct event *ev,
            const struct adaptra_window_bounds *b)
 {
   /* Forward the mark is above the reader's page, backward below it. */
-  uint64_t interval = s->lookahead_index > s->la_index
-    ? s->lookahead_index - s->la_index : s->la_index - s->lookahead_index;
+  uint64_t interval = s->mark_index > s->reader_index
+    ? s->mark_index - s->reader_index : s->reader_index - s->mark_index;
+  uint64_t req = ev->last - ev->first;
 
   if (interval == 0)
     interval = 1;
 
-  return (s->hits + (last - first)) * 2 > interval || last - first >= b->max;
+  return (s->hits + req) * 2 > interval || req >= b->max;
 }
 
 /* Re-arm a look-ahead mark further on when the backend is congested,
@@ -619,17 +711,18 @@ reader_of (const struct adaptra_stream *s, uint64_t first, uint64_t last,
  * trigger.
  */
 static void
-rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
-       uint64_t index, uint64_t la_old)
+rearm (struct adaptra_engine *e, const struct event *ev,
+       const struct adaptra_stream *s)
 {
-  uint64_t p = index + (la_old / 2 > 0 ? la_old / 2 : 1);
+  uint64_t p = ev->reader + max_u64 (ahead_of_reader (ev, s) / 2, 1);
   uint32_t f;
 
   if (s->backward || p >= s->readahead_index)
     return;
   f = adaptra_pool_lookup (&e->pool, p);
-  if (f != ADAPTRA_NO_FRAME && e->pool.pages[f].stream_id == s->id) {
-    e->pool.pages[f].flags |= ADAPTRA_PG_MARK;
+  if (f != ADAPTRA_NO_FRAME &&
+      adaptra_pool_page (&e->pool, f)->stream_id == s->id) {
+    adaptra_pool_set_mark (&e->pool, f);
     carry_state (e, s, f);
   }
 }
@@ -653,40 +746,41 @@ rearm (struct adaptra_engine *e, const struct adaptra_stream *s,
  * (the reader moves away from the pages above it), and starts nothing.
  */
 static struct adaptra_stream *
-resume (struct adaptra_engine *e, const struct adaptra_volume *v, int client,
-        uint64_t first, uint64_t last, uint32_t f,
+resume (struct adaptra_engine *e, const struct event *ev, uint32_t f,
         struct adaptra_window_bounds *b)
 {
-  const struct adaptra_page *page = &e->pool.pages[f];
+  const struct adaptra_volume *v = ev->v;
+  const struct adaptra_page *page = adaptra_pool_page (&e->pool, f);
   uint64_t index = page->page_no;
   uint64_t window = page->window;
   uint64_t room = v->end_page - index;
   uint64_t ahead = adaptra_pool_run_from (&e->pool, index,
-                                          window > b->max
-                                          ? (window < room ? window : room)
-                                          : (b->max < room ? b->max : room),
+                                          min_u64 (max_u64 (window, b->max),
+                                                   room),
                                           false);
   /* The request's own pages before the mark are the reader's too,
    * although it has not copied them yet: count the history from the
    * request's first page.
    */
-  uint64_t h = history_behind (e, v, first, b) + (index - first);
+  uint64_t h = history_behind (e, v, ev->first, b) + (index - ev->first);
   struct adaptra_stream *s;
+  uint64_t now;
 
-  if (window == 0 || h <= EVIDENCE * (last - first) ||
-      (s = new_stream (e, v, client, last)) == NULL)
+  if (window == 0 || h <= EVIDENCE * (ev->last - ev->first))
     return NULL;
+  s = new_stream (e, ev, ev->last);
   s->method = page->method;
   s->readahead_index = index + ahead;
   s->ra_index = s->readahead_index - v->first_page > window
     ? s->readahead_index - window : v->first_page;
-  s->lookahead_index = index;
-  s->la_index = index - v->first_page > window
+  s->mark_index = index;
+  s->reader_index = index - v->first_page > window
     ? index - window : v->first_page;
   /* The clock's low 32 bits: it moved on less than 2^32 ticks, or the
    * window's pages would be long gone.
    */
-  s->age = e->pool.clock - (uint32_t) ((uint32_t) e->pool.clock - page->age);
+  now = adaptra_pool_clock (&e->pool);
+  s->age = now - (uint32_t) ((uint32_t) now - page->age);
   s->issue_ns = adaptra_now (e);
   adaptra_stat_add (&e->stats.streams_resumed, 1);
   return s;
@@ -697,57 +791,68 @@ adaptra_readahead_mark (struct adaptra_engine *e,
                         const struct adaptra_volume *v, int client,
                         uint64_t first, uint64_t last, uint32_t f)
 {
-  const struct adaptra_page *page = &e->pool.pages[f];
-  uint64_t index = page->page_no;
+  const struct adaptra_page *page = adaptra_pool_page (&e->pool, f);
+  const struct event ev = {
+    .what = EVENT_MARK, .v = v, .client = client,
+    .first = first, .last = last, .reader = page->page_no,
+  };
   struct adaptra_window_bounds b;
-  struct adaptra_stream *s;
+  struct placement pl;
   struct adaptra_window w;
-  unsigned method;
-  uint64_t la_old;
-
   bool resumed = false;
 
+  assert_locked (e);
   adaptra_stats_count_return (&e->stats, page->method);
-  s = adaptra_streams_get (&e->streams, page->stream_id);
+  pl.s = adaptra_streams_get (&e->streams, page->stream_id);
   if (e->cfg.mode == ADAPTRA_MODE_OFF)
     return;
   bounds_of (e, &b);
   if (b.max == 0)
     return;
-  if (!s) {
-    if ((s = resume (e, v, client, first, last, f, &b)) == NULL)
+  if (!pl.s) {
+    if ((pl.s = resume (e, &ev, f, &b)) == NULL)
       return;
     resumed = true;
   }
 
-  if (s->backward) {
-    if (!reader_of (s, first, last, &b))
+  /* A backward stream's reader reached the mark: its next window below
+   * the current one, unless the backend is congested.
+   */
+  if (pl.s->backward) {
+    if (!reader_of (pl.s, &ev, &b))
       return;
     if (adaptra_prefetch_congested (e, v))
       adaptra_stat_add (&e->stats.io_congestion, 1);
-    else
-      issue_backward (e, v, s, index, s->ra_index,
-                      adaptra_window_backward (last - first,
-                                               s->readahead_index -
-                                               s->ra_index, &b));
-    adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
+    else if (place_backward (e, &ev, &pl, pl.s->ra_index,
+                             adaptra_window_backward (last - first,
+                                                      pl.s->readahead_index -
+                                                      pl.s->ra_index, &b)))
+      issue (e, &ev, &pl);
+    adaptra_streams_advance (&e->streams, pl.s, first, last, adaptra_now (e));
     return;
   }
 
-  la_old = s->readahead_index > index ? s->readahead_index - index : 0;
-  if (!resumed && !reader_of (s, first, last, &b)) {
+  if (!resumed && !reader_of (pl.s, &ev, &b)) {
     /* Another reader (a random read, say) landed on the mark: issue
      * nothing, but keep a mark ahead for the stream's own reader.
      */
-    rearm (e, s, index, la_old);
+    rearm (e, &ev, pl.s);
     return;
   }
+  /* A forward stream's reader reached the mark: its next window right
+   * after the current one (state method), issued while the pages
+   * between the mark and the window's end cover the backend's latency;
+   * when the backend is congested, a mark further on instead.
+   */
   if (adaptra_prefetch_congested (e, v)) {
     adaptra_stat_add (&e->stats.io_congestion, 1);
-    rearm (e, s, index, la_old);
+    rearm (e, &ev, pl.s);
   }
-  else if (next_window (e, s, index, la_old, &b, &w, &method))
-    issue_forward (e, v, s, method, index, s->readahead_index, w,
-                   s->readahead_index);
-  adaptra_streams_advance (&e->streams, s, first, last, adaptra_now (e));
+  else {
+    pl.method = ADAPTRA_METHOD_STATE;
+    if (size_forward (e, &ev, &b, 0, &pl, &w) &&
+        place_forward (e, &ev, &pl, pl.s->readahead_index, w))
+      issue (e, &ev, &pl);
+  }
+  adaptra_streams_advance (&e->streams, pl.s, first, last, adaptra_now (e));
 }

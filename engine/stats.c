@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* stats.c: the counters, with the seed's names, and their field table.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -77,8 +77,6 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   COUNTER (prefetch_failed, "Prefetch requests the backend failed"),
   COUNTER (prefetch_stale,
            "Prefetched pages discarded because a write overlapped them"),
-  COUNTER (streams_refused,
-           "Streams not tracked because the stream table was full"),
   COUNTER (streams_resumed,
            "Streams that left the table and resumed from their mark page"),
   COUNTER (cache_hints, "NBD_CMD_CACHE requests from clients"),

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* stream.c: the pool-wide stream table.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -43,9 +43,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "stream.h"
 
-#define NONE UINT32_MAX
+#define NONE ILIST_NONE
+
+/* Where the two links of each slot are. */
+#define LRU(t) ILIST_ARRAY ((t)->slots, lru)
+#define HASH(t) ILIST_ARRAY ((t)->slots, hash)
 
 static uint32_t
 slot_of (const struct adaptra_streams *t, const struct adaptra_stream *s)
@@ -56,8 +61,7 @@ slot_of (const struct adaptra_streams *t, const struct adaptra_stream *s)
 static uint32_t
 bucket_of (const struct adaptra_streams *t, uint64_t granule)
 {
-  return (uint32_t) ((granule * UINT64_C (0x9E3779B97F4A7C15))
-                     >> (64 - t->bucket_bits));
+  return adaptra_hash_fib (granule, t->bucket_bits);
 }
 
 static void
@@ -65,12 +69,7 @@ hash_remove (struct adaptra_streams *t, struct adaptra_stream *s)
 {
   if (s->bucket == NONE)
     return;
-  if (s->hash_prev != NONE)
-    t->slots[s->hash_prev].hash_next = s->hash_next;
-  else
-    t->buckets[s->bucket] = s->hash_next;
-  if (s->hash_next != NONE)
-    t->slots[s->hash_next].hash_prev = s->hash_prev;
+  ilist_unlink (&t->buckets[s->bucket], HASH (t), slot_of (t, s));
   s->bucket = NONE;
 }
 
@@ -78,41 +77,9 @@ static void
 hash_insert (struct adaptra_streams *t, struct adaptra_stream *s)
 {
   uint32_t b = bucket_of (t, s->next >> ADAPTRA_STREAM_GRANULE_SHIFT);
-  uint32_t i = slot_of (t, s);
 
   s->bucket = b;
-  s->hash_prev = NONE;
-  s->hash_next = t->buckets[b];
-  if (s->hash_next != NONE)
-    t->slots[s->hash_next].hash_prev = i;
-  t->buckets[b] = i;
-}
-
-static void
-lru_remove (struct adaptra_streams *t, struct adaptra_stream *s)
-{
-  if (s->lru_prev != NONE)
-    t->slots[s->lru_prev].lru_next = s->lru_next;
-  else
-    t->lru_head = s->lru_next;
-  if (s->lru_next != NONE)
-    t->slots[s->lru_next].lru_prev = s->lru_prev;
-  else
-    t->lru_tail = s->lru_prev;
-}
-
-static void
-lru_push_head (struct adaptra_streams *t, struct adaptra_stream *s)
-{
-  uint32_t i = slot_of (t, s);
-
-  s->lru_prev = NONE;
-  s->lru_next = t->lru_head;
-  if (t->lru_head != NONE)
-    t->slots[t->lru_head].lru_prev = i;
-  else
-    t->lru_tail = i;
-  t->lru_head = i;
+  ilist_push_head (&t->buckets[b], HASH (t), slot_of (t, s));
 }
 
 int
@@ -135,13 +102,14 @@ adaptra_streams_init (struct adaptra_streams *t, uint32_t nslots)
     errno = ENOMEM;
     return -1;
   }
-  memset (t->buckets, 0xff, sizeof *t->buckets << t->bucket_bits);
+  for (i = 0; i < UINT32_C (1) << t->bucket_bits; i++)
+    ilist_init (&t->buckets[i]);
   t->nslots = nslots;
-  t->lru_head = t->lru_tail = NONE;
+  ilist_init (&t->lru);
   t->free_head = NONE;
   for (i = nslots; i-- > 0; ) {
     t->slots[i].bucket = NONE;
-    t->slots[i].lru_next = t->free_head;
+    t->slots[i].lru.next = t->free_head;
     t->free_head = i;
   }
   return 0;
@@ -187,7 +155,7 @@ adaptra_streams_find (struct adaptra_streams *t, uint64_t page)
     if (k < nseen)
       continue;
     seen[nseen++] = b;
-    for (i = t->buckets[b]; i != NONE; i = t->slots[i].hash_next) {
+    for (i = t->buckets[b].head; i != NONE; i = t->slots[i].hash.next) {
       struct adaptra_stream *s = &t->slots[i];
       uint64_t dist = s->next > page ? s->next - page : page - s->next;
 
@@ -203,11 +171,10 @@ void
 adaptra_streams_free (struct adaptra_streams *t, struct adaptra_stream *s)
 {
   hash_remove (t, s);
-  lru_remove (t, s);
+  ilist_unlink (&t->lru, LRU (t), slot_of (t, s));
   s->id = 0;
-  s->lru_next = t->free_head;
+  s->lru.next = t->free_head;
   t->free_head = slot_of (t, s);
-  t->active--;
 }
 
 bool
@@ -215,9 +182,9 @@ adaptra_streams_reap_one (struct adaptra_streams *t, uint64_t now_ns)
 {
   struct adaptra_stream *s;
 
-  if (t->lru_tail == NONE)
+  if (t->lru.tail == NONE)
     return false;
-  s = &t->slots[t->lru_tail];
+  s = &t->slots[t->lru.tail];
   if (now_ns - s->atime_ns < ADAPTRA_STREAM_REAP_NS)
     return false;
   adaptra_streams_free (t, s);
@@ -234,11 +201,10 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   while (adaptra_streams_reap_one (t, now_ns))
     ;
   if (t->free_head == NONE)
-    adaptra_streams_free (t, &t->slots[t->lru_tail]);
+    adaptra_streams_free (t, &t->slots[t->lru.tail]);
   i = t->free_head;
   s = &t->slots[i];
-  t->free_head = s->lru_next;
-  t->active++;
+  t->free_head = s->lru.next;
 
   memset (s, 0, sizeof *s);
   /* Sequence 0 would give slot 0 the id 0, which means "none". */
@@ -250,7 +216,7 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   s->next = next;
   s->atime_ns = now_ns;
   s->bucket = NONE;
-  lru_push_head (t, s);
+  ilist_push_head (&t->lru, LRU (t), i);
   hash_insert (t, s);
   return s;
 }
@@ -262,9 +228,9 @@ adaptra_streams_advance (struct adaptra_streams *t, struct adaptra_stream *s,
   uint64_t next = s->backward ? first : last;
 
   s->atime_ns = now_ns;
-  if (t->lru_head != slot_of (t, s)) {
-    lru_remove (t, s);
-    lru_push_head (t, s);
+  if (t->lru.head != slot_of (t, s)) {
+    ilist_unlink (&t->lru, LRU (t), slot_of (t, s));
+    ilist_push_head (&t->lru, LRU (t), slot_of (t, s));
   }
   if (s->backward ? next >= s->next : next <= s->next)
     return;
@@ -281,11 +247,11 @@ adaptra_streams_advance (struct adaptra_streams *t, struct adaptra_stream *s,
 struct adaptra_stream *
 adaptra_streams_first (struct adaptra_streams *t)
 {
-  return t->lru_head == NONE ? NULL : &t->slots[t->lru_head];
+  return t->lru.head == NONE ? NULL : &t->slots[t->lru.head];
 }
 
 struct adaptra_stream *
 adaptra_streams_after (struct adaptra_streams *t, struct adaptra_stream *s)
 {
-  return s->lru_next == NONE ? NULL : &t->slots[s->lru_next];
+  return s->lru.next == NONE ? NULL : &t->slots[s->lru.next];
 }

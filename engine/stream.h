@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* stream.h: a stream's read-ahead state and the stream table.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "ilist.h"
 
 /* Pages on either side of a stream's expected position that still
  * count as that stream (reordering tolerance), and the granule of the
@@ -42,11 +44,13 @@ struct adaptra_stream {
   int volume;                   /* volume it reads (set by its user) */
   uint8_t method;               /* method of the current window */
   bool backward;                /* descending offsets */
-  /* The current window is [ra_index, readahead_index); its mark is at
-   * lookahead_index (== readahead_index when it has none); la_index is
-   * where the reader was when the window was issued.
+  /* The current window is [ra_index, readahead_index); its look-ahead
+   * mark is on page mark_index (readahead_index when it has none, or
+   * ra_index backward); reader_index is the page the reader was at when
+   * the window was issued (the miss, or the previous mark): the state
+   * method measures the stream's advance from there.
    */
-  uint64_t ra_index, readahead_index, lookahead_index, la_index;
+  uint64_t ra_index, readahead_index, mark_index, reader_index;
   uint64_t next;                /* page the stream is expected to read next */
   uint64_t age;                 /* pool aging clock when it was issued */
   uint64_t issue_ns;            /* time the window was issued */
@@ -62,20 +66,22 @@ struct adaptra_stream {
   uint64_t touched;
   int touched_by;
 
-  /* Links: recency list of used slots, and position hash chain. */
-  uint32_t lru_prev, lru_next;
-  uint32_t hash_prev, hash_next;
+  /* Links: recency list of used slots (or free list: next only), and
+   * the chain of its position-hash bucket (bucket: ILIST_NONE when on
+   * none).
+   */
+  struct ilist_link lru;
+  struct ilist_link hash;
   uint32_t bucket;
 };
 
 struct adaptra_streams {
   struct adaptra_stream *slots;
   uint32_t nslots;
-  uint32_t *buckets;
+  struct ilist *buckets;        /* position hash chains */
   unsigned bucket_bits;
-  uint32_t lru_head, lru_tail;  /* head = most recently used */
+  struct ilist lru;             /* used slots, most recently used first */
   uint32_t free_head;
-  uint32_t active;              /* used slots */
   /* Makes ids of reused slots differ.  48 bits of it fit an id: at a
    * million new streams a second it wraps after 8.9 years, so a page
    * never names a later stream that took its stream's slot.
@@ -129,6 +135,13 @@ extern bool adaptra_streams_reap_one (struct adaptra_streams *t,
 /* Free a stream now. */
 extern void adaptra_streams_free (struct adaptra_streams *t,
                                   struct adaptra_stream *s);
+
+/* Number of used streams. */
+static inline uint32_t
+adaptra_streams_count (const struct adaptra_streams *t)
+{
+  return t->lru.len;
+}
 
 /* Iteration over used streams, most recently used first: start with
  * first, continue with after; NULL at the end.

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* window.c: the window policy: how much to read ahead.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -36,25 +36,16 @@
  * shows a stream that started there, and the accelerated variant
  * doubles the position at once (exponential ramp-up).
  *
- * The pure functions here take the measurements; engine/engine.c takes
- * them from the pool and the stream table under the lock.
+ * The pure functions here take the measurements; engine/readahead.c
+ * takes them from the pool and the stream table under the lock.  The
+ * mode (adaptive or the legacy fixed window) is decided here too, in
+ * adaptra_window_fixed_mode.
  */
 
 #include <config.h>
 
+#include "minmax.h"
 #include "window.h"
-
-static uint64_t
-min_u64 (uint64_t a, uint64_t b)
-{
-  return a < b ? a : b;
-}
-
-static uint64_t
-max_u64 (uint64_t a, uint64_t b)
-{
-  return a > b ? a : b;
-}
 
 /* a * b / c without overflow, saturating at UINT64_MAX. */
 static uint64_t
@@ -181,6 +172,17 @@ adaptra_window_fixed (uint64_t fixed_pages,
   w.ra = min_u64 (fixed_pages, b->max);
   w.la = w.ra;
   return w;
+}
+
+bool
+adaptra_window_fixed_mode (const struct adaptra_window_bounds *b,
+                           struct adaptra_window *w, unsigned *method)
+{
+  if (b->fixed == 0)
+    return false;
+  *w = adaptra_window_fixed (b->fixed, b);
+  *method = ADAPTRA_METHOD_FIXED;
+  return true;
 }
 
 struct adaptra_window

@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* window.h: the window policy's pure functions and formulas.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -32,7 +32,21 @@ struct adaptra_window_bounds {
   uint64_t max;                 /* ceiling of every window */
   unsigned ratio;               /* percent of the thrashing threshold */
   uint64_t lead;                /* look-ahead that hides backend latency */
+  uint64_t fixed;               /* fixed mode: the fixed window's pages;
+                                   0: adaptive */
 };
+
+/* Mode dispatch, the one place the mode decides anything: in fixed
+ * mode (b->fixed > 0) every forward window is the legacy fixed one
+ * (adaptra_window_fixed of b->fixed pages, method
+ * ADAPTRA_METHOD_FIXED), whatever its case, and no adaptive method is
+ * consulted or measured for: sets *w and *method and returns true.  In
+ * adaptive mode returns false: the case's own method sizes the window.
+ * Backward windows are adaptive in either mode.
+ */
+extern bool adaptra_window_fixed_mode (const struct adaptra_window_bounds *b,
+                                       struct adaptra_window *w,
+                                       unsigned *method);
 
 /* Effective maximum: max_pages (0 = auto: the larger of floor_pages and
  * the backend's bandwidth-delay product bdp_pages), never more than

@@ -57,7 +57,6 @@ struct adaptra_stats {
   uint64_t invalidated;         /* pages dropped by writes */
   uint64_t prefetch_failed;     /* prefetch requests that failed */
   uint64_t prefetch_stale;      /* prefetched pages discarded: written */
-  uint64_t streams_refused;     /* streams not tracked: table full */
   uint64_t streams_resumed;     /* resumed from a mark page's state */
   uint64_t cache_hints;         /* NBD_CMD_CACHE requests */
   uint64_t backend_requests;    /* reads sent to the backend */

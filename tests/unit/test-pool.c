@@ -1,10 +1,11 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* test-pool.c: the page pool and its LRU (engine/pool.c, lru.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/pool.c: budget, LRU order, delayed activation,
- * eviction accounting, rescue, history and invalidation.
+/* Unit tests of engine/pool.c and its eviction policy engine/lru.c:
+ * budget, LRU order, delayed activation, eviction accounting, rescue,
+ * history and invalidation.
  */
 
 #include <config.h>
@@ -54,8 +55,10 @@ add_ready (uint64_t page_no, unsigned flags)
 static void
 assert_accounted (void)
 {
-  assert_int_equal ((uint64_t) pool.nfree + pool.inactive.len +
-                    pool.active.len + pool.in_flight, FRAMES);
+  struct adaptra_pool_counts c = adaptra_pool_counts (&pool);
+
+  assert_int_equal ((uint64_t) c.free + c.inactive + c.active + c.in_flight,
+                    FRAMES);
 }
 
 static void
@@ -111,15 +114,15 @@ test_delayed_activation (void **state)
   f1 = add_ready (1, 0);
   /* First touch only references; second only flags ACTIVATE. */
   adaptra_pool_touch (&pool, f0);
-  assert_int_equal (pool.active.len, 0);
+  assert_int_equal (pool.lru.active.len, 0);
   adaptra_pool_touch (&pool, f0);
   assert_true (pool.pages[f0].flags & ADAPTRA_PG_ACTIVATE);
-  assert_int_equal (pool.active.len, 0);
-  assert_int_equal (pool.inactive.tail, f0);
+  assert_int_equal (pool.lru.active.len, 0);
+  assert_int_equal (pool.lru.inactive.tail, f0);
   /* Fill the pool: eviction reaches page 0, promotes it, evicts 1. */
   for (i = 2; i <= FRAMES; i++)
     add_ready (i, 0);
-  assert_int_equal (pool.active.len, 1);
+  assert_int_equal (pool.lru.active.len, 1);
   assert_true (pool.pages[f0].flags & ADAPTRA_PG_ACTIVE);
   assert_int_equal (adaptra_pool_lookup (&pool, 0), f0);
   assert_int_equal (adaptra_pool_lookup (&pool, 1), ADAPTRA_NO_FRAME);
@@ -132,13 +135,13 @@ test_aging_clock (void **state)
 {
   (void) state;
   add_ready (10, 0);
-  assert_int_equal (pool.clock, 1);
+  assert_int_equal (adaptra_pool_clock (&pool), 1);
   add_ready (11, 0);
-  assert_int_equal (pool.clock, 2);
+  assert_int_equal (adaptra_pool_clock (&pool), 2);
   /* In-flight pages do not age the pool until they complete. */
   assert_int_not_equal (adaptra_pool_insert (&pool, 12, 0, 0, 0),
                         ADAPTRA_NO_FRAME);
-  assert_int_equal (pool.clock, 2);
+  assert_int_equal (adaptra_pool_clock (&pool), 2);
 }
 
 static void
@@ -156,11 +159,11 @@ test_rescue (void **state)
   adaptra_pool_pin (&pool, adaptra_pool_lookup (&pool, 103));
   moved = adaptra_pool_rescue (&pool, 102, 4);
   assert_int_equal (moved, 3);
-  assert_int_equal (pool.clock, 16 + 3);
+  assert_int_equal (adaptra_pool_clock (&pool), 16 + 3);
   /* The rescued pages are now the newest; 100 is the tail. */
   f = adaptra_pool_lookup (&pool, 105);
-  assert_int_equal (pool.inactive.head, f);
-  assert_int_equal (pool.inactive.tail, adaptra_pool_lookup (&pool, 100));
+  assert_int_equal (pool.lru.inactive.head, f);
+  assert_int_equal (pool.lru.inactive.tail, adaptra_pool_lookup (&pool, 100));
   /* A hole stops the walk. */
   assert_int_equal (adaptra_pool_rescue (&pool, 106, 10), 2);
   adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, 103));

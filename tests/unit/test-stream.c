@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* test-stream.c: the stream table (engine/stream.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -56,7 +56,7 @@ test_get_by_id (void **state)
   assert_null (adaptra_streams_get (&table, id));
   s = adaptra_streams_new (&table, 3, 100, 0);
   assert_int_not_equal (s->id, id);
-  assert_int_equal (table.active, 1);
+  assert_int_equal (adaptra_streams_count (&table), 1);
 }
 
 static void
@@ -126,9 +126,9 @@ test_reap_idle (void **state)
   assert_true (adaptra_streams_reap_one (&table, reap));
   assert_int_equal (a->id, 0);
   assert_false (adaptra_streams_reap_one (&table, reap));
-  assert_int_equal (table.active, 1);
+  assert_int_equal (adaptra_streams_count (&table), 1);
   assert_true (adaptra_streams_reap_one (&table, reap + SEC));
-  assert_int_equal (table.active, 0);
+  assert_int_equal (adaptra_streams_count (&table), 0);
   assert_false (adaptra_streams_reap_one (&table, 100 * reap));
 }
 
@@ -149,7 +149,7 @@ test_full_table (void **state)
   adaptra_streams_advance (&table, oldest, 0, 1, 10);   /* now the newest */
   s = adaptra_streams_new (&table, 2, 99999, 11);
   assert_non_null (s);
-  assert_int_equal (table.active, 4);
+  assert_int_equal (adaptra_streams_count (&table), 4);
   /* Stream 1 (idle since t = 1 ns) went, stream 0 stayed. */
   assert_null (adaptra_streams_find (&table, 10000));
   assert_ptr_equal (adaptra_streams_get (&table, old_id), oldest);

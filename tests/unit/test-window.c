@@ -1,4 +1,4 @@
-/* adaptra: adaptive read-ahead for nbdkit
+/* test-window.c: the window policy (engine/window.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -195,6 +195,31 @@ test_fixed_is_constant (void **state)
   assert_int_equal (w.la, 32);
 }
 
+/* The mode is decided in one place: fixed mode answers for every
+ * forward case, adaptive mode leaves it to the case's method.
+ */
+static void
+test_fixed_mode (void **state)
+{
+  struct adaptra_window_bounds b = bounds;
+  struct adaptra_window w = { 0, 0 };
+  unsigned method = ADAPTRA_METHOD_STATE;
+
+  (void) state;
+  assert_false (adaptra_window_fixed_mode (&b, &w, &method));
+  assert_int_equal (method, ADAPTRA_METHOD_STATE);
+  assert_int_equal (w.ra, 0);
+  b.fixed = 32;
+  assert_true (adaptra_window_fixed_mode (&b, &w, &method));
+  assert_int_equal (method, ADAPTRA_METHOD_FIXED);
+  assert_int_equal (w.ra, 32);
+  assert_int_equal (w.la, 32);
+  /* Within the max, as every window. */
+  b.fixed = 1000;
+  assert_true (adaptra_window_fixed_mode (&b, &w, &method));
+  assert_int_equal (w.ra, bounds.max);
+}
+
 static void
 test_backward (void **state)
 {
@@ -255,6 +280,7 @@ main (void)
     cmocka_unit_test (test_context),
     cmocka_unit_test (test_context_accelerated),
     cmocka_unit_test (test_fixed_is_constant),
+    cmocka_unit_test (test_fixed_mode),
     cmocka_unit_test (test_backward),
     cmocka_unit_test (test_fit_eof),
     cmocka_unit_test (test_max),
