@@ -6,6 +6,8 @@
 /* Bandwidth-delay sizing, and whether the backend is too fast for
  * read-ahead to help.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §3.3 (the max) and §7.
+ *
  * The seed capped windows at 1 MiB because a local disk answers in
  * well under a millisecond.  A remote backend needs about one
  * bandwidth-delay product in flight per stream: 5 ms x 200 MB/s is

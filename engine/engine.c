@@ -5,6 +5,8 @@
 
 /* The engine: the read path, coherency, and the facade of engine.h.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §3.1, §5, §7 and §9 (locking).
+ *
  * One client read:
  *
  *   1. Under the lock, walk the request's pages once: the first page

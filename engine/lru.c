@@ -6,6 +6,9 @@
 /* The seed's two-list LRU with delayed activation, over the pool's
  * READY frames (lru.h says what the pool asks of it).
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §2 (the two lists,
+ * the aging clock) and §4.2.
+ *
  *          add (read completed), rescue, demotion
  *                        |
  *                        v

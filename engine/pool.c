@@ -5,6 +5,8 @@
 
 /* The page pool: frames, their descriptors and the page index.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §2 (page states) and §4.2.
+ *
  * The budget (adaptra-pool less the engine's transfer slots) is cut
  * into nframes fixed-size frames.
  * Their data lives in one arena allocated once at start-up, so page

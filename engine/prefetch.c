@@ -5,6 +5,8 @@
 
 /* Prefetch: the job queue, the workers and the one backend read path.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §6.
+ *
  * A read-ahead window becomes jobs at once, under the engine lock: its
  * absent pages are inserted IN_FLIGHT, each run of consecutive pages
  * becomes one job or, for a large window, one job per worker (so that

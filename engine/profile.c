@@ -7,6 +7,8 @@
  * and following a profile ahead of a client.  The contract of each
  * function is in profile.h; this is how.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §8.
+ *
  * Recorder.  First touches are found with a hash set of the pages
  * recorded (open addressing, kept at most half full, so 16 bytes per
  * page) beside the extents (16 bytes per extent, one per page at

@@ -6,6 +6,9 @@
 /* The read-ahead decision: which stream a read belongs to, which
  * method sizes its window, and where the window goes.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §3.1 and §3.2 (the
+ * events, stream and method).
+ *
  * As in the seed, read-ahead is consulted only on two events, once per
  * client request (engine.c finds them):
  *

@@ -5,6 +5,8 @@
 
 /* Statistics.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §3.5.
+ *
  * The live counters are plain uint64_t fields bumped with relaxed
  * atomic adds, so any thread may count without the engine lock and a
  * snapshot never tears a value.  The seed laid out its per-method

@@ -5,6 +5,8 @@
 
 /* The stream table.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §2 and §3.2.
+ *
  * NBD has no files.  One logical scan arrives over several connections
  * (nbdcopy, fio, nbd-client -C) and out of order (16-64 requests in
  * flight), and one connection carries several interleaved scans.  So

@@ -5,6 +5,9 @@
 
 /* The window policy.
  *
+ * Terms and the whole algorithm: docs/DESIGN.md §3.3 and §3.4 (the
+ * thrashing threshold, rescue).
+ *
  * A window is ra pages read ahead of a stream, with a look-ahead mark
  * la pages before its end.  When the reader touches the mark, the next
  * window is issued while la pages remain to cover the backend's

@@ -5,7 +5,7 @@
 
 /* The window policy: how many pages to read ahead, and where to put
  * the look-ahead mark.  Pure functions of their inputs, all sizes in
- * pool pages.  The formulas are the seed's (docs/ENGINE.md names it):
+ * pool pages.  The formulas are the seed's (docs/DESIGN.md §1 names it):
  * each function's comment gives its own.
  */
 
