@@ -685,7 +685,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
           s->late++;
         blocked = true;
       }
-      if (!adaptra_prefetch_steal (e, p, ctx))
+      if (!adaptra_prefetch_steal (e, p, span.last, ctx))
         pthread_cond_wait (adaptra_wait_queue (e, p), &e->lock);
     }
   }

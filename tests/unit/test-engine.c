@@ -847,14 +847,20 @@ test_reader_runs_queued_job (void **state)
   struct adaptra_stats s;
 
   (void) state;
-  read_check (0, PAGE);                 /* initial window queued */
+  read_check (0, PAGE);                 /* initial window [1, 4) queued */
   calls = 0;
-  /* The next read needs queued pages: it runs their job itself. */
+  /* The next read needs queued pages: it runs the part of their job
+   * that it wants itself, and leaves the rest queued.
+   */
   read_check (PAGE, PAGE);
   s = stats ();
   assert_int_equal (calls, 1);
   assert_int_equal (s.io_block, 1);
-  assert_int_equal (drain (), 0);
+  assert_int_equal (s.pages_in_flight, 2);
+  assert_int_equal (drain (), 1);
+  assert_int_equal (stats ().prefetch_flight_bytes, 0);
+  read_check (2 * PAGE, 2 * PAGE);
+  assert_int_equal (calls, 2);
 }
 
 /* peek names the queued jobs in the order run_one runs them. */
