@@ -7,8 +7,9 @@
  *
  * A read-ahead window becomes jobs at once, under the engine lock: its
  * absent pages are inserted IN_FLIGHT, each run of consecutive pages
- * becomes jobs of at most a chunk (below), in page order, and the jobs
- * are queued in fair order (below).  Inserting before reading is what
+ * becomes jobs, one per worker or, while it competes with other
+ * streams, of at most a chunk (below), in page order, queued in fair
+ * order (below).  Inserting before reading is what
  * de-duplicates: any later reader or window finds the pages present,
  * so the same page is never fetched twice concurrently, and a reader
  * that needs one waits for it instead of reading it again.
@@ -40,11 +41,14 @@
  * the clients' p99 was 35-40 ms against 6.5 ms without the filter
  * (docs/bench/fair-tails.md).  So, three changes:
  *
- *   - Chunks: no job is larger than the backend's bandwidth-delay
- *     product (the bytes one request needs to hide its latency; bdp.c)
- *     within [ADAPTRA_JOB_MIN, CHUNK_MAX] = [256 KiB, 1 MiB], issued in
- *     page order, so a window's pages become ready front first while
- *     its tail is still on the way.
+ *   - Chunks: while other streams' prefetch is queued, no job is
+ *     larger than the backend's bandwidth-delay product (the bytes one
+ *     request needs to hide its latency; bdp.c) within
+ *     [ADAPTRA_JOB_MIN, CHUNK_MAX] = [256 KiB, 1 MiB], issued in page
+ *     order, so a window's pages become ready front first while its
+ *     tail is still on the way.  A window that competes with nothing
+ *     is still split per worker only: in 1 MiB chunks W1 (one stream)
+ *     lost 2-8% of its 200 MiB/s.
  *   - Start-time fair queueing (Goyal, Vin and Cheng, SIGCOMM 1996)
  *     across streams: a job's start tag is the finish tag (start +
  *     bytes) of its stream's last queued job, or the virtual time (the
@@ -160,16 +164,30 @@ chunk_bytes (const struct adaptra_engine *e)
   return bdp < CHUNK_MAX ? bdp : CHUNK_MAX;
 }
 
-/* Pages per job for a window of n pages: split so that every worker
- * gets a share and the window arrives in about one backend latency,
- * but not below ADAPTRA_JOB_MIN bytes (a serialising backend prefers
- * fewer, larger requests) nor above a chunk (chunk_bytes).
+/* Has a stream other than stream prefetch queued?  Lock held. */
+static bool
+contended (const struct adaptra_engine *e, uint64_t stream)
+{
+  const struct adaptra_job *job;
+
+  for (job = e->queue_head; job; job = job->next)
+    if (job->stream != stream)
+      return true;
+  return false;
+}
+
+/* Pages per job for a window of n pages of stream: split so that every
+ * worker gets a share and the window arrives in about one backend
+ * latency, but not below ADAPTRA_JOB_MIN bytes (a serialising backend
+ * prefers fewer, larger requests) nor above ADAPTRA_REQUEST_MAX, or a
+ * chunk (chunk_bytes) while other streams' prefetch is queued.
  */
 static uint32_t
-job_pages (const struct adaptra_engine *e, uint64_t n)
+job_pages (const struct adaptra_engine *e, uint64_t n, uint64_t stream)
 {
   uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
-  uint64_t ceiling = chunk_bytes (e) >> e->page_shift;
+  uint64_t ceiling = (contended (e, stream) ? chunk_bytes (e)
+                      : ADAPTRA_REQUEST_MAX) >> e->page_shift;
   uint64_t share = e->nworkers > 1 ? (n + e->nworkers - 1) / e->nworkers : n;
 
   if (share < floor)
@@ -211,7 +229,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
     end = v->end_page;
   if (start >= end)
     return 0;
-  job_max = job_pages (e, end - start);
+  job_max = job_pages (e, end - start, stream_id);
   for (p = start; p < end; p++) {
     uint32_t f;
 

@@ -894,10 +894,11 @@ test_prefetch_peek (void **state)
   assert_int_equal (count, (DISK - 100) % PAGE + 100);
 }
 
-/* Fair tails (prefetch.c).  A huge prefetch of one stream (a 2 MiB
- * cache hint: stream 0) is queued, then a reader's window: the window
- * goes right behind the hint's first chunk, not behind all of it, and
- * its pages are ready while the hint is still in flight.
+/* Fair tails (prefetch.c).  A reader's first window is queued, then a
+ * huge prefetch of another stream (a 2 MiB cache hint: stream 0), in
+ * chunks since it competes.  The reader's next window goes right behind
+ * the hint's first chunk, not behind all of it, and its pages are ready
+ * while the hint is still in flight.
  */
 static void
 test_fair_queue_between_streams (void **state)
@@ -912,25 +913,28 @@ test_fair_queue_between_streams (void **state)
   base_config (&cfg);
   cfg.pool_bytes = 16 * 1024 * 1024;
   restart_engine (&cfg);
-  adaptra_cache_hint (e, client, hint, 2 * 1024 * 1024);
   read_check (0, PAGE);                 /* initial window [1, 4) queued */
+  adaptra_cache_hint (e, client, hint, 2 * 1024 * 1024);
   /* Chunks of 256 KiB (the bandwidth-delay product of a backend that
    * takes no time is below the 256 KiB floor), not one 2 MiB read.
    */
-  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
   assert_int_equal (offset, hint);
   assert_int_equal (count, 256 * 1024);
-  /* The reader's window is next, not the hint's seven other chunks. */
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  read_check (PAGE, 3 * PAGE);          /* the mark: the next window */
+  /* The reader's window is next but one, not behind the hint's eight
+   * chunks.
+   */
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, hint);
   assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
-  assert_int_equal (offset, PAGE);
-  assert_int_equal (count, 3 * PAGE);
-  assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
-  assert_int_equal (offset, hint + 256 * 1024);
+  assert_int_equal (offset, 4 * PAGE);
   assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
   assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
   assert_int_equal (stats ().pages_in_flight, 448);
   before = calls;
-  read_check (PAGE, 3 * PAGE);          /* ready: no backend read */
+  read_check (offset, count);           /* ready: no backend read */
   assert_int_equal (calls, before);
   assert_int_equal (stats ().io_block, 0);
 }
@@ -942,34 +946,39 @@ static void
 test_fair_queue_keeps_stream_order (void **state)
 {
   struct adaptra_config cfg;
-  uint64_t offset, expect = 0;
+  const uint64_t hint = 1024 * 1024;
+  uint64_t offset, expect = hint;
   uint32_t count;
 
   (void) state;
   base_config (&cfg);
   cfg.pool_bytes = 16 * 1024 * 1024;
   restart_engine (&cfg);
-  adaptra_cache_hint (e, client, 0, 1024 * 1024);
-  adaptra_cache_hint (e, client, 1024 * 1024, 512 * 1024);
+  read_check (0, PAGE);                 /* another stream's window */
+  adaptra_cache_hint (e, client, hint, 1024 * 1024);
+  adaptra_cache_hint (e, client, 2 * hint, 512 * 1024);
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  calls = 0;
   while (adaptra_prefetch_peek (e, 0, &offset, &count)) {
     assert_int_equal (offset, expect);
     assert_int_equal (count, 256 * 1024);
     expect += count;
     assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
   }
-  assert_int_equal (expect, 1536 * 1024);
-  read_check (0, 1536 * 1024);
+  assert_int_equal (expect, hint + 1536 * 1024);
+  read_check (hint, 1536 * 1024);
   assert_int_equal (calls, 6);
 }
 
-/* On a backend of 5 ms + 200 MiB/s a request must carry about 1 MiB to
- * hide its latency: windows go out in chunks of that, at most.
+/* A prefetch that competes with nothing is split per worker only; one
+ * that competes goes out in chunks of at most the bandwidth-delay
+ * product: on a backend of 5 ms + 200 MB/s, about 1 MiB.
  */
 static void
 test_chunk_is_bandwidth_delay (void **state)
 {
   struct adaptra_config cfg;
-  uint64_t offset, off;
+  uint64_t offset;
   uint32_t count;
   unsigned i;
 
@@ -979,14 +988,20 @@ test_chunk_is_bandwidth_delay (void **state)
   restart_engine (&cfg);
   read_ns = 5000000;
   read_ns_per_kib = 5000;               /* 1 KiB in 5 us: ~200 MB/s */
-  /* Random reads of several sizes, for the fit of bdp.c. */
-  for (i = 0, off = 0; i < 32; i++, off += 3 * 1024 * 1024 / 2)
-    read_check (off % (15 * 1024 * 1024), (i % 4 + 1) * 65536);
+  /* Reads of several sizes, for the fit of bdp.c. */
+  for (i = 0; i < 32; i++)
+    read_check (8 * 1024 * 1024 + i * 262144, (i % 4 + 1) * 65536);
   drain ();
-  adaptra_cache_hint (e, client, 0, 4 * 1024 * 1024);
+  adaptra_cache_hint (e, client, 1024 * 1024, 2 * 1024 * 1024);
   assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
-  assert_true (count > 900 * 1024 && count <= 1024 * 1024);
+  assert_int_equal (count, 2 * 1024 * 1024);
+  drain ();
+  read_check (0, PAGE);                 /* another stream's window */
+  adaptra_cache_hint (e, client, 4 * 1024 * 1024, 3 * 1024 * 1024);
   assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, 4 * 1024 * 1024);
+  assert_true (count > 900 * 1024 && count <= 1024 * 1024);
+  assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
   assert_true (count <= 1024 * 1024);
 }
 
