@@ -48,7 +48,7 @@
  *     order, so a window's pages become ready front first while its
  *     tail is still on the way.  A window that competes with nothing
  *     is still split per worker only: in 1 MiB chunks W1 (one stream)
- *     lost 2-8% of its 200 MiB/s.
+ *     lost up to 8% of its 200 MiB/s.
  *   - Start-time fair queueing (Goyal, Vin and Cheng, SIGCOMM 1996)
  *     across streams: a job's start tag is the finish tag (start +
  *     bytes) of its stream's last queued job, or the virtual time (the

@@ -171,8 +171,9 @@ extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n);
 extern void adaptra_workers_stop (struct adaptra_engine *e);
 
 /* Run the next queued prefetch job (in fair order) of volume in the
- * caller's thread with ctx.  Returns false when the volume has none queued.  (Readers
- * of a volume without contexts run its read-ahead so; tests too.)
+ * caller's thread with ctx.  Returns false when the volume has none
+ * queued.  (Readers of a volume without contexts run its read-ahead
+ * so; tests too.)
  */
 extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, int volume,
                                       void *ctx);
