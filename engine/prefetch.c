@@ -38,8 +38,9 @@
  * all of it.  On the benchmark's W2 (16 streams, remote model: 5 ms a
  * read, 200 MiB/s) 10% of client reads blocked, those that stole a
  * job waited 22 ms at the median and 57 ms at p99 (up to 250 ms), and
- * the clients' p99 was 35-40 ms against 6.5 ms without the filter
- * (docs/bench/fair-tails.md).  So, three changes:
+ * the clients' p99 was 35 ms against 7.2 ms without the filter
+ * (medians of 5 runs, docs/bench/fair-tails.md).  So, three changes,
+ * after which W2's p99 is 12 ms at the same 390 MiB/s:
  *
  *   - Chunks: while other streams' prefetch is queued, no job is
  *     larger than the backend's bandwidth-delay product (the bytes one
@@ -48,7 +49,7 @@
  *     order, so a window's pages become ready front first while its
  *     tail is still on the way.  A window that competes with nothing
  *     is still split per worker only: in 1 MiB chunks W1 (one stream)
- *     lost up to 8% of its 200 MiB/s.
+ *     lost 4% of its 200 MiB/s (median of 11 runs, up to 13%).
  *   - Start-time fair queueing (Goyal, Vin and Cheng, SIGCOMM 1996)
  *     across streams: a job's start tag is the finish tag (start +
  *     bytes) of its stream's last queued job, or the virtual time (the
