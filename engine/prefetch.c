@@ -514,16 +514,21 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
 }
 
 bool
-adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
+adaptra_prefetch_run_within (struct adaptra_engine *e, int volume,
+                             uint64_t offset, uint64_t count, void *ctx)
 {
   struct adaptra_volume *v;
   struct adaptra_job *job, *prev = NULL;
+  uint64_t from;
 
   pthread_mutex_lock (&e->lock);
   v = adaptra_volume_of (e, volume);
-  for (job = e->queue_head; job && job->volume != v;
-       prev = job, job = job->next)
-    ;
+  for (job = e->queue_head; v && job; prev = job, job = job->next) {
+    from = (job->first << e->page_shift) - v->base;
+    if (job->volume == v && from >= offset && from - offset < count &&
+        job->bytes <= count - (from - offset))
+      break;
+  }
   if (v == NULL || job == NULL) {
     pthread_mutex_unlock (&e->lock);
     return false;
@@ -533,6 +538,12 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
   run_job (e, ctx, job);
   pthread_mutex_unlock (&e->lock);
   return true;
+}
+
+bool
+adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
+{
+  return adaptra_prefetch_run_within (e, volume, 0, UINT64_MAX, ctx);
 }
 
 bool

@@ -178,6 +178,15 @@ extern void adaptra_workers_stop (struct adaptra_engine *e);
 extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, int volume,
                                       void *ctx);
 
+/* The same for the next queued job of volume that lies within bytes
+ * [offset, offset + count) of it.  (For adaptra-sim, whose simulated
+ * workers run, when their read completes, the job they took, or what
+ * of it a reader left queued.)
+ */
+extern bool adaptra_prefetch_run_within (struct adaptra_engine *e,
+                                         int volume, uint64_t offset,
+                                         uint64_t count, void *ctx);
+
 /* The k-th queued prefetch job of any volume (0: the next; with one
  * volume, the one run_one runs next): the backend read it will make,
  * offset in its volume, in bytes.  Returns false when
