@@ -83,6 +83,8 @@ struct adaptra_client {
 struct adaptra_job {
   struct adaptra_job *next;
   struct adaptra_volume *volume;
+  uint64_t stream;              /* the stream it reads ahead for */
+  uint64_t tag;                 /* its start tag in the fair queue */
   uint64_t first;               /* first page */
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
@@ -124,7 +126,8 @@ struct adaptra_engine {
   uint32_t slot_pages;          /* pages per slot */
   struct adaptra_streams streams;
   struct adaptra_bdp bdp;
-  struct adaptra_job *queue_head, *queue_tail;
+  struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
+  uint64_t queue_vtime;         /* tag of the last job a worker took */
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
@@ -295,11 +298,12 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
                                         const struct adaptra_volume *v);
 
 /* If a queued job holds page, take it off the queue and run it in this
- * thread with ctx.  Returns true if it ran.  Lock held on entry and
- * exit; dropped and retaken while a job runs.
+ * thread with ctx: its pages up to last (the end of the reader's
+ * request), the rest staying queued.  Returns true if it ran.  Lock
+ * held on entry and exit; dropped and retaken while the job runs.
  */
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
-                                    void *ctx);
+                                    uint64_t last, void *ctx);
 
 /* A client's read: its buffer and the bytes it wants, at an offset in
  * the engine's byte space (the volume's base added).

@@ -701,7 +701,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
           s->late++;
         blocked = true;
       }
-      if (!adaptra_prefetch_steal (e, p, ctx))
+      if (!adaptra_prefetch_steal (e, p, span.last, ctx))
         adaptra_wait (e, adaptra_wait_queue (e, p));
     }
   }

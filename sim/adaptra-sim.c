@@ -14,9 +14,10 @@
  *             that says when each read would complete; no byte moves,
  *             the pool keeps page metadata only (cfg.no_data);
  *   workers   simulated: when a virtual worker is free it takes the
- *             oldest queued job not yet taken (adaptra_prefetch_peek),
- *             the model books its read, and at the virtual time the
- *             read completes the job runs (adaptra_prefetch_run_one),
+ *             next queued job not yet taken (adaptra_prefetch_peek, in
+ *             the engine's fair order), the model books its read, and
+ *             at the virtual time the read completes the job runs
+ *             (adaptra_prefetch_run_within: what a reader left of it),
  *             which fills its pages as a worker thread would.
  *
  * Everything else -- streams, windows, marks, the pool's LRU lists,
@@ -118,7 +119,7 @@ struct sim_ctx {
 
 struct worker {
   bool busy;
-  bool stolen;                  /* a reader ran its job meanwhile */
+  bool stolen;                  /* a reader ran (part of) its job */
   uint64_t offset;
   uint32_t count;
   uint64_t start, done;
@@ -291,7 +292,8 @@ engine_peek_job (struct sim *s, size_t k, uint64_t *offset, uint32_t *count)
 static bool
 engine_run_job (struct sim *s, struct worker *w)
 {
-  return adaptra_prefetch_run_one (s->e, s->volume, &w->ctx);
+  return adaptra_prefetch_run_within (s->e, s->volume, w->offset, w->count,
+                                      &w->ctx);
 }
 
 static void
@@ -323,6 +325,7 @@ engine_close (struct sim *s)
 /* ------------------------------------------------------------------ */
 /* The backend model, as the engine's pread. */
 
+/* The busy worker whose job holds the read of count at offset. */
 static struct worker *
 started_job (struct sim *s, uint64_t offset, uint32_t count)
 {
@@ -331,7 +334,8 @@ started_job (struct sim *s, uint64_t offset, uint32_t count)
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
 
-    if (w->busy && !w->stolen && w->offset == offset && w->count == count)
+    if (w->busy && offset >= w->offset &&
+        offset + count <= w->offset + w->count)
       return w;
   }
   return NULL;
@@ -348,8 +352,8 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
   if (c->worker >= 0) {
     /* A worker's job, run at its completion time. */
     w = &S->workers[c->worker];
-    if (c->worker != S->running_worker || w->offset != offset ||
-        w->count != count)
+    if (c->worker != S->running_worker ||
+        started_job (S, offset, count) != w)
       cli_die ("internal error: job %" PRIu64 "+%" PRIu32 " ran for worker %d, "
            "which read %" PRIu64 "+%" PRIu32, offset, count, c->worker,
            w->offset, w->count);
@@ -429,22 +433,28 @@ ev_pop (struct sim *s)
   return top;
 }
 
-/* Free virtual workers take the oldest queued jobs not yet taken. */
+/* Free virtual workers take the next queued jobs not yet taken (the
+ * engine keeps a taken job queued until its read completes).
+ */
 static void
 start_workers (struct sim *s)
 {
-  size_t taken = 0;
+  size_t k = 0;
   unsigned i;
 
-  for (i = 0; i < s->nworkers; i++)
-    taken += s->workers[i].busy && !s->workers[i].stolen;
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
+    uint64_t offset;
+    uint32_t count;
 
     if (w->busy)
       continue;
-    if (!engine_peek_job (s, taken, &w->offset, &w->count))
-      return;
+    do
+      if (!engine_peek_job (s, k++, &offset, &count))
+        return;
+    while (started_job (s, offset, count));
+    w->offset = offset;
+    w->count = count;
     w->busy = true;
     w->stolen = false;
     w->start = s->now;
@@ -453,7 +463,6 @@ start_workers (struct sim *s)
       w->done = s->last_done;
     s->last_done = w->done;
     ev_push (s, w->done, EV_WORKER, i);
-    taken++;
   }
 }
 
@@ -461,14 +470,16 @@ static void
 finish_worker (struct sim *s, size_t i)
 {
   struct worker *w = &s->workers[i];
+  unsigned ran = 0;
 
-  if (!w->stolen) {
-    s->now = w->start;
-    s->running_worker = (int64_t) i;
-    if (!engine_run_job (s, w))
-      cli_die ("internal error: worker %zu found no job", i);
-    s->running_worker = -1;
-  }
+  /* What a reader left of the job, if it ran part of it (its pieces). */
+  s->now = w->start;
+  s->running_worker = (int64_t) i;
+  while (engine_run_job (s, w))
+    ran++;
+  s->running_worker = -1;
+  if (ran == 0 && !w->stolen)
+    cli_die ("internal error: worker %zu found no job", i);
   w->busy = false;
 }
 

@@ -170,14 +170,24 @@ extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n);
  */
 extern void adaptra_workers_stop (struct adaptra_engine *e);
 
-/* Run the oldest queued prefetch job of volume in the caller's thread
- * with ctx.  Returns false when the volume has none queued.  (Readers
- * of a volume without contexts run its read-ahead so; tests too.)
+/* Run the next queued prefetch job (in fair order) of volume in the
+ * caller's thread with ctx.  Returns false when the volume has none
+ * queued.  (Readers of a volume without contexts run its read-ahead
+ * so; tests too.)
  */
 extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, int volume,
                                       void *ctx);
 
-/* The k-th queued prefetch job of any volume (0: the oldest; with one
+/* The same for the next queued job of volume that lies within bytes
+ * [offset, offset + count) of it.  (For adaptra-sim, whose simulated
+ * workers run, when their read completes, the job they took, or what
+ * of it a reader left queued.)
+ */
+extern bool adaptra_prefetch_run_within (struct adaptra_engine *e,
+                                         int volume, uint64_t offset,
+                                         uint64_t count, void *ctx);
+
+/* The k-th queued prefetch job of any volume (0: the next; with one
  * volume, the one run_one runs next): the backend read it will make,
  * offset in its volume, in bytes.  Returns false when
  * fewer than k + 1 jobs are queued.  (For adaptra-sim, which models

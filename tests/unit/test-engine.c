@@ -847,14 +847,20 @@ test_reader_runs_queued_job (void **state)
   struct adaptra_stats s;
 
   (void) state;
-  read_check (0, PAGE);                 /* initial window queued */
+  read_check (0, PAGE);                 /* initial window [1, 4) queued */
   calls = 0;
-  /* The next read needs queued pages: it runs their job itself. */
+  /* The next read needs queued pages: it runs the part of their job
+   * that it wants itself, and leaves the rest queued.
+   */
   read_check (PAGE, PAGE);
   s = stats ();
   assert_int_equal (calls, 1);
   assert_int_equal (s.io_block, 1);
-  assert_int_equal (drain (), 0);
+  assert_int_equal (s.pages_in_flight, 2);
+  assert_int_equal (drain (), 1);
+  assert_int_equal (stats ().prefetch_flight_bytes, 0);
+  read_check (2 * PAGE, 2 * PAGE);
+  assert_int_equal (calls, 2);
 }
 
 /* peek names the queued jobs in the order run_one runs them. */
@@ -886,6 +892,152 @@ test_prefetch_peek (void **state)
   assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
   assert_int_equal (offset, DISK - 100 - (DISK - 100) % PAGE);
   assert_int_equal (count, (DISK - 100) % PAGE + 100);
+}
+
+/* Fair tails (prefetch.c).  A reader's first window is queued, then a
+ * huge prefetch of another stream (a 2 MiB cache hint: stream 0), in
+ * chunks since it competes.  The reader's next window goes right behind
+ * the hint's first chunk, not behind all of it, and its pages are ready
+ * while the hint is still in flight.
+ */
+static void
+test_fair_queue_between_streams (void **state)
+{
+  const uint64_t hint = 4 * 1024 * 1024;
+  struct adaptra_config cfg;
+  uint64_t offset;
+  uint32_t count;
+  unsigned before;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 16 * 1024 * 1024;
+  restart_engine (&cfg);
+  read_check (0, PAGE);                 /* initial window [1, 4) queued */
+  adaptra_cache_hint (e, client, hint, 2 * 1024 * 1024);
+  /* Chunks of 256 KiB (the bandwidth-delay product of a backend that
+   * takes no time is below the 256 KiB floor), not one 2 MiB read.
+   */
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, hint);
+  assert_int_equal (count, 256 * 1024);
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  read_check (PAGE, 3 * PAGE);          /* the mark: the next window */
+  /* The reader's window is next but one, not behind the hint's eight
+   * chunks.
+   */
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, hint);
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, 4 * PAGE);
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  assert_int_equal (stats ().pages_in_flight, 448);
+  before = calls;
+  read_check (offset, count);           /* ready: no backend read */
+  assert_int_equal (calls, before);
+  assert_int_equal (stats ().io_block, 0);
+}
+
+/* A stream's chunks are read in page order, and a second window of the
+ * same stream queues behind all of the first.
+ */
+static void
+test_fair_queue_keeps_stream_order (void **state)
+{
+  struct adaptra_config cfg;
+  const uint64_t hint = 1024 * 1024;
+  uint64_t offset, expect = hint;
+  uint32_t count;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 16 * 1024 * 1024;
+  restart_engine (&cfg);
+  read_check (0, PAGE);                 /* another stream's window */
+  adaptra_cache_hint (e, client, hint, 1024 * 1024);
+  adaptra_cache_hint (e, client, 2 * hint, 512 * 1024);
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  calls = 0;
+  while (adaptra_prefetch_peek (e, 0, &offset, &count)) {
+    assert_int_equal (offset, expect);
+    assert_int_equal (count, 256 * 1024);
+    expect += count;
+    assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  }
+  assert_int_equal (expect, hint + 1536 * 1024);
+  read_check (hint, 1536 * 1024);
+  assert_int_equal (calls, 6);
+}
+
+/* A prefetch that competes with nothing is split per worker only; one
+ * that competes goes out in chunks of at most the bandwidth-delay
+ * product: on a backend of 5 ms + 200 MB/s, about 1 MiB.
+ */
+static void
+test_chunk_is_bandwidth_delay (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t offset;
+  uint32_t count;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 32 * 1024 * 1024;
+  restart_engine (&cfg);
+  read_ns = 5000000;
+  read_ns_per_kib = 5000;               /* 1 KiB in 5 us: ~200 MB/s */
+  /* Reads of several sizes, for the fit of bdp.c. */
+  for (i = 0; i < 32; i++)
+    read_check (8 * 1024 * 1024 + i * 262144, (i % 4 + 1) * 65536);
+  drain ();
+  adaptra_cache_hint (e, client, 1024 * 1024, 2 * 1024 * 1024);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (count, 2 * 1024 * 1024);
+  drain ();
+  read_check (0, PAGE);                 /* another stream's window */
+  adaptra_cache_hint (e, client, 4 * 1024 * 1024, 3 * 1024 * 1024);
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, 4 * 1024 * 1024);
+  assert_true (count > 900 * 1024 && count <= 1024 * 1024);
+  assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
+  assert_true (count <= 1024 * 1024);
+}
+
+/* A reader that needs a page of a queued chunk reads the part up to the
+ * end of its request; the rest stays queued, is read once, and a write
+ * that lands on it meanwhile still makes its pages STALE.
+ */
+static void
+test_steal_splits_chunk (void **state)
+{
+  struct adaptra_stats s;
+  uint64_t offset;
+  uint32_t count;
+
+  (void) state;
+  adaptra_cache_hint (e, client, 0, 256 * 1024);        /* pages [0, 64) */
+  calls = 0;
+  read_check (8 * PAGE, 2 * PAGE);
+  s = stats ();
+  assert_int_equal (calls, 1);
+  assert_int_equal (s.io_block, 1);
+  assert_int_equal (s.backend_bytes, 10 * PAGE);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, 10 * PAGE);
+  assert_int_equal (count, 54 * PAGE);
+  assert_false (adaptra_prefetch_peek (e, 1, &offset, &count));
+  memset (disk + 20 * PAGE, 0x3C, PAGE);
+  adaptra_invalidate (e, volume, 20 * PAGE, PAGE);
+  assert_int_equal (drain (), 1);
+  s = stats ();
+  assert_int_equal (calls, 2);
+  assert_int_equal (s.backend_bytes, 64 * PAGE);
+  assert_int_equal (s.prefetch_stale, 1);
+  assert_int_equal (s.prefetch_flight_bytes, 0);
+  read_check (0, 64 * PAGE);
+  assert_int_equal (calls, 3);          /* the stale page, again */
 }
 
 /* cfg.no_data: the same decisions and counts, no byte copied (the
@@ -1719,6 +1871,10 @@ main (void)
     T (test_inflight_dedup),
     T (test_reader_runs_queued_job),
     T (test_prefetch_peek),
+    T (test_fair_queue_between_streams),
+    T (test_fair_queue_keeps_stream_order),
+    T (test_chunk_is_bandwidth_delay),
+    T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
     T (test_no_data),
     T (test_invalidate_during_prefetch),
