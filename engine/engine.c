@@ -227,6 +227,21 @@ wait_jobs (struct adaptra_engine *e, const struct adaptra_volume *v)
     adaptra_wait (e, &e->job_done);
 }
 
+/* True if one of v's contexts is not among the n of ctxs.  Lock held. */
+static bool
+drops_a_context (const struct adaptra_volume *v, unsigned n, void **ctxs)
+{
+  unsigned i, j;
+
+  for (i = 0; i < v->nctx; i++) {
+    for (j = 0; j < n && ctxs[j] != v->ctxs[i]; j++)
+      ;
+    if (j == n)
+      return true;
+  }
+  return false;
+}
+
 int
 adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
                              void **ctxs)
@@ -243,6 +258,15 @@ adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
   adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (v) {
+    /* Only a context taken away may still be in use by a running job
+     * that the caller would close under it.  A connection that only
+     * lends one more (a guest joining a boot storm) must not wait:
+     * while the queue is busy, no moment comes when none of the
+     * volume's jobs runs, and it waited in its handshake until the
+     * whole queue drained (seconds, with a profile being followed).
+     */
+    bool dropping = drops_a_context (v, n, copy);
+
     free (v->ctxs);
     v->ctxs = copy;
     v->nctx = n;
@@ -250,7 +274,8 @@ adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
       adaptra_prefetch_drop_queue (e, v);
     else
       pthread_cond_broadcast (&e->job_queued);
-    wait_jobs (e, v);
+    if (dropping)
+      wait_jobs (e, v);
   }
   else
     free (copy);

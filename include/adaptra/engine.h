@@ -88,9 +88,10 @@ extern int adaptra_volume_open (struct adaptra_engine *e, const char *name,
 /* From now on the workers read the volume's prefetch jobs with these
  * n backend contexts (worker i with ctxs[i % n]; ctxs is copied).
  * n == 0: only its readers run its jobs (adaptra_prefetch_run_one),
- * and the jobs queued now are dropped.  Returns once no job of the
- * volume runs with an earlier context, which the caller may then
- * close.  Returns 0, or ENOMEM.
+ * and the jobs queued now are dropped.  When a context of the old set
+ * is not in ctxs, returns only once no job of the volume runs (so
+ * that the caller may close it); adding contexts returns at once.
+ * Returns 0, or ENOMEM.
  */
 extern int adaptra_volume_set_contexts (struct adaptra_engine *e, int volume,
                                         unsigned n, void **ctxs);

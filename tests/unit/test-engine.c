@@ -1438,6 +1438,70 @@ test_workers (void **state)
   assert_true (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 0);
 }
 
+/* Lending the workers one more context (a connection joining an
+ * export) returns while a job runs; taking one away waits for it.
+ */
+struct set_contexts_call {
+  unsigned n;
+  void **ctxs;
+  bool returned;
+};
+
+static void *
+set_contexts_thread (void *arg)
+{
+  struct set_contexts_call *c = arg;
+
+  adaptra_volume_set_contexts (e, volume, c->n, c->ctxs);
+  __atomic_store_n (&c->returned, true, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+/* Call set_contexts (n, ctxs) in a thread while a worker's job (a
+ * cache hint of the page at offset) is held in the backend; true if it
+ * returned before the job was released.
+ */
+static bool
+set_contexts_returns_during_job (uint64_t offset, unsigned n, void **ctxs)
+{
+  struct set_contexts_call c = { .n = n, .ctxs = ctxs };
+  pthread_t t;
+  bool early;
+  unsigned i;
+
+  gate = true;
+  adaptra_cache_hint (e, client, offset, PAGE);
+  sem_wait (&entered);                  /* the worker is in the backend */
+  pthread_create (&t, NULL, set_contexts_thread, &c);
+  for (i = 0; i < 500 && !__atomic_load_n (&c.returned, __ATOMIC_SEQ_CST);
+       i++)
+    usleep (1000);
+  early = __atomic_load_n (&c.returned, __ATOMIC_SEQ_CST);
+  gate = false;
+  sem_post (&release);
+  pthread_join (t, NULL);
+  return early;
+}
+
+static void
+test_set_contexts_waits_only_to_drop (void **state)
+{
+  void *one[] = { &worker_ctx };
+  void *two[] = { &worker_ctx, &client_ctx };
+
+  (void) state;
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, one), 0);
+  assert_int_equal (adaptra_workers_start (e, 1), 0);
+  assert_true (set_contexts_returns_during_job (0, 2, two));
+  /* The worker reads with worker_ctx (two[0]): dropping it waits. */
+  assert_false (set_contexts_returns_during_job (PAGE, 1, two + 1));
+  adaptra_workers_stop (e);
+  sem_destroy (&entered);
+  sem_destroy (&release);
+}
+
 /* Concurrency: workers, three sequential readers on regions nobody
  * writes, one writer elsewhere.  Afterwards no page may be stale.
  */
@@ -1890,6 +1954,7 @@ main (void)
     T (test_small_pool_settles),
     T (test_tunables),
     T (test_workers),
+    T (test_set_contexts_waits_only_to_drop),
     T (test_concurrent_stress),
     T (test_volumes_keep_their_bytes),
     T (test_volumes_invalidation),
