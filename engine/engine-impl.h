@@ -33,6 +33,12 @@
 #define ADAPTRA_WAIT_QUEUES 64
 #define ADAPTRA_WAIT_GROUP_SHIFT 6
 
+/* Shards of the read path's counters (adaptra_stats_here), and the
+ * cache line that keeps them apart.
+ */
+#define ADAPTRA_STAT_SHARDS 16
+#define ADAPTRA_CACHE_LINE 64
+
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
 
@@ -89,6 +95,11 @@ struct adaptra_job {
   uint32_t frames[];            /* the frames, in page order */
 };
 
+/* One shard of live counters, alone on its cache lines. */
+struct adaptra_stats_shard {
+  _Alignas (ADAPTRA_CACHE_LINE) struct adaptra_stats s;
+};
+
 struct adaptra_worker {
   struct adaptra_engine *e;
   unsigned index;               /* reads with a volume's ctxs[index % nctx] */
@@ -138,6 +149,11 @@ struct adaptra_engine {
   uint64_t evicted_unread_base;
 
   struct adaptra_stats stats;   /* live counters */
+  /* The read path's live counters: ADAPTRA_STAT_SHARDS shards, each
+   * thread counting in its own (adaptra_stats_here); a snapshot sums
+   * them with stats.
+   */
+  struct adaptra_stats_shard *shards;
 };
 
 /* The engine lock.  Every function says whether it wants the lock
@@ -237,6 +253,25 @@ adaptra_wake (struct adaptra_engine *e, uint64_t first, uint64_t n)
   assert_locked (e);
   for (i = g; i <= last && i - g < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_broadcast (&e->page_done[i % ADAPTRA_WAIT_QUEUES]);
+}
+
+/* This thread's shard number plus one (0: none yet), and the next
+ * to give out: threads take shards in turn.
+ */
+extern _Thread_local unsigned adaptra_shard_token;
+extern unsigned adaptra_shard_next;
+
+/* The counters this thread bumps: its shard of e's.  Any thread, lock
+ * held or not.
+ */
+static inline struct adaptra_stats *
+adaptra_stats_here (struct adaptra_engine *e)
+{
+  if (adaptra_shard_token == 0)
+    adaptra_shard_token = __atomic_fetch_add (&adaptra_shard_next, 1,
+                                              __ATOMIC_RELAXED) %
+      ADAPTRA_STAT_SHARDS + 1;
+  return &e->shards[adaptra_shard_token - 1].s;
 }
 
 static inline uint64_t

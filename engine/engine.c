@@ -51,6 +51,8 @@
 #ifndef NDEBUG
 _Thread_local char adaptra_lock_token;
 #endif
+_Thread_local unsigned adaptra_shard_token;
+unsigned adaptra_shard_next;
 
 /* Pages pinned and copied per lock round trip. */
 #define PIN_BATCH 64
@@ -113,20 +115,26 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->backend = *backend;
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
-  frame_bytes = init_bounce (e, cfg);
+  e->shards = aligned_alloc (ADAPTRA_CACHE_LINE,
+                             ADAPTRA_STAT_SHARDS * sizeof *e->shards);
+  frame_bytes = e->shards ? init_bounce (e, cfg) : 0;
   if (frame_bytes == 0) {
+    free (e->shards);
     free (e);
     return NULL;
   }
+  memset (e->shards, 0, ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift,
                          cfg->no_data) == -1) {
     adaptra_bounce_fini (&e->bounce);
+    free (e->shards);
     free (e);
     return NULL;
   }
   if (adaptra_streams_init (&e->streams, cfg->streams) == -1) {
     adaptra_pool_fini (&e->pool);
     adaptra_bounce_fini (&e->bounce);
+    free (e->shards);
     free (e);
     return NULL;
   }
@@ -165,6 +173,7 @@ adaptra_engine_free (struct adaptra_engine *e)
   adaptra_streams_fini (&e->streams);
   adaptra_pool_fini (&e->pool);
   free (e->clients);
+  free (e->shards);
   free (e);
 }
 
@@ -351,6 +360,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
                                           v->base + v->size);
   bool in_client = adaptra_request_covers (r, start, bytes);
   unsigned char *slot = NULL;
+  struct adaptra_stats *st;
   int err;
 
   assert_locked (e);
@@ -371,8 +381,9 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
   if (slot)
     adaptra_bounce_put (&e->bounce, slot);
   adaptra_lock (e);
-  adaptra_stat_add (&e->stats.backend_requests, 1);
-  adaptra_stat_add (err ? &e->stats.backend_errors : &e->stats.backend_bytes,
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->backend_requests, 1);
+  adaptra_stat_add (err ? &st->backend_errors : &st->backend_bytes,
                     err ? 1 : bytes);
   if (!err)
     v->backend_bytes += bytes;
@@ -494,6 +505,7 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
   struct adaptra_volume *v = c->volume;
   uint64_t p = *pp, n = 1, start, end, t0, t1;
+  struct adaptra_stats *st;
   int err;
 
   assert_locked (e);
@@ -508,12 +520,13 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
                           (uint32_t) (end - start), start - v->base);
   t1 = adaptra_now (e);
   adaptra_lock (e);
-  adaptra_stat_add (&e->stats.backend_requests, 1);
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->backend_requests, 1);
   if (err)
-    adaptra_stat_add (&e->stats.backend_errors, 1);
+    adaptra_stat_add (&st->backend_errors, 1);
   else {
-    adaptra_stat_add (&e->stats.backend_bytes, end - start);
-    adaptra_stat_add (&e->stats.bypass_bytes, end - start);
+    adaptra_stat_add (&st->backend_bytes, end - start);
+    adaptra_stat_add (&st->bypass_bytes, end - start);
     adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
     adaptra_bdp_sample (&v->bdp, end - start, t1 - t0);
     v->backend_bytes += end - start;
@@ -583,7 +596,7 @@ copy_ready (struct adaptra_engine *e, int client,
       struct adaptra_stream *s =
         adaptra_streams_get (&e->streams, page->stream_id);
 
-      adaptra_stats_count_hits (&e->stats, page->method, 1);
+      adaptra_stats_count_hits (adaptra_stats_here (e), page->method, 1);
       c->readahead_hits++;
       c->volume->readahead_hits++;
       if (s)
@@ -644,6 +657,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_span span;
   struct adaptra_client *c;
   struct adaptra_volume *v;
+  struct adaptra_stats *st;
   uint64_t stream_id = 0;
   bool blocked = false, bypass;
   uint64_t p;
@@ -659,8 +673,9 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   }
   v = c->volume;
   r.offset = v->base + offset;
-  adaptra_stat_add (&e->stats.client_requests, 1);
-  adaptra_stat_add (&e->stats.client_bytes, count);
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->client_requests, 1);
+  adaptra_stat_add (&st->client_bytes, count);
   c->requests++;
   c->bytes += count;
   v->client_bytes += count;
@@ -672,7 +687,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
    */
   bypass = steps_aside (e, v);
   if (bypass)
-    adaptra_stat_add (&e->stats.bypass_requests, 1);
+    adaptra_stat_add (&st->bypass_requests, 1);
   else
     stream_id = decide (e, client, v, span);
 
@@ -696,7 +711,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
           adaptra_streams_get (&e->streams,
                                adaptra_pool_page (&e->pool, f)->stream_id);
 
-        adaptra_stat_add (&e->stats.io_block, 1);
+        adaptra_stat_add (&st->io_block, 1);
         if (s)
           s->late++;
         blocked = true;
@@ -794,7 +809,9 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 
   memset (out, 0, sizeof *out);
   adaptra_lock (e);
-  adaptra_stats_copy_counters (out, &e->stats);
+  adaptra_stats_add_counters (out, &e->stats);
+  for (i = 0; i < ADAPTRA_STAT_SHARDS; i++)
+    adaptra_stats_add_counters (out, &e->shards[i].s);
   pool = adaptra_pool_counts (&e->pool);
   out->evicted = pool.evicted - e->evicted_base;
   out->evicted_unread = pool.evicted_unread - e->evicted_unread_base;
@@ -819,9 +836,12 @@ void
 adaptra_stats_reset (struct adaptra_engine *e)
 {
   struct adaptra_pool_counts pool;
+  size_t i;
 
   adaptra_lock (e);
   adaptra_stats_clear_counters (&e->stats);
+  for (i = 0; i < ADAPTRA_STAT_SHARDS; i++)
+    adaptra_stats_clear_counters (&e->shards[i].s);
   pool = adaptra_pool_counts (&e->pool);
   e->evicted_base = pool.evicted;
   e->evicted_unread_base = pool.evicted_unread;
