@@ -65,11 +65,18 @@ struct adaptra_volume {
   unsigned clients;             /* open clients */
   struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
   bool bypass;                  /* stepped aside: the backend is as fast
-                                   as the pool (adaptra_bdp_fast) */
+                                   as the pool (adaptra_bdp_fast); written
+                                   atomically, the hit path reads it */
   uint64_t flight_bytes;        /* its prefetch queued or running */
-  uint64_t client_bytes, backend_bytes, readahead_hits;
+  uint64_t client_bytes;        /* read by its closed clients (the open
+                                   ones count their own) */
+  uint64_t backend_bytes, readahead_hits;
 };
 
+/* A client.  used, requests, bytes and touched are read and written
+ * with atomics: the hit path counts and touches without the engine
+ * lock (engine.c).  The rest is the engine lock's.
+ */
 struct adaptra_client {
   bool used;
   struct adaptra_volume *volume;
@@ -81,6 +88,13 @@ struct adaptra_client {
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (engine.c) */
 };
+
+/* The client table grows by chunks that never move, so that the hit
+ * path may find a client without the engine lock: chunk k holds
+ * ADAPTRA_CLIENT_CHUNK0 << k clients.
+ */
+#define ADAPTRA_CLIENT_CHUNK0 8
+#define ADAPTRA_CLIENT_CHUNKS 32
 
 
 /* A prefetch job: one backend read of a run of consecutive pages that
@@ -139,8 +153,8 @@ struct adaptra_engine {
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
-  struct adaptra_client *clients;
-  size_t nclients;
+  struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
+  size_t nclients;              /* slots in the chunks (atomic) */
   struct adaptra_worker *workers;
   unsigned nworkers;            /* running (set under the lock) */
   bool stopping;
@@ -223,15 +237,30 @@ adaptra_volume_of (struct adaptra_engine *e, int volume)
   return e->volumes[volume];
 }
 
-/* The client with this id, or NULL (closed, or no client).  Lock held. */
+/* Slot i (< nclients) of the client table. */
+static inline struct adaptra_client *
+adaptra_client_at (struct adaptra_engine *e, size_t i)
+{
+  size_t rank = i / ADAPTRA_CLIENT_CHUNK0 + 1;
+  unsigned k = 63 - (unsigned) __builtin_clzll (rank);
+
+  return &e->client_chunks[k][i - ADAPTRA_CLIENT_CHUNK0 * ((1ULL << k) - 1)];
+}
+
+/* The client with this id, or NULL (closed, or no client).  Lock held,
+ * or not: the hit path's only call without it is for a client id the
+ * caller holds open.
+ */
 static inline struct adaptra_client *
 adaptra_client_of (struct adaptra_engine *e, int client)
 {
-  assert_locked (e);
-  if (client < 0 || (size_t) client >= e->nclients ||
-      !e->clients[client].used)
+  struct adaptra_client *c;
+
+  if (client < 0 ||
+      (size_t) client >= __atomic_load_n (&e->nclients, __ATOMIC_ACQUIRE))
     return NULL;
-  return &e->clients[client];
+  c = adaptra_client_at (e, (size_t) client);
+  return __atomic_load_n (&c->used, __ATOMIC_RELAXED) ? c : NULL;
 }
 
 /* The queue on which a reader of page waits. */
