@@ -33,6 +33,12 @@
 #define ADAPTRA_WAIT_QUEUES 64
 #define ADAPTRA_WAIT_GROUP_SHIFT 6
 
+/* Shards of the read path's counters (adaptra_stats_here), and the
+ * cache line that keeps them apart.
+ */
+#define ADAPTRA_STAT_SHARDS 16
+#define ADAPTRA_CACHE_LINE 64
+
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
 
@@ -59,11 +65,18 @@ struct adaptra_volume {
   unsigned clients;             /* open clients */
   struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
   bool bypass;                  /* stepped aside: the backend is as fast
-                                   as the pool (adaptra_bdp_fast) */
+                                   as the pool (adaptra_bdp_fast); written
+                                   atomically, the hit path reads it */
   uint64_t flight_bytes;        /* its prefetch queued or running */
-  uint64_t client_bytes, backend_bytes, readahead_hits;
+  uint64_t client_bytes;        /* read by its closed clients (the open
+                                   ones count their own) */
+  uint64_t backend_bytes, readahead_hits;
 };
 
+/* A client.  used, requests, bytes and touched are read and written
+ * with atomics: the hit path counts and touches without the engine
+ * lock (engine.c).  The rest is the engine lock's.
+ */
 struct adaptra_client {
   bool used;
   struct adaptra_volume *volume;
@@ -75,6 +88,13 @@ struct adaptra_client {
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (engine.c) */
 };
+
+/* The client table grows by chunks that never move, so that the hit
+ * path may find a client without the engine lock: chunk k holds
+ * ADAPTRA_CLIENT_CHUNK0 << k clients.
+ */
+#define ADAPTRA_CLIENT_CHUNK0 8
+#define ADAPTRA_CLIENT_CHUNKS 32
 
 
 /* A prefetch job: one backend read of a run of consecutive pages that
@@ -89,6 +109,11 @@ struct adaptra_job {
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
   uint32_t frames[];            /* the frames, in page order */
+};
+
+/* One shard of live counters, alone on its cache lines. */
+struct adaptra_stats_shard {
+  _Alignas (ADAPTRA_CACHE_LINE) struct adaptra_stats s;
 };
 
 struct adaptra_worker {
@@ -131,8 +156,8 @@ struct adaptra_engine {
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
-  struct adaptra_client *clients;
-  size_t nclients;
+  struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
+  size_t nclients;              /* slots in the chunks (atomic) */
   struct adaptra_worker *workers;
   unsigned nworkers;            /* running (set under the lock) */
   bool stopping;
@@ -141,6 +166,11 @@ struct adaptra_engine {
   uint64_t evicted_unread_base;
 
   struct adaptra_stats stats;   /* live counters */
+  /* The read path's live counters: ADAPTRA_STAT_SHARDS shards, each
+   * thread counting in its own (adaptra_stats_here); a snapshot sums
+   * them with stats.
+   */
+  struct adaptra_stats_shard *shards;
 };
 
 /* The engine lock.  Every function says whether it wants the lock
@@ -210,15 +240,30 @@ adaptra_volume_of (struct adaptra_engine *e, int volume)
   return e->volumes[volume];
 }
 
-/* The client with this id, or NULL (closed, or no client).  Lock held. */
+/* Slot i (< nclients) of the client table. */
+static inline struct adaptra_client *
+adaptra_client_at (struct adaptra_engine *e, size_t i)
+{
+  size_t rank = i / ADAPTRA_CLIENT_CHUNK0 + 1;
+  unsigned k = 63 - (unsigned) __builtin_clzll (rank);
+
+  return &e->client_chunks[k][i - ADAPTRA_CLIENT_CHUNK0 * ((1ULL << k) - 1)];
+}
+
+/* The client with this id, or NULL (closed, or no client).  Lock held,
+ * or not: the hit path's only call without it is for a client id the
+ * caller holds open.
+ */
 static inline struct adaptra_client *
 adaptra_client_of (struct adaptra_engine *e, int client)
 {
-  assert_locked (e);
-  if (client < 0 || (size_t) client >= e->nclients ||
-      !e->clients[client].used)
+  struct adaptra_client *c;
+
+  if (client < 0 ||
+      (size_t) client >= __atomic_load_n (&e->nclients, __ATOMIC_ACQUIRE))
     return NULL;
-  return &e->clients[client];
+  c = adaptra_client_at (e, (size_t) client);
+  return __atomic_load_n (&c->used, __ATOMIC_RELAXED) ? c : NULL;
 }
 
 /* The queue on which a reader of page waits. */
@@ -240,6 +285,25 @@ adaptra_wake (struct adaptra_engine *e, uint64_t first, uint64_t n)
   assert_locked (e);
   for (i = g; i <= last && i - g < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_broadcast (&e->page_done[i % ADAPTRA_WAIT_QUEUES]);
+}
+
+/* This thread's shard number plus one (0: none yet), and the next
+ * to give out: threads take shards in turn.
+ */
+extern _Thread_local unsigned adaptra_shard_token;
+extern unsigned adaptra_shard_next;
+
+/* The counters this thread bumps: its shard of e's.  Any thread, lock
+ * held or not.
+ */
+static inline struct adaptra_stats *
+adaptra_stats_here (struct adaptra_engine *e)
+{
+  if (adaptra_shard_token == 0)
+    adaptra_shard_token = __atomic_fetch_add (&adaptra_shard_next, 1,
+                                              __ATOMIC_RELAXED) %
+      ADAPTRA_STAT_SHARDS + 1;
+  return &e->shards[adaptra_shard_token - 1].s;
 }
 
 static inline uint64_t

@@ -9,6 +9,15 @@
  *
  * One client read:
  *
+ *   0. Without the lock (read_hits): if every page is a plain hit (READY,
+ *      read by a client before, of no stream, without a look-ahead
+ *      mark) and the volume has not stepped aside, pin each under its
+ *      stripe lock (pool.c), count in this thread's counter shard,
+ *      touch (an atomic ACTIVATE bit), copy, unpin; done.  Such a read
+ *      would make no decision and move no stream, so the lock would
+ *      add nothing but a serial section; it also skips the stream
+ *      table's reaping, which the next locked read does.  Else
+ *      nothing was done, and:
  *   1. Under the lock, walk the request's pages once: the first page
  *      that is absent is a miss; the first mark taken (test and clear)
  *      is a look-ahead hit.  Make the request's single read-ahead
@@ -29,13 +38,17 @@
  *                   the backend with the client's own context.
  *
  * The lock is never held across backend I/O or page copies.  Reads
- * that return an error leave no pages behind.
+ * that return an error leave no pages behind.  Lock order and why the
+ * lockless hit is safe: docs/DESIGN.md §9 and pool.c.
  *
  * Coherency: adaptra_invalidate runs after a write, zero or trim
  * reached the backend.  It drops the overlapping READY pages and flags
  * IN_FLIGHT ones STALE, so their completion discards what they read
  * (which may predate the write).  A page pinned by a copy in progress
- * is freed when the copy ends; that copy races with the write anyway.
+ * (from the locked path or the hit path alike) is freed when the copy
+ * ends; that copy races with the write anyway.  Dropping unindexes a
+ * page under its stripe lock, so a hit that starts after the
+ * invalidation returned misses it.
  */
 
 #include <config.h>
@@ -51,6 +64,8 @@
 #ifndef NDEBUG
 _Thread_local char adaptra_lock_token;
 #endif
+_Thread_local unsigned adaptra_shard_token;
+unsigned adaptra_shard_next;
 
 /* Pages pinned and copied per lock round trip. */
 #define PIN_BATCH 64
@@ -113,20 +128,26 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->backend = *backend;
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
-  frame_bytes = init_bounce (e, cfg);
+  e->shards = aligned_alloc (ADAPTRA_CACHE_LINE,
+                             ADAPTRA_STAT_SHARDS * sizeof *e->shards);
+  frame_bytes = e->shards ? init_bounce (e, cfg) : 0;
   if (frame_bytes == 0) {
+    free (e->shards);
     free (e);
     return NULL;
   }
+  memset (e->shards, 0, ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift,
                          cfg->no_data) == -1) {
     adaptra_bounce_fini (&e->bounce);
+    free (e->shards);
     free (e);
     return NULL;
   }
   if (adaptra_streams_init (&e->streams, cfg->streams) == -1) {
     adaptra_pool_fini (&e->pool);
     adaptra_bounce_fini (&e->bounce);
+    free (e->shards);
     free (e);
     return NULL;
   }
@@ -164,7 +185,9 @@ adaptra_engine_free (struct adaptra_engine *e)
   pthread_mutex_destroy (&e->lock);
   adaptra_streams_fini (&e->streams);
   adaptra_pool_fini (&e->pool);
-  free (e->clients);
+  for (i = 0; i < ADAPTRA_CLIENT_CHUNKS; i++)
+    free (e->client_chunks[i]);
+  free (e->shards);
   free (e);
 }
 
@@ -311,6 +334,8 @@ int
 adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
 {
   struct adaptra_volume *v;
+  struct adaptra_client *c;
+  unsigned k;
   size_t i;
   int id = -1;
 
@@ -321,25 +346,24 @@ adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
     errno = EINVAL;
     return -1;
   }
-  for (i = 0; i < e->nclients && e->clients[i].used; i++)
+  for (i = 0; i < e->nclients && adaptra_client_at (e, i)->used; i++)
     ;
-  if (i == e->nclients) {
-    size_t n = e->nclients ? 2 * e->nclients : 8;
-    struct adaptra_client *c = realloc (e->clients, n * sizeof *c);
-
-    if (c) {
-      memset (c + e->nclients, 0, (n - e->nclients) * sizeof *c);
-      e->clients = c;
-      e->nclients = n;
-    }
+  /* The chunk that would come next: nclients is CHUNK0 * (2^k - 1). */
+  k = (unsigned) __builtin_popcountll (e->nclients / ADAPTRA_CLIENT_CHUNK0);
+  if (i == e->nclients && k < ADAPTRA_CLIENT_CHUNKS &&
+      (e->client_chunks[k] = calloc (ADAPTRA_CLIENT_CHUNK0 << k,
+                                     sizeof (struct adaptra_client)))) {
+    /* A new chunk, never moved: the hit path may be reading the others. */
+    __atomic_store_n (&e->nclients, e->nclients + (ADAPTRA_CLIENT_CHUNK0 << k),
+                      __ATOMIC_RELEASE);
   }
   if (i < e->nclients) {
-    memset (&e->clients[i], 0, sizeof e->clients[i]);
-    e->clients[i].used = true;
-    e->clients[i].volume = v;
+    c = adaptra_client_at (e, i);
+    memset (c, 0, sizeof *c);
+    c->volume = v;
     v->clients++;
-    snprintf (e->clients[i].name, sizeof e->clients[i].name, "%s",
-              name ? name : "");
+    snprintf (c->name, sizeof c->name, "%s", name ? name : "");
+    __atomic_store_n (&c->used, true, __ATOMIC_RELAXED);
     id = (int) i;
   }
   adaptra_unlock (e);
@@ -355,8 +379,9 @@ adaptra_client_close (struct adaptra_engine *e, int client)
 
   adaptra_lock (e);
   if ((c = adaptra_client_of (e, client)) != NULL) {
-    c->used = false;
+    __atomic_store_n (&c->used, false, __ATOMIC_RELAXED);
     c->volume->clients--;
+    c->volume->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
   }
   adaptra_unlock (e);
 }
@@ -376,6 +401,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
                                           v->base + v->size);
   bool in_client = adaptra_request_covers (r, start, bytes);
   unsigned char *slot = NULL;
+  struct adaptra_stats *st;
   int err;
 
   assert_locked (e);
@@ -396,8 +422,9 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
   if (slot)
     adaptra_bounce_put (&e->bounce, slot);
   adaptra_lock (e);
-  adaptra_stat_add (&e->stats.backend_requests, 1);
-  adaptra_stat_add (err ? &e->stats.backend_errors : &e->stats.backend_bytes,
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->backend_requests, 1);
+  adaptra_stat_add (err ? &st->backend_errors : &st->backend_bytes,
                     err ? 1 : bytes);
   if (!err)
     v->backend_bytes += bytes;
@@ -495,7 +522,7 @@ steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
     break;
   }
   if (fast != v->bypass) {
-    v->bypass = fast;
+    __atomic_store_n (&v->bypass, fast, __ATOMIC_RELAXED);
     adaptra_stat_add (&e->stats.bypass_switches, 1);
     if (e->cfg.trace) {
       snprintf (line, sizeof line,
@@ -519,6 +546,7 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
   struct adaptra_volume *v = c->volume;
   uint64_t p = *pp, n = 1, start, end, t0, t1;
+  struct adaptra_stats *st;
   int err;
 
   assert_locked (e);
@@ -533,12 +561,13 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
                           (uint32_t) (end - start), start - v->base);
   t1 = adaptra_now (e);
   adaptra_lock (e);
-  adaptra_stat_add (&e->stats.backend_requests, 1);
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->backend_requests, 1);
   if (err)
-    adaptra_stat_add (&e->stats.backend_errors, 1);
+    adaptra_stat_add (&st->backend_errors, 1);
   else {
-    adaptra_stat_add (&e->stats.backend_bytes, end - start);
-    adaptra_stat_add (&e->stats.bypass_bytes, end - start);
+    adaptra_stat_add (&st->backend_bytes, end - start);
+    adaptra_stat_add (&st->bypass_bytes, end - start);
     adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
     adaptra_bdp_sample (&v->bdp, end - start, t1 - t0);
     v->backend_bytes += end - start;
@@ -546,6 +575,15 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   }
   *pp = p + n;
   return err;
+}
+
+/* new_access (below) for a page of no stream: client c's own last
+ * page.  An atomic exchange: the hit path calls it without the lock.
+ */
+static bool
+client_new_access (struct adaptra_client *c, uint64_t p)
+{
+  return __atomic_exchange_n (&c->touched, p + 1, __ATOMIC_RELAXED) != p + 1;
 }
 
 /* Successive touches of one page by one reader are one access, as the
@@ -578,9 +616,7 @@ new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
   }
   if ((c = adaptra_client_of (e, client)) == NULL)
     return true;
-  fresh = c->touched != p + 1;
-  c->touched = p + 1;
-  return fresh;
+  return client_new_access (c, p);
 }
 
 /* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
@@ -608,7 +644,7 @@ copy_ready (struct adaptra_engine *e, int client,
       struct adaptra_stream *s =
         adaptra_streams_get (&e->streams, page->stream_id);
 
-      adaptra_stats_count_hits (&e->stats, page->method, 1);
+      adaptra_stats_count_hits (adaptra_stats_here (e), page->method, 1);
       c->readahead_hits++;
       c->volume->readahead_hits++;
       if (s)
@@ -622,8 +658,113 @@ copy_ready (struct adaptra_engine *e, int client,
                       adaptra_pool_data (&e->pool, batch[i]));
   adaptra_lock (e);
   for (i = 0; i < n; i++)
-    adaptra_pool_unpin (&e->pool, batch[i]);
+    if (adaptra_pool_unpin (&e->pool, batch[i]))
+      adaptra_pool_release (&e->pool, batch[i]);
   *pp = p + n;
+}
+
+/* Release the hit pins of frames[0..n) without the engine lock,
+ * taking it only to free a frame whose last pin this was after a
+ * write dropped it.
+ */
+static void
+unpin_hits (struct adaptra_engine *e, const uint32_t *frames, uint32_t n)
+{
+  uint32_t i;
+
+  assert_unlocked (e);
+  for (i = 0; i < n; i++)
+    if (adaptra_pool_unpin (&e->pool, frames[i])) {
+      adaptra_lock (e);
+      adaptra_pool_release (&e->pool, frames[i]);
+      adaptra_unlock (e);
+    }
+}
+
+/* Count a read of count bytes by client c.  Lock held or not. */
+static void
+count_request (struct adaptra_client *c, uint32_t count)
+{
+  __atomic_fetch_add (&c->requests, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&c->bytes, count, __ATOMIC_RELAXED);
+}
+
+/* May the hit path serve this page it pinned alone?  A page read by a
+ * client before (so no first-touch accounting), of no stream (so no
+ * stream to advance), without a look-ahead mark (so no decision).
+ */
+static bool
+plain_hit (const struct adaptra_page *page)
+{
+  uint8_t flags = page->flags;
+
+  return page->stream_id == 0 &&
+    (flags & (ADAPTRA_PG_REFERENCED | ADAPTRA_PG_READAHEAD | ADAPTRA_PG_MARK))
+    == ADAPTRA_PG_REFERENCED;
+}
+
+/* The hit path, without the engine lock (docs/DESIGN.md §9): serve
+ * the read if every page it wants is READY, was read by a client
+ * before, carries no look-ahead mark and belongs to no stream, and
+ * its volume has not stepped aside.  Such a read needs no read-ahead
+ * decision (decide would only look the pages up), no stream update,
+ * no first-touch accounting: only a pin, the client's counters, the
+ * touch (the ACTIVATE bit, atomic) and the copy.  Each page is found
+ * and pinned under its stripe lock (pool.c), so a page is either
+ * pinned before an eviction or invalidation takes it out of the index
+ * (and is then kept, or freed by the last unpin), or missed.  Anything
+ * else, or a request of more than PIN_BATCH pages, returns false with
+ * nothing counted or pinned, for the locked path.  Lock not held.
+ */
+static bool
+read_hits (struct adaptra_engine *e, int client, void *buf, uint32_t count,
+           uint64_t offset)
+{
+  struct adaptra_client *c = adaptra_client_of (e, client);
+  struct adaptra_request r = { .buf = buf, .count = count };
+  const struct adaptra_volume *v;
+  struct adaptra_span span;
+  struct adaptra_stats *st;
+  uint32_t batch[PIN_BATCH];
+  uint32_t n, i;
+
+  assert_unlocked (e);
+  if (!c)
+    return false;
+  v = c->volume;
+  if (offset > v->size || count > v->size - offset ||
+      __atomic_load_n (&v->bypass, __ATOMIC_RELAXED))
+    return false;
+  r.offset = v->base + offset;
+  span = adaptra_span_of (r.offset, count, e->page_shift);
+  if (span.last - span.first > PIN_BATCH)
+    return false;
+  for (n = 0; span.first + n < span.last; n++) {
+    uint32_t f = adaptra_pool_pin_hit (&e->pool, span.first + n);
+
+    if (f == ADAPTRA_NO_FRAME) {
+      unpin_hits (e, batch, n);
+      return false;
+    }
+    batch[n] = f;
+    if (!plain_hit (adaptra_pool_page (&e->pool, f))) {
+      unpin_hits (e, batch, n + 1);
+      return false;
+    }
+  }
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->client_requests, 1);
+  adaptra_stat_add (&st->client_bytes, count);
+  count_request (c, count);
+  for (i = 0; i < n; i++) {
+    if (client_new_access (c, span.first + i))
+      adaptra_pool_touch (&e->pool, batch[i]);
+    if (adaptra_pool_has_data (&e->pool))
+      adaptra_copy_out (&r, span.first + i, e->page_shift,
+                        adaptra_pool_data (&e->pool, batch[i]));
+  }
+  unpin_hits (e, batch, n);
+  return true;
 }
 
 /* Step 1 of the read path: the request's one read-ahead decision.
@@ -669,12 +810,13 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_span span;
   struct adaptra_client *c;
   struct adaptra_volume *v;
+  struct adaptra_stats *st;
   uint64_t stream_id = 0;
   bool blocked = false, bypass;
   uint64_t p;
   int err = 0;
 
-  if (count == 0)
+  if (count == 0 || read_hits (e, client, buf, count, offset))
     return 0;
   adaptra_lock (e);
   c = adaptra_client_of (e, client);
@@ -684,11 +826,10 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   }
   v = c->volume;
   r.offset = v->base + offset;
-  adaptra_stat_add (&e->stats.client_requests, 1);
-  adaptra_stat_add (&e->stats.client_bytes, count);
-  c->requests++;
-  c->bytes += count;
-  v->client_bytes += count;
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->client_requests, 1);
+  adaptra_stat_add (&st->client_bytes, count);
+  count_request (c, count);
   adaptra_streams_reap_one (&e->streams, adaptra_now (e));
 
   span = adaptra_span_of (r.offset, count, e->page_shift);
@@ -697,7 +838,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
    */
   bypass = steps_aside (e, v);
   if (bypass)
-    adaptra_stat_add (&e->stats.bypass_requests, 1);
+    adaptra_stat_add (&st->bypass_requests, 1);
   else
     stream_id = decide (e, client, v, span);
 
@@ -721,7 +862,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
           adaptra_streams_get (&e->streams,
                                adaptra_pool_page (&e->pool, f)->stream_id);
 
-        adaptra_stat_add (&e->stats.io_block, 1);
+        adaptra_stat_add (&st->io_block, 1);
         if (s)
           s->late++;
         blocked = true;
@@ -819,7 +960,9 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 
   memset (out, 0, sizeof *out);
   adaptra_lock (e);
-  adaptra_stats_copy_counters (out, &e->stats);
+  adaptra_stats_add_counters (out, &e->stats);
+  for (i = 0; i < ADAPTRA_STAT_SHARDS; i++)
+    adaptra_stats_add_counters (out, &e->shards[i].s);
   pool = adaptra_pool_counts (&e->pool);
   out->evicted = pool.evicted - e->evicted_base;
   out->evicted_unread = pool.evicted_unread - e->evicted_unread_base;
@@ -829,7 +972,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->pages_in_flight = pool.in_flight;
   out->streams_active = adaptra_streams_count (&e->streams);
   for (i = 0; i < e->nclients; i++)
-    out->clients_active += e->clients[i].used;
+    out->clients_active += adaptra_client_at (e, i)->used;
   out->prefetch_queued_bytes = e->queued_bytes;
   out->prefetch_flight_bytes = e->flight_bytes;
   out->backend_latency_ns = adaptra_bdp_latency_ns (&e->bdp);
@@ -844,9 +987,12 @@ void
 adaptra_stats_reset (struct adaptra_engine *e)
 {
   struct adaptra_pool_counts pool;
+  size_t i;
 
   adaptra_lock (e);
   adaptra_stats_clear_counters (&e->stats);
+  for (i = 0; i < ADAPTRA_STAT_SHARDS; i++)
+    adaptra_stats_clear_counters (&e->shards[i].s);
   pool = adaptra_pool_counts (&e->pool);
   e->evicted_base = pool.evicted;
   e->evicted_unread_base = pool.evicted_unread;
@@ -898,7 +1044,7 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
 
   adaptra_lock (e);
   for (i = 0; i < e->nclients && n < max; i++) {
-    const struct adaptra_client *c = &e->clients[i];
+    const struct adaptra_client *c = adaptra_client_at (e, i);
     struct adaptra_client_row *r = &rows[n];
 
     if (!c->used)
@@ -907,8 +1053,8 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
     memcpy (r->name, c->name, sizeof r->name);
     r->volume = c->volume->id;
     memcpy (r->volume_name, c->volume->name, sizeof r->volume_name);
-    r->requests = c->requests;
-    r->bytes = c->bytes;
+    r->requests = __atomic_load_n (&c->requests, __ATOMIC_RELAXED);
+    r->bytes = __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
     r->readahead_hits = c->readahead_hits;
     r->backend_bytes = c->backend_bytes;
     r->streams_started = c->streams_started;
@@ -927,7 +1073,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
                           struct adaptra_volume_row *rows, size_t max)
 {
   uint64_t *pages;
-  size_t i, n = 0;
+  size_t i, j, n = 0;
   uint32_t f;
 
   adaptra_lock (e);
@@ -957,6 +1103,12 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->backend_read_ns = (uint64_t) v->bdp.t;
     r->pages = pages ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
+    for (j = 0; j < e->nclients; j++) {
+      const struct adaptra_client *c = adaptra_client_at (e, j);
+
+      if (c->used && c->volume == v)
+        r->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
+    }
     r->backend_bytes = v->backend_bytes;
     r->readahead_hits = v->readahead_hits;
     n++;

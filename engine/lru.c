@@ -35,6 +35,15 @@
  * With a single inactive list there is one aging order, so the seed's
  * per-zone aging imbalance (which it corrected by balancing the aging
  * of zones) cannot arise.
+ *
+ * Everything here runs under the engine lock, but a hit does not take
+ * it (pool.c, docs/DESIGN.md §9): it sets ACTIVATE with an atomic or,
+ * as Linux's mark_page_accessed sets PG_referenced without the LRU
+ * lock, and this file reads the bit when the page reaches the
+ * inactive tail.  A hit may set it on a page just promoted (ACTIVE):
+ * harmless, demotion clears both.  Choosing the victim claims it from
+ * the index under its stripe lock (adaptra_pool_claim), so a hit that
+ * pinned it meanwhile keeps it.
  */
 
 #include <config.h>
@@ -109,9 +118,12 @@ inactive_victim (struct adaptra_pool *pool)
       ilist_push_head (&pool->lru.active, LINKS (pool), f);
       balance_active (pool);
     }
-    else {
+    else if (adaptra_pool_claim (pool, f)) {
       ilist_unlink (&pool->lru.inactive, LINKS (pool), f);
       return f;
+    }
+    else {
+      skipped++;                /* a hit pinned it meanwhile */
     }
     f = prev;
   }
@@ -143,7 +155,7 @@ adaptra_lru_reference (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
 
-  if (!(p->flags & ADAPTRA_PG_ACTIVE))
+  if (!(p->flags & (ADAPTRA_PG_ACTIVE | ADAPTRA_PG_ACTIVATE)))
     p->flags |= ADAPTRA_PG_ACTIVATE;
 }
 

@@ -11,7 +11,8 @@
  * contracts below.  The aging clock belongs to the policy: the window
  * policy reads it (through adaptra_pool_clock) as the pool's progress.
  *
- * Like the pool, no locking: the engine lock is held.
+ * Like the pool, the engine lock is held, except that a hit sets a
+ * page's ACTIVATE bit without it (lru.c).
  */
 
 #ifndef ADAPTRA_LRU_H
@@ -42,9 +43,10 @@ extern void adaptra_lru_remove (struct adaptra_pool *pool, uint32_t f);
 /* A client read READY frame f again (a second access, not the first). */
 extern void adaptra_lru_reference (struct adaptra_pool *pool, uint32_t f);
 
-/* Choose a READY, unpinned frame to evict and take it off its list;
+/* Choose a READY, unpinned frame to evict, claim it from the index
+ * (adaptra_pool_claim, pool.h) and take it off its list;
  * ADAPTRA_NO_FRAME when every candidate is pinned.  The pool then
- * unindexes and frees it.
+ * frees it.
  */
 extern uint32_t adaptra_lru_victim (struct adaptra_pool *pool);
 

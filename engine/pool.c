@@ -37,16 +37,46 @@
  * (lru.c); this file tells it of every READY page's arrival, second
  * read, rescue and departure, and frees what it gives up.
  *
- * One pool, one lock (the engine's).  The pool is not sharded: on the
- * small machines adaptra targets the lock is held only for hash and
- * list operations, O(pages of one request), never across backend I/O
- * or page copies (readers pin pages and copy outside the lock).
+ * One pool, one aging order, under the engine lock, which is held only
+ * for hash and list operations, O(pages of one request), never across
+ * backend I/O or page copies (readers pin pages and copy outside it).
+ * A hit does not take it (docs/DESIGN.md §9): the page index is split
+ * into ADAPTRA_POOL_STRIPES stripes of hash buckets, each with a lock
+ * of its own (lock striping, as java.util.concurrent's
+ * ConcurrentHashMap of JSR 166 had it), and the hit path finds and
+ * pins a READY page under its stripe's lock alone
+ * (adaptra_pool_pin_hit).  The rules that make that safe:
+ *
+ *   - the index (buckets, hash_next) and the state of an indexed frame
+ *     change only with the engine lock AND the stripe lock held; a
+ *     frame's page number, stream id and method are set before it is
+ *     indexed and not changed while it is indexed or pinned; so a
+ *     reader holding either lock sees a consistent index;
+ *   - pins and flags are atomics;
+ *   - a frame leaves the index (eviction: adaptra_pool_claim; drop,
+ *     invalidation) under its stripe lock, in the same critical
+ *     section that checks its pins: a hit either pinned it first, and
+ *     then eviction skips it and a drop flags it STALE for the last
+ *     unpin to free, or it looks it up afterwards and misses;
+ *   - pins are released under the stripe lock too (adaptra_pool_unpin),
+ *     so the last unpin and a drop agree on who frees a STALE frame;
+ *     the last unpinner of a STALE frame frees it under the engine
+ *     lock (adaptra_pool_release); meanwhile it is on no list and in
+ *     no index, and nothing else frees or reuses it;
+ *   - the only descriptor change a hit makes is the ACTIVATE bit of
+ *     delayed activation, an atomic or; the policy (lru.c) reads it
+ *     under the engine lock when the page reaches the inactive tail.
+ *
+ * Lock order: engine lock, then one stripe lock; never two stripes,
+ * and the hit path releases its stripe lock before taking the engine
+ * lock.
  */
 
 #include <config.h>
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -62,15 +92,30 @@ bucket_of (const struct adaptra_pool *pool, uint64_t page_no)
   return adaptra_hash_fib (page_no, pool->bucket_bits);
 }
 
+/* The lock of page_no's stripe. */
+static pthread_mutex_t *
+stripe_of (const struct adaptra_pool *pool, uint64_t page_no)
+{
+  return &pool->stripes[bucket_of (pool, page_no) &
+                        (ADAPTRA_POOL_STRIPES - 1)].lock;
+}
+
+/* Index frame f, whose page number is set.  Engine lock held; takes
+ * the stripe lock.
+ */
 static void
 hash_insert (struct adaptra_pool *pool, uint32_t f)
 {
   uint32_t b = bucket_of (pool, pool->pages[f].page_no);
+  pthread_mutex_t *stripe = stripe_of (pool, pool->pages[f].page_no);
 
+  pthread_mutex_lock (stripe);
   pool->pages[f].hash_next = pool->buckets[b];
   pool->buckets[b] = f;
+  pthread_mutex_unlock (stripe);
 }
 
+/* Unindex frame f.  Engine lock and f's stripe lock held. */
 static void
 hash_remove (struct adaptra_pool *pool, uint32_t f)
 {
@@ -148,11 +193,19 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
     pool->arena = alloc_arena (nframes << page_shift);
   pool->pages = calloc (nframes, sizeof *pool->pages);
   pool->buckets = malloc (nbuckets * sizeof *pool->buckets);
-  if ((!no_data && !pool->arena) || !pool->pages || !pool->buckets) {
+  pool->stripes = aligned_alloc (_Alignof (struct adaptra_pool_stripe),
+                                 ADAPTRA_POOL_STRIPES *
+                                 sizeof *pool->stripes);
+  if ((!no_data && !pool->arena) || !pool->pages || !pool->buckets ||
+      !pool->stripes) {
+    free (pool->stripes);
+    pool->stripes = NULL;
     adaptra_pool_fini (pool);
     errno = ENOMEM;
     return -1;
   }
+  for (f = 0; f < ADAPTRA_POOL_STRIPES; f++)
+    pthread_mutex_init (&pool->stripes[f].lock, NULL);
   memset (pool->buckets, 0xff, nbuckets * sizeof *pool->buckets);
   adaptra_lru_init (&pool->lru);
   pool->free_head = ADAPTRA_NO_FRAME;
@@ -167,6 +220,12 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
 void
 adaptra_pool_fini (struct adaptra_pool *pool)
 {
+  unsigned i;
+
+  for (i = 0; pool->stripes && i < ADAPTRA_POOL_STRIPES; i++)
+    pthread_mutex_destroy (&pool->stripes[i].lock);
+  free (pool->stripes);
+  pool->stripes = NULL;
   free (pool->arena);
   free (pool->pages);
   free (pool->buckets);
@@ -185,8 +244,23 @@ adaptra_pool_lookup (const struct adaptra_pool *pool, uint64_t page_no)
   return f;
 }
 
-/* Free the frame the eviction policy gives up.  Returns false when it
- * has none (every candidate pinned).
+bool
+adaptra_pool_claim (struct adaptra_pool *pool, uint32_t f)
+{
+  pthread_mutex_t *stripe = stripe_of (pool, pool->pages[f].page_no);
+  bool unpinned;
+
+  pthread_mutex_lock (stripe);
+  unpinned = pool->pages[f].pins == 0;
+  if (unpinned)
+    hash_remove (pool, f);
+  pthread_mutex_unlock (stripe);
+  return unpinned;
+}
+
+/* Free the frame the eviction policy gives up (it claimed it: it is
+ * out of the index).  Returns false when it has none (every candidate
+ * pinned).
  */
 static bool
 evict_one (struct adaptra_pool *pool)
@@ -197,7 +271,6 @@ evict_one (struct adaptra_pool *pool)
   if (f == ADAPTRA_NO_FRAME)
     return false;
   p = &pool->pages[f];
-  hash_remove (pool, f);
   pool->evicted++;
   if (p->flags & ADAPTRA_PG_READAHEAD) {
     pool->evicted_unread++;
@@ -239,6 +312,7 @@ bool
 adaptra_pool_complete (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
+  pthread_mutex_t *stripe;
 
   assert (p->state == ADAPTRA_PAGE_IN_FLIGHT);
   pool->in_flight--;
@@ -246,9 +320,32 @@ adaptra_pool_complete (struct adaptra_pool *pool, uint32_t f)
     free_frame (pool, f);
     return false;
   }
+  stripe = stripe_of (pool, p->page_no);
+  pthread_mutex_lock (stripe);
   p->state = ADAPTRA_PAGE_READY;
+  pthread_mutex_unlock (stripe);
   adaptra_lru_add (pool, f);
   return true;
+}
+
+/* Unindex frame f; if it is pinned (READY and read by a hit or a
+ * copy now), flag it STALE for its last unpin to free.  Returns true
+ * if it was pinned.
+ */
+static bool
+unindex (struct adaptra_pool *pool, uint32_t f)
+{
+  struct adaptra_page *p = &pool->pages[f];
+  pthread_mutex_t *stripe = stripe_of (pool, p->page_no);
+  bool pinned;
+
+  pthread_mutex_lock (stripe);
+  hash_remove (pool, f);
+  pinned = p->pins > 0;
+  if (pinned)
+    p->flags |= ADAPTRA_PG_STALE;
+  pthread_mutex_unlock (stripe);
+  return pinned;
 }
 
 void
@@ -264,16 +361,14 @@ adaptra_pool_drop (struct adaptra_pool *pool, uint32_t f)
     }
     return;
   }
-  hash_remove (pool, f);
   if (p->state == ADAPTRA_PAGE_IN_FLIGHT) {
+    unindex (pool, f);
     pool->in_flight--;
     free_frame (pool, f);
     return;
   }
   adaptra_lru_remove (pool, f);
-  if (p->pins > 0)
-    p->flags |= ADAPTRA_PG_STALE;
-  else
+  if (!unindex (pool, f))
     free_frame (pool, f);
 }
 
@@ -286,7 +381,7 @@ invalidate_frame (struct adaptra_pool *pool, uint32_t f)
   struct adaptra_page *p = &pool->pages[f];
 
   if (p->state == ADAPTRA_PAGE_IN_FLIGHT) {
-    hash_remove (pool, f);
+    unindex (pool, f);
     p->flags |= ADAPTRA_PG_STALE;
   }
   else
@@ -333,14 +428,42 @@ adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f)
   pool->pages[f].pins++;
 }
 
-void
+uint32_t
+adaptra_pool_pin_hit (struct adaptra_pool *pool, uint64_t page_no)
+{
+  pthread_mutex_t *stripe = stripe_of (pool, page_no);
+  uint32_t f;
+
+  pthread_mutex_lock (stripe);
+  f = adaptra_pool_lookup (pool, page_no);
+  if (f != ADAPTRA_NO_FRAME && pool->pages[f].state == ADAPTRA_PAGE_READY)
+    adaptra_pool_pin (pool, f);
+  else
+    f = ADAPTRA_NO_FRAME;
+  pthread_mutex_unlock (stripe);
+  return f;
+}
+
+bool
 adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
+  pthread_mutex_t *stripe = stripe_of (pool, p->page_no);
+  bool last_of_stale;
 
+  pthread_mutex_lock (stripe);
   assert (p->pins > 0);
-  if (--p->pins == 0 && (p->flags & ADAPTRA_PG_STALE))
-    free_frame (pool, f);
+  last_of_stale = --p->pins == 0 && (p->flags & ADAPTRA_PG_STALE);
+  pthread_mutex_unlock (stripe);
+  return last_of_stale;
+}
+
+void
+adaptra_pool_release (struct adaptra_pool *pool, uint32_t f)
+{
+  assert (pool->pages[f].pins == 0 &&
+          (pool->pages[f].flags & ADAPTRA_PG_STALE));
+  free_frame (pool, f);
 }
 
 bool

@@ -6,15 +6,20 @@
 /* The page pool: a fixed memory budget cut into pages, indexed by
  * page number, aged by the eviction policy of lru.h.
  *
- * The pool does no locking of its own: every function here must be
- * called with the engine lock held (see engine/engine.c).  It never
- * calls the backend.  Other files read it through the functions below,
- * never its fields, so that its layout and policy can change alone.
+ * Every function here must be called with the engine lock held (see
+ * engine/engine.c), except the three of the hit path that say
+ * otherwise: adaptra_pool_pin_hit, adaptra_pool_unpin and (on a page
+ * already read) adaptra_pool_touch.  For those the pool has stripe
+ * locks of its own, one per group of hash buckets (pool.c explains
+ * the rules; docs/DESIGN.md §9 the lock order).  It never calls the
+ * backend.  Other files read it through the functions below, never
+ * its fields, so that its layout and policy can change alone.
  */
 
 #ifndef ADAPTRA_POOL_H
 #define ADAPTRA_POOL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,8 +61,11 @@ struct adaptra_page {
    */
   uint32_t window;
   uint32_t age;
-  uint16_t pins;                /* copies in progress */
-  uint8_t flags;                /* enum adaptra_page_flag bits */
+  /* pins and flags are atomic: the hit path pins and touches a page
+   * without the engine lock (pool.c).
+   */
+  _Atomic uint16_t pins;        /* copies in progress */
+  _Atomic uint8_t flags;        /* enum adaptra_page_flag bits */
   uint8_t state : 2;            /* enum adaptra_page_state */
   uint8_t method : 6;           /* read-ahead method that inserted it */
 };
@@ -65,6 +73,15 @@ struct adaptra_page {
 /* Called when a read-ahead page is evicted before anyone read it. */
 typedef void (*adaptra_pool_lost_fn) (void *opaque, uint64_t stream_id,
                                       unsigned method);
+
+/* Stripe locks of the page index: a power of two, each alone on its
+ * cache line.
+ */
+#define ADAPTRA_POOL_STRIPES 64
+
+struct adaptra_pool_stripe {
+  _Alignas (64) pthread_mutex_t lock;
+};
 
 struct adaptra_pool {
   size_t page_size;
@@ -75,6 +92,8 @@ struct adaptra_pool {
   struct adaptra_page *pages;   /* nframes descriptors */
   uint32_t *buckets;            /* hash heads, nbuckets entries */
   unsigned bucket_bits;
+  /* Bucket b's stripe is b % ADAPTRA_POOL_STRIPES. */
+  struct adaptra_pool_stripe *stripes;
   struct adaptra_lru lru;       /* eviction policy and aging clock */
   uint32_t free_head, nfree;
   uint32_t in_flight;           /* frames in state IN_FLIGHT */
@@ -119,6 +138,13 @@ extern uint32_t adaptra_pool_insert (struct adaptra_pool *pool,
  */
 extern bool adaptra_pool_complete (struct adaptra_pool *pool, uint32_t f);
 
+/* For the eviction policy, choosing its victim READY frame f: take f
+ * out of the index unless it is pinned, in one critical section of
+ * its stripe lock, so that no hit pins it afterwards.  Returns false
+ * (and leaves f indexed) if it is pinned.
+ */
+extern bool adaptra_pool_claim (struct adaptra_pool *pool, uint32_t f);
+
 /* Remove a frame from the index and the LRU and free it; a pinned
  * READY frame is freed by its last unpin instead.  Used for failed
  * reads and for invalidation.
@@ -133,15 +159,35 @@ extern uint64_t adaptra_pool_invalidate (struct adaptra_pool *pool,
                                          uint64_t first, uint64_t last);
 
 /* Pin a READY frame so that it is neither evicted nor reused while
- * its data is copied outside the lock; unpin releases it.
+ * its data is copied outside the lock.
  */
 extern void adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f);
-extern void adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f);
+
+/* Without the engine lock: if page_no is READY, pin its frame (as
+ * adaptra_pool_pin) and return it, else ADAPTRA_NO_FRAME.  Takes the
+ * page's stripe lock.  The frame's data, page number and stream id
+ * stay as they are until it is unpinned.
+ */
+extern uint32_t adaptra_pool_pin_hit (struct adaptra_pool *pool,
+                                      uint64_t page_no);
+
+/* Release a pin, with or without the engine lock.  Returns true when
+ * this was the last pin of a frame that was dropped meanwhile (STALE):
+ * the caller must then free it with adaptra_pool_release, under the
+ * engine lock.
+ */
+extern bool adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f);
+
+/* Free a STALE frame whose last pin adaptra_pool_unpin released. */
+extern void adaptra_pool_release (struct adaptra_pool *pool, uint32_t f);
 
 /* A client read the page.  The first touch sets REFERENCED and clears
  * READAHEAD, a later one sets ACTIVATE (delayed activation: the page
  * moves to the active list only when eviction reaches it).  Returns
- * true on the first touch of a page that read-ahead inserted.
+ * true on the first touch of a page that read-ahead inserted.  The
+ * engine lock is held, or the frame is pinned and already REFERENCED:
+ * then the touch only sets the ACTIVATE bit, atomically, which the
+ * policy consumes under the engine lock when eviction reaches the page.
  */
 extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
 

@@ -9,10 +9,17 @@
  *
  * The live counters are plain uint64_t fields bumped with relaxed
  * atomic adds, so any thread may count without the engine lock and a
- * snapshot never tears a value.  The seed laid out its per-method
- * counters as blocks at fixed offsets from the totals, and bumped the
- * total and the method's copy together; the method array here does
- * the same, with the totals in slot ADAPTRA_METHOD_NONE.
+ * snapshot never tears a value.  The engine keeps the counters of its
+ * read path in shards, one cache line apart, each thread counting in
+ * its own (engine-impl.h: adaptra_stats_here), so that threads do not
+ * bounce one line between cores at every read, as Linux keeps its
+ * vm_event_states per CPU and sums them when /proc/vmstat is read; a
+ * snapshot is the sum of the shards (adaptra_stats_add_counters).
+ *
+ * The seed laid out its per-method counters as blocks at fixed offsets
+ * from the totals, and bumped the total and the method's copy
+ * together; the method array here does the same, with the totals in
+ * slot ADAPTRA_METHOD_NONE.
  *
  * The field table below is the only place that spells the names: a
  * printer (text, JSON, Prometheus) walks it.
@@ -155,8 +162,8 @@ adaptra_stats_count_hits (struct adaptra_stats *live, unsigned method,
 }
 
 void
-adaptra_stats_copy_counters (struct adaptra_stats *snap,
-                             const struct adaptra_stats *live)
+adaptra_stats_add_counters (struct adaptra_stats *snap,
+                            const struct adaptra_stats *live)
 {
   size_t i;
 
@@ -164,7 +171,7 @@ adaptra_stats_copy_counters (struct adaptra_stats *snap,
     const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
 
     if (f->kind == ADAPTRA_STAT_COUNTER)
-      *(uint64_t *) ((char *) snap + f->offset) =
+      *(uint64_t *) ((char *) snap + f->offset) +=
         __atomic_load_n ((const uint64_t *) ((const char *) live + f->offset),
                          __ATOMIC_RELAXED);
   }

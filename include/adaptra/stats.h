@@ -140,11 +140,12 @@ extern void adaptra_stats_count_return (struct adaptra_stats *live,
 extern void adaptra_stats_count_hits (struct adaptra_stats *live,
                                       unsigned method, uint64_t n);
 
-/* Copy the counters of live into snap (atomically per value); the
- * gauges of snap are left for the caller to fill.
+/* Add the counters of live into snap (reading each value atomically),
+ * so that a snapshot of counters kept in several shards is their sum;
+ * the gauges of snap are left for the caller to fill.
  */
-extern void adaptra_stats_copy_counters (struct adaptra_stats *snap,
-                                         const struct adaptra_stats *live);
+extern void adaptra_stats_add_counters (struct adaptra_stats *snap,
+                                        const struct adaptra_stats *live);
 
 /* Zero the counters of live; gauges are untouched. */
 extern void adaptra_stats_clear_counters (struct adaptra_stats *live);

@@ -6,7 +6,7 @@
 
 /* How do reads through the engine scale with threads?
  *
- *   engine-scale [--seconds T] [--threads 1,2,4,8] [--size SIZE]
+ *   engine-scale [--seconds T] [--threads 1,2,4,8] [--hold]
  *
  * Each thread is a client of one volume and reads 4 KiB at random
  * offsets, as fast as it can, for T seconds (default 2), against a
@@ -27,6 +27,19 @@
  * by itself; the serial fraction s of Amdahl's law, fitted from the
  * one and two thread runs as s = (2 / S2 - 1), is printed too, with
  * what it predicts for 16 and 64 threads: S(n) = 1 / (s + (1 - s) / n).
+ *
+ * With --hold it also times how long each thread holds the engine
+ * mutex (which costs two clock reads a section, so ops/s are lower;
+ * measure throughput without it).  The tool is linked with
+ * -Wl,--wrap for pthread_mutex_lock and pthread_mutex_unlock
+ * (scripts/bench/build), and learns which mutex is the engine's as the
+ * one adaptra_engine_get_config takes.  Each line then shows the
+ * nanoseconds held per operation and the share of the run's wall time
+ * that some thread held it; at one thread that share is the serial
+ * fraction s of Amdahl's law, measured, and its prediction is printed
+ * beside the fitted one.  (A wait on a condition variable drops the
+ * mutex inside libc and is counted as held: none of these cases waits,
+ * but for a miss on a page another thread is reading.)
  * Build: scripts/bench/build (after make).
  */
 
@@ -49,6 +62,7 @@ struct run {
   uint64_t seed;
   double deadline;
   uint64_t ops;
+  uint64_t held_ns;             /* engine mutex held (--hold) */
 };
 
 static double
@@ -68,6 +82,37 @@ monotonic_ns (void *opaque)
   (void) opaque;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * UINT64_C (1000000000) + ts.tv_nsec;
+}
+
+/* --hold: the engine's mutex, once learnt, and this thread's time
+ * holding it.
+ */
+static bool timing;
+static pthread_mutex_t *engine_lock;
+static bool learning;
+static _Thread_local uint64_t held_since, held_ns;
+
+extern int __real_pthread_mutex_lock (pthread_mutex_t *m);
+extern int __real_pthread_mutex_unlock (pthread_mutex_t *m);
+
+int
+__wrap_pthread_mutex_lock (pthread_mutex_t *m)
+{
+  int r = __real_pthread_mutex_lock (m);
+
+  if (learning)
+    engine_lock = m;
+  if (timing && m == engine_lock)
+    held_since = monotonic_ns (NULL);
+  return r;
+}
+
+int
+__wrap_pthread_mutex_unlock (pthread_mutex_t *m)
+{
+  if (timing && m == engine_lock)
+    held_ns += monotonic_ns (NULL) - held_since;
+  return __real_pthread_mutex_unlock (m);
 }
 
 static int
@@ -101,12 +146,15 @@ reader (void *arg)
     }
     r->ops += i;
   }
+  r->held_ns = held_ns;
   return NULL;
 }
 
-/* One case at n threads: operations per second in all. */
+/* One case at n threads: operations per second in all; *held is
+ * set to the engine mutex's held time over the wall time (--hold).
+ */
 static double
-measure (const char *what, unsigned n, double seconds)
+measure (const char *what, unsigned n, double seconds, double *held)
 {
   const struct adaptra_backend backend = { .pread = instant_pread };
   const struct adaptra_clock clock = { .now_ns = monotonic_ns };
@@ -116,9 +164,9 @@ measure (const char *what, unsigned n, double seconds)
   pthread_t *tids = calloc (n, sizeof *tids);
   bool hit = strcmp (what, "hit") == 0;
   uint64_t size = hit ? UINT64_C (64) << 20 : UINT64_C (16) << 30;
-  uint64_t total = 0, off;
+  uint64_t total = 0, held_total = 0, off;
   unsigned char *buf = malloc (1 << 20);
-  double start;
+  double start, elapsed;
   int volume, c0;
   unsigned i;
 
@@ -135,6 +183,9 @@ measure (const char *what, unsigned n, double seconds)
     perror ("engine-scale");
     exit (EXIT_FAILURE);
   }
+  learning = true;
+  adaptra_engine_get_config (e, &cfg);
+  learning = false;
   for (off = 0; hit && off < size; off += 1 << 20)
     adaptra_read (e, c0, NULL, buf, 1 << 20, off);
   for (i = 0; i < n; i++) {
@@ -151,12 +202,15 @@ measure (const char *what, unsigned n, double seconds)
   for (i = 0; i < n; i++) {
     pthread_join (tids[i], NULL);
     total += runs[i].ops;
+    held_total += runs[i].held_ns;
   }
+  elapsed = now () - start;
   adaptra_engine_free (e);
   free (runs);
   free (tids);
   free (buf);
-  return total / (now () - start);
+  *held = held_total / 1e9 / elapsed;
+  return total / elapsed;
 }
 
 int
@@ -164,11 +218,14 @@ main (int argc, char **argv)
 {
   static const char *const cases[] = { "hit", "miss", "bypass" };
   unsigned threads[16] = { 1, 2, 4, 8 }, nthreads = 4, c, t;
+  double held, held_one = 0;
   double seconds = 2;
   int i;
 
   for (i = 1; i < argc; i++) {
-    if (strcmp (argv[i], "--seconds") == 0 && i + 1 < argc)
+    if (strcmp (argv[i], "--hold") == 0)
+      timing = true;
+    else if (strcmp (argv[i], "--seconds") == 0 && i + 1 < argc)
       seconds = atof (argv[++i]);
     else if (strcmp (argv[i], "--threads") == 0 && i + 1 < argc) {
       char *p = argv[++i];
@@ -181,24 +238,30 @@ main (int argc, char **argv)
     }
     else {
       fprintf (stderr, "usage: engine-scale [--seconds T] "
-               "[--threads 1,2,4,8]\n");
+               "[--threads 1,2,4,8] [--hold]\n");
       return EXIT_FAILURE;
     }
   }
-  printf ("%-7s %7s %12s %12s %8s\n", "case", "threads", "ops/s",
+  printf ("%-7s %7s %12s %12s %8s", "case", "threads", "ops/s",
           "ops/s/thread", "speedup");
+  printf (timing ? " %10s %6s\n" : "\n", "held ns/op", "held");
   for (c = 0; c < 3; c++) {
     double one = 0, two = 0;
 
     for (t = 0; t < nthreads; t++) {
-      double ops = measure (cases[c], threads[t], seconds);
+      double ops = measure (cases[c], threads[t], seconds, &held);
 
-      if (threads[t] == 1)
+      if (threads[t] == 1) {
         one = ops;
+        held_one = held;
+      }
       if (threads[t] == 2)
         two = ops;
-      printf ("%-7s %7u %12.0f %12.0f %8.2f\n", cases[c], threads[t], ops,
+      printf ("%-7s %7u %12.0f %12.0f %8.2f", cases[c], threads[t], ops,
               ops / threads[t], one > 0 ? ops / one : 0);
+      if (timing)
+        printf (" %10.1f %6.3f", held * 1e9 / ops, held);
+      printf ("\n");
       fflush (stdout);
     }
     if (one > 0 && two > 0) {
@@ -210,6 +273,13 @@ main (int argc, char **argv)
         s = 1;
       printf ("%-7s serial fraction %.3f: Amdahl predicts %.1fx at 16 "
               "threads, %.1fx at 64\n", cases[c], s,
+              1 / (s + (1 - s) / 16), 1 / (s + (1 - s) / 64));
+    }
+    if (timing && one > 0) {
+      double s = held_one;
+
+      printf ("%-7s measured lock-held fraction %.3f at 1 thread: Amdahl "
+              "predicts %.1fx at 16 threads, %.1fx at 64\n", cases[c], s,
               1 / (s + (1 - s) / 16), 1 / (s + (1 - s) / 64));
     }
   }

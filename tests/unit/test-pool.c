@@ -166,7 +166,7 @@ test_rescue (void **state)
   assert_int_equal (pool.lru.inactive.tail, adaptra_pool_lookup (&pool, 100));
   /* A hole stops the walk. */
   assert_int_equal (adaptra_pool_rescue (&pool, 106, 10), 2);
-  adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, 103));
+  assert_false (adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, 103)));
 }
 
 static void
@@ -226,9 +226,16 @@ test_invalidate (void **state)
   assert_int_equal (adaptra_pool_lookup (&pool, 2), ADAPTRA_NO_FRAME);
   assert_int_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
   assert_int_equal (pool.pages[ready].state, ADAPTRA_PAGE_FREE);
-  /* The pinned page is freed only by its last unpin. */
+  /* The pinned page is freed only after its last unpin, which says
+   * so; a hit can no longer pin it.
+   */
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
-  adaptra_pool_unpin (&pool, pinned);
+  assert_int_equal (adaptra_pool_pin_hit (&pool, 2), ADAPTRA_NO_FRAME);
+  adaptra_pool_pin (&pool, pinned);
+  assert_false (adaptra_pool_unpin (&pool, pinned));
+  assert_true (adaptra_pool_unpin (&pool, pinned));
+  assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
+  adaptra_pool_release (&pool, pinned);
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_FREE);
   /* The in-flight page's completion discards it. */
   assert_false (adaptra_pool_complete (&pool, flying));
@@ -253,11 +260,23 @@ test_pinned_never_evicted (void **state)
   assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0),
                     ADAPTRA_NO_FRAME);
   f = adaptra_pool_lookup (&pool, 5);
-  adaptra_pool_unpin (&pool, f);
+  assert_false (adaptra_pool_unpin (&pool, f));
   assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0), f);
   for (i = 0; i < FRAMES; i++)
     if (i != 5)
-      adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, i));
+      assert_false (adaptra_pool_unpin (&pool,
+                                        adaptra_pool_lookup (&pool, i)));
+  /* A hit's pin (without the engine lock) protects the same way: the
+   * policy's victim is claimed from the index only while unpinned.
+   */
+  f = adaptra_pool_pin_hit (&pool, 6);
+  assert_int_equal (f, adaptra_pool_lookup (&pool, 6));
+  assert_int_equal (adaptra_pool_pin_hit (&pool, 999), ADAPTRA_NO_FRAME);
+  assert_false (adaptra_pool_claim (&pool, f));
+  for (i = 0; i < 2 * FRAMES; i++)
+    assert_int_not_equal (adaptra_pool_insert (&pool, 2000 + i, 0, 0, 0), f);
+  assert_int_equal (adaptra_pool_lookup (&pool, 6), f);
+  assert_false (adaptra_pool_unpin (&pool, f));
 }
 
 static void

@@ -73,7 +73,7 @@ test_counting (void **state)
   live.pages_free = 77;
 
   memset (&snap, 0, sizeof snap);
-  adaptra_stats_copy_counters (&snap, &live);
+  adaptra_stats_add_counters (&snap, &live);
   assert_int_equal (adaptra_stat_value (&snap, field ("readahead")), 2);
   assert_int_equal (adaptra_stat_value (&snap, field ("pgreadahead")), 24);
   assert_int_equal (adaptra_stat_value (&snap, field ("readahead_eof")), 1);
@@ -90,6 +90,37 @@ test_counting (void **state)
   assert_int_equal (live.method[ADAPTRA_METHOD_NONE].pgreadahead, 0);
   assert_int_equal (live.method[ADAPTRA_METHOD_STATE].readahead, 0);
   assert_int_equal (live.pages_free, 77);
+}
+
+/* Counters kept in shards: a snapshot is their sum, every counter of
+ * the field table and only counters, whichever shard counted.
+ */
+static void
+test_shards_sum (void **state)
+{
+  struct adaptra_stats shard[3], snap;
+  size_t i, k;
+
+  (void) state;
+  memset (shard, 0, sizeof shard);
+  for (k = 0; k < 3; k++)
+    for (i = 0; i < adaptra_stat_field_count; i++)
+      adaptra_stat_add ((uint64_t *) ((char *) &shard[k] +
+                                      adaptra_stat_fields[i].offset),
+                        (k + 1) * 1000 + i);
+  adaptra_stats_count_hits (&shard[2], ADAPTRA_METHOD_STATE, 7);
+  memset (&snap, 0, sizeof snap);
+  for (k = 0; k < 3; k++)
+    adaptra_stats_add_counters (&snap, &shard[k]);
+  for (i = 0; i < adaptra_stat_field_count; i++) {
+    const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
+    uint64_t want = f->kind == ADAPTRA_STAT_COUNTER ? 6000 + 3 * i : 0;
+
+    if (strcmp (f->name, "pgreadahead_hit") == 0 ||
+        strcmp (f->name, "pgra_state_hit") == 0)
+      want += 7;
+    assert_int_equal (adaptra_stat_value (&snap, f), want);
+  }
 }
 
 /* Every method has its own name, used as-is in counters and traces;
@@ -113,6 +144,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_table_covers_struct),
     cmocka_unit_test (test_counting),
+    cmocka_unit_test (test_shards_sum),
     cmocka_unit_test (test_method_names),
   };
 
