@@ -5,6 +5,7 @@
 
 import socket
 import sys
+import time
 
 # Checks passed so far (check), for the tests' closing lines.
 checks = 0
@@ -42,3 +43,15 @@ def counter(path, name):
         if w[:1] == [name]:
             return int(w[1])
     return None
+
+
+def quiet(path, timeout=10):
+    """Wait until no page is being read ahead (prefetch in flight is
+    zero), so that the counters read next move only for the requests
+    the caller makes.  Fails after timeout seconds."""
+    end = time.monotonic() + timeout
+    while counter(path, "prefetch_flight_bytes") or \
+            counter(path, "pages_in_flight"):
+        if time.monotonic() > end:
+            raise TimeoutError("prefetch still in flight")
+        time.sleep(0.02)
