@@ -67,10 +67,15 @@ struct adaptra_volume {
   bool bypass;                  /* stepped aside: the backend is as fast
                                    as the pool (adaptra_bdp_fast); written
                                    atomically, the hit path reads it */
+  uint64_t aside_sampled_ns;    /* last throughput sample of the
+                                   lockless stepped-aside path (atomic,
+                                   engine.c: read_aside) */
   uint64_t flight_bytes;        /* its prefetch queued or running */
   uint64_t client_bytes;        /* read by its closed clients (the open
                                    ones count their own) */
-  uint64_t backend_bytes, readahead_hits;
+  uint64_t backend_bytes;       /* added atomically: the stepped-aside
+                                   path counts without the lock */
+  uint64_t readahead_hits;
 };
 
 /* A client.  used, requests, bytes and touched are read and written
@@ -83,7 +88,8 @@ struct adaptra_client {
   char name[64];
   uint64_t requests, bytes;     /* its reads */
   uint64_t readahead_hits;      /* pages it read that read-ahead brought */
-  uint64_t backend_bytes;       /* bytes its own misses read */
+  uint64_t backend_bytes;       /* bytes its own misses read (added
+                                   atomically, as the volume's) */
   uint64_t streams_started;
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (engine.c) */
@@ -218,6 +224,19 @@ adaptra_unlock (struct adaptra_engine *e)
   assert_locked (e);
   set_lock_owner (e, 0);
   pthread_mutex_unlock (&e->lock);
+}
+
+/* Take the lock if it is free; true if taken.  For work that may be
+ * skipped when the lock is busy (a throughput sample).
+ */
+static inline bool
+adaptra_trylock (struct adaptra_engine *e)
+{
+  assert_unlocked (e);
+  if (pthread_mutex_trylock (&e->lock) != 0)
+    return false;
+  set_lock_owner (e, adaptra_lock_self ());
+  return true;
 }
 
 /* Wait on cond, which drops and retakes the lock. */

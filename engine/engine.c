@@ -9,15 +9,16 @@
  *
  * One client read:
  *
- *   0. Without the lock (read_hits): if every page is a plain hit (READY,
- *      read by a client before, of no stream, without a look-ahead
- *      mark) and the volume has not stepped aside, pin each under its
- *      stripe lock (pool.c), count in this thread's counter shard,
- *      touch (an atomic ACTIVATE bit), copy, unpin; done.  Such a read
- *      would make no decision and move no stream, so the lock would
- *      add nothing but a serial section; it also skips the stream
- *      table's reaping, which the next locked read does.  Else
- *      nothing was done, and:
+ *   0. Without the lock (read_unlocked): if every page is a plain hit
+ *      (READY, read by a client before, of no stream, without a
+ *      look-ahead mark) or, on a volume that stepped aside, absent,
+ *      pin each present page under its stripe lock (pool.c), count in
+ *      this thread's counter shard, touch (an atomic ACTIVATE bit),
+ *      copy, read the absent runs straight from the backend into the
+ *      client's buffer, unpin; done.  Such a read would make no
+ *      decision and move no stream, so the lock would add nothing but
+ *      a serial section; it also skips the stream table's reaping,
+ *      which the next locked read does.  Else nothing was done, and:
  *   1. Under the lock, walk the request's pages once: the first page
  *      that is absent is a miss; the first mark taken (test and clear)
  *      is a look-ahead hit.  Make the request's single read-ahead
@@ -427,7 +428,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
   adaptra_stat_add (err ? &st->backend_errors : &st->backend_bytes,
                     err ? 1 : bytes);
   if (!err)
-    v->backend_bytes += bytes;
+    __atomic_fetch_add (&v->backend_bytes, bytes, __ATOMIC_RELAXED);
   return err;
 }
 
@@ -498,7 +499,7 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   err = adaptra_fetch_then_lock (e, v, ctx, p, frames, n, (uint32_t) bytes, r);
   free (heap);
   if (!err)
-    c->backend_bytes += bytes;
+    __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
   *pp = p + n;
   return err;
 }
@@ -534,6 +535,40 @@ steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
   return fast;
 }
 
+/* Account a read straight from the backend of volume v for client c:
+ * bytes in ns, or err.  Counters are atomic or per-thread: lock held or
+ * not.
+ */
+static void
+count_direct (struct adaptra_engine *e, struct adaptra_client *c,
+              uint64_t bytes, int err)
+{
+  struct adaptra_stats *st = adaptra_stats_here (e);
+
+  adaptra_stat_add (&st->backend_requests, 1);
+  if (err) {
+    adaptra_stat_add (&st->backend_errors, 1);
+    return;
+  }
+  adaptra_stat_add (&st->backend_bytes, bytes);
+  adaptra_stat_add (&st->bypass_bytes, bytes);
+  __atomic_fetch_add (&c->volume->backend_bytes, bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
+}
+
+/* Feed a direct read of bytes in ns to the throughput estimates and
+ * look again whether volume v steps aside.  Lock held.
+ */
+static void
+sample_direct (struct adaptra_engine *e, struct adaptra_volume *v,
+               uint64_t bytes, uint64_t ns)
+{
+  assert_locked (e);
+  adaptra_bdp_sample (&e->bdp, bytes, ns);
+  adaptra_bdp_sample (&v->bdp, bytes, ns);
+  steps_aside (e, v);
+}
+
 /* A volume that stepped aside: read the bytes the request wants of
  * the run of absent pages from *pp (up to last) straight from the
  * backend into the client's buffer, caching nothing; advance *pp past
@@ -546,7 +581,6 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
   struct adaptra_volume *v = c->volume;
   uint64_t p = *pp, n = 1, start, end, t0, t1;
-  struct adaptra_stats *st;
   int err;
 
   assert_locked (e);
@@ -561,18 +595,9 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
                           (uint32_t) (end - start), start - v->base);
   t1 = adaptra_now (e);
   adaptra_lock (e);
-  st = adaptra_stats_here (e);
-  adaptra_stat_add (&st->backend_requests, 1);
-  if (err)
-    adaptra_stat_add (&st->backend_errors, 1);
-  else {
-    adaptra_stat_add (&st->backend_bytes, end - start);
-    adaptra_stat_add (&st->bypass_bytes, end - start);
-    adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
-    adaptra_bdp_sample (&v->bdp, end - start, t1 - t0);
-    v->backend_bytes += end - start;
-    c->backend_bytes += end - start;
-  }
+  count_direct (e, c, end - start, err);
+  if (!err)
+    sample_direct (e, v, end - start, t1 - t0);
   *pp = p + n;
   return err;
 }
@@ -663,9 +688,9 @@ copy_ready (struct adaptra_engine *e, int client,
   *pp = p + n;
 }
 
-/* Release the hit pins of frames[0..n) without the engine lock,
- * taking it only to free a frame whose last pin this was after a
- * write dropped it.
+/* Release the hit pins of frames[0..n) (ADAPTRA_NO_FRAME: none)
+ * without the engine lock, taking it only to free a frame whose last
+ * pin this was after a write dropped it.
  */
 static void
 unpin_hits (struct adaptra_engine *e, const uint32_t *frames, uint32_t n)
@@ -674,7 +699,8 @@ unpin_hits (struct adaptra_engine *e, const uint32_t *frames, uint32_t n)
 
   assert_unlocked (e);
   for (i = 0; i < n; i++)
-    if (adaptra_pool_unpin (&e->pool, frames[i])) {
+    if (frames[i] != ADAPTRA_NO_FRAME &&
+        adaptra_pool_unpin (&e->pool, frames[i])) {
       adaptra_lock (e);
       adaptra_pool_release (&e->pool, frames[i]);
       adaptra_unlock (e);
@@ -703,22 +729,74 @@ plain_hit (const struct adaptra_page *page)
     == ADAPTRA_PG_REFERENCED;
 }
 
-/* The hit path, without the engine lock (docs/DESIGN.md §9): serve
- * the read if every page it wants is READY, was read by a client
- * before, carries no look-ahead mark and belongs to no stream, and
- * its volume has not stepped aside.  Such a read needs no read-ahead
- * decision (decide would only look the pages up), no stream update,
- * no first-touch accounting: only a pin, the client's counters, the
- * touch (the ACTIVATE bit, atomic) and the copy.  Each page is found
- * and pinned under its stripe lock (pool.c), so a page is either
+/* How often the lockless path of a volume that stepped aside feeds
+ * the throughput estimates (read_aside): at most once a millisecond.
+ * Sampling every read took the engine lock for 67 ns of each 4 KiB
+ * read from a backend that takes no time (engine-scale --hold, bypass
+ * case: 11% of one thread's time, a serial fraction that would cap 64
+ * cores at 8x); once a millisecond is 0.01%.  A slow backend (a read
+ * of 1 ms or more) is still sampled at every read of a client at queue
+ * depth 1, so read-ahead comes back as fast as before (bdp.h: 2-3
+ * reads for a 10x slowdown), and at queue depth 16 within 16 times as
+ * many reads.  Time-based, the samples are an unbiased pick of the
+ * reads, where sampling every slow read and some of the fast ones
+ * would weigh a few slow reads of a fast backend up.
+ */
+#define ASIDE_SAMPLE_NS UINT64_C (1000000)
+
+/* Client c's read of the absent pages [p, p + n) of request r, when
+ * its volume stepped aside, without the engine lock: straight from the
+ * backend into the client's buffer.  The throughput sample that keeps
+ * the step-aside decision current is taken once every ASIDE_SAMPLE_NS
+ * and only if the engine lock is free: losing some samples under
+ * contention costs the estimate nothing (it is a moving average over
+ * many reads), waiting for the lock would serialise the reads this
+ * path exists to spread.
+ */
+static int
+read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+            const struct adaptra_request *r, uint64_t p, uint64_t n)
+{
+  uint64_t start = max_u64 (p << e->page_shift, r->offset);
+  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  uint64_t t0, t1;
+  int err;
+
+  assert_unlocked (e);
+  t0 = adaptra_now (e);
+  err = e->backend.pread (ctx, r->buf + (start - r->offset),
+                          (uint32_t) (end - start), start - c->volume->base);
+  t1 = adaptra_now (e);
+  count_direct (e, c, end - start, err);
+  if (!err &&
+      t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
+      >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
+    __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
+    sample_direct (e, c->volume, end - start, t1 - t0);
+    adaptra_unlock (e);
+  }
+  return err;
+}
+
+/* The read path without the engine lock (docs/DESIGN.md §9), for the
+ * requests that need no read-ahead decision: every page the request
+ * wants is either READY, read by a client before, without a look-ahead
+ * mark and of no stream (a plain hit: no first-touch accounting, no
+ * stream to advance, no decision), or, if its volume stepped aside,
+ * absent (read straight from the backend, caching nothing).  Such a
+ * request needs only pins, the client's counters, the touch (the
+ * ACTIVATE bit, atomic), the copies and the direct reads.  Each page is
+ * found and pinned under its stripe lock (pool.c), so a page is either
  * pinned before an eviction or invalidation takes it out of the index
- * (and is then kept, or freed by the last unpin), or missed.  Anything
- * else, or a request of more than PIN_BATCH pages, returns false with
- * nothing counted or pinned, for the locked path.  Lock not held.
+ * (and is then kept, or freed by the last unpin), or missed; a page
+ * missed here and inserted meanwhile is read from the backend, which
+ * holds the same bytes.  Anything else, or a request of more than
+ * PIN_BATCH pages, returns false with nothing counted or pinned, for
+ * the locked path.  Lock not held.
  */
 static bool
-read_hits (struct adaptra_engine *e, int client, void *buf, uint32_t count,
-           uint64_t offset)
+read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
+               uint32_t count, uint64_t offset, int *err)
 {
   struct adaptra_client *c = adaptra_client_of (e, client);
   struct adaptra_request r = { .buf = buf, .count = count };
@@ -726,15 +804,16 @@ read_hits (struct adaptra_engine *e, int client, void *buf, uint32_t count,
   struct adaptra_span span;
   struct adaptra_stats *st;
   uint32_t batch[PIN_BATCH];
-  uint32_t n, i;
+  uint32_t n, i, run;
+  bool aside;
 
   assert_unlocked (e);
   if (!c)
     return false;
   v = c->volume;
-  if (offset > v->size || count > v->size - offset ||
-      __atomic_load_n (&v->bypass, __ATOMIC_RELAXED))
+  if (offset > v->size || count > v->size - offset)
     return false;
+  aside = __atomic_load_n (&v->bypass, __ATOMIC_RELAXED);
   r.offset = v->base + offset;
   span = adaptra_span_of (r.offset, count, e->page_shift);
   if (span.last - span.first > PIN_BATCH)
@@ -742,12 +821,9 @@ read_hits (struct adaptra_engine *e, int client, void *buf, uint32_t count,
   for (n = 0; span.first + n < span.last; n++) {
     uint32_t f = adaptra_pool_pin_hit (&e->pool, span.first + n);
 
-    if (f == ADAPTRA_NO_FRAME) {
-      unpin_hits (e, batch, n);
-      return false;
-    }
     batch[n] = f;
-    if (!plain_hit (adaptra_pool_page (&e->pool, f))) {
+    if (f == ADAPTRA_NO_FRAME ? !aside
+        : !plain_hit (adaptra_pool_page (&e->pool, f))) {
       unpin_hits (e, batch, n + 1);
       return false;
     }
@@ -755,8 +831,19 @@ read_hits (struct adaptra_engine *e, int client, void *buf, uint32_t count,
   st = adaptra_stats_here (e);
   adaptra_stat_add (&st->client_requests, 1);
   adaptra_stat_add (&st->client_bytes, count);
+  if (aside)
+    adaptra_stat_add (&st->bypass_requests, 1);
   count_request (c, count);
-  for (i = 0; i < n; i++) {
+  *err = 0;
+  for (i = 0; i < n; i += run) {
+    run = 1;
+    if (batch[i] == ADAPTRA_NO_FRAME) {
+      while (i + run < n && batch[i + run] == ADAPTRA_NO_FRAME)
+        run++;
+      if (!*err)
+        *err = read_aside (e, c, ctx, &r, span.first + i, run);
+      continue;
+    }
     if (client_new_access (c, span.first + i))
       adaptra_pool_touch (&e->pool, batch[i]);
     if (adaptra_pool_has_data (&e->pool))
@@ -816,8 +903,8 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   uint64_t p;
   int err = 0;
 
-  if (count == 0 || read_hits (e, client, buf, count, offset))
-    return 0;
+  if (count == 0 || read_unlocked (e, client, ctx, buf, count, offset, &err))
+    return err;
   adaptra_lock (e);
   c = adaptra_client_of (e, client);
   if (!c || offset > c->volume->size || count > c->volume->size - offset) {
@@ -1056,7 +1143,7 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
     r->requests = __atomic_load_n (&c->requests, __ATOMIC_RELAXED);
     r->bytes = __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
     r->readahead_hits = c->readahead_hits;
-    r->backend_bytes = c->backend_bytes;
+    r->backend_bytes = __atomic_load_n (&c->backend_bytes, __ATOMIC_RELAXED);
     r->streams_started = c->streams_started;
     r->streams_active = 0;
     for (s = adaptra_streams_first (&e->streams); s;
@@ -1109,7 +1196,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
       if (c->used && c->volume == v)
         r->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
     }
-    r->backend_bytes = v->backend_bytes;
+    r->backend_bytes = __atomic_load_n (&v->backend_bytes, __ATOMIC_RELAXED);
     r->readahead_hits = v->readahead_hits;
     n++;
   }
@@ -1126,6 +1213,7 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
       char *why, size_t len)
 {
   struct adaptra_config next;
+  size_t i;
   int r;
 
   adaptra_lock (e);
@@ -1140,6 +1228,12 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
   r = adaptra_config_check (&next, why, len);
   if (r == 0)
     e->cfg = next;
+  /* The lockless read path goes by each volume's flag: apply a new
+   * step-aside setting to it now, not at the volume's next locked read.
+   */
+  for (i = 0; r == 0 && which == TUNE_BYPASS && i < e->nvolumes; i++)
+    if (e->volumes[i])
+      steps_aside (e, e->volumes[i]);
   adaptra_unlock (e);
   return r;
 }

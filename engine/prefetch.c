@@ -405,7 +405,7 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   adaptra_stat_add (&e->stats.backend_requests, 1);
   if (!err) {
     adaptra_stat_add (&e->stats.backend_bytes, bytes);
-    v->backend_bytes += bytes;
+    __atomic_fetch_add (&v->backend_bytes, bytes, __ATOMIC_RELAXED);
     adaptra_bdp_sample (&v->bdp, bytes, t1 - t0);
     adaptra_bdp_sample (&e->bdp, bytes, t1 - t0);
     for (i = 0; i < n; i++) {

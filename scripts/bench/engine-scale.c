@@ -14,12 +14,14 @@
  * cases, each at every thread count:
  *
  *   hit     every page is in the pool (64 MiB of a 256 MiB pool, read
- *           once before): pin, copy, unpin, under the engine lock;
+ *           once before): pin, copy, unpin, each under a stripe lock of
+ *           the page index;
  *   miss    a 16 GiB export through a 64 MiB pool, read-ahead off:
  *           insert, evict, fetch, complete, under the engine lock
  *           around a backend call;
  *   bypass  the same export, the volume stepped aside: a lookup under
- *           the lock, the backend call without it.
+ *           a stripe lock, the backend call, and a throughput sample
+ *           under the engine lock if it is free (trylock).
  *
  * It prints one line per case and thread count: operations per second
  * in all and per thread, and the speed-up over one thread.  On a
@@ -31,7 +33,7 @@
  * With --hold it also times how long each thread holds the engine
  * mutex (which costs two clock reads a section, so ops/s are lower;
  * measure throughput without it).  The tool is linked with
- * -Wl,--wrap for pthread_mutex_lock and pthread_mutex_unlock
+ * -Wl,--wrap for pthread_mutex_lock, _trylock and _unlock
  * (scripts/bench/build), and learns which mutex is the engine's as the
  * one adaptra_engine_get_config takes.  Each line then shows the
  * nanoseconds held per operation and the share of the run's wall time
@@ -93,6 +95,7 @@ static bool learning;
 static _Thread_local uint64_t held_since, held_ns;
 
 extern int __real_pthread_mutex_lock (pthread_mutex_t *m);
+extern int __real_pthread_mutex_trylock (pthread_mutex_t *m);
 extern int __real_pthread_mutex_unlock (pthread_mutex_t *m);
 
 int
@@ -103,6 +106,16 @@ __wrap_pthread_mutex_lock (pthread_mutex_t *m)
   if (learning)
     engine_lock = m;
   if (timing && m == engine_lock)
+    held_since = monotonic_ns (NULL);
+  return r;
+}
+
+int
+__wrap_pthread_mutex_trylock (pthread_mutex_t *m)
+{
+  int r = __real_pthread_mutex_trylock (m);
+
+  if (r == 0 && timing && m == engine_lock)
     held_since = monotonic_ns (NULL);
   return r;
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -61,6 +62,8 @@ struct traced {
 };
 static struct traced traces[4096];
 static unsigned ntraces;
+/* Called with each trace line, under the engine lock. */
+static void (*during_trace) (const char *line);
 
 static struct adaptra_engine *e;
 static int volume, client;
@@ -108,6 +111,8 @@ record_trace (void *opaque, const char *line)
   struct traced *t = &traces[ntraces];
 
   (void) opaque;
+  if (during_trace)
+    during_trace (line);
   if (ntraces == sizeof traces / sizeof traces[0])
     return;
   if (sscanf (line, "readahead-%15[a-z](client=%*d, stream=%*u, index=%"
@@ -161,6 +166,7 @@ setup (void **state)
   read_ns = read_ns_per_kib = 0;
   fail_ctx = NULL;
   during_read = NULL;
+  during_trace = NULL;
   gate = false;
   now_ns = SEC;
   ntraces = 0;
@@ -1695,17 +1701,42 @@ hot_scanner (void *arg)
   return (void *) bad;
 }
 
+/* Until told to stop, switch the step-aside setting between always
+ * and never, so that reads go both ways around the engine lock and
+ * meet pages cached before the switch.
+ */
+static bool toggling;
+
+static void *
+bypass_toggler (void *arg)
+{
+  const struct timespec pause = { .tv_nsec = 200000 };
+  char why[128];
+  unsigned n = 0;
+
+  (void) arg;
+  while (__atomic_load_n (&toggling, __ATOMIC_ACQUIRE)) {
+    adaptra_engine_set_bypass (e, n++ % 2 ? ADAPTRA_BYPASS_NEVER
+                               : ADAPTRA_BYPASS_ALWAYS, why, sizeof why);
+    nanosleep (&pause, NULL);
+  }
+  adaptra_engine_set_bypass (e, ADAPTRA_BYPASS_NEVER, why, sizeof why);
+  return NULL;
+}
+
+/* 8 readers of hot pages, 2 scanners, a writer and prefetch workers,
+ * and with toggle a thread that switches stepping aside on and off.
+ */
 static void
-test_concurrent_hits_stress (void **state)
+hits_stress (bool toggle)
 {
   void *ctxs[2] = { &worker_ctx, &worker_ctx };
-  pthread_t readers[8], scanners[2], writer;
+  pthread_t readers[8], scanners[2], writer, toggler;
   struct adaptra_stats s;
   uint64_t frames, p;
   void *r;
   unsigned i;
 
-  (void) state;
   for (p = 0; p < HOT_PAGES; p++) {
     memset (disk + p * PAGE, hot_byte (p, 0), PAGE);
     hot_done[p] = 0;
@@ -1714,6 +1745,9 @@ test_concurrent_hits_stress (void **state)
   frames = s.pages_free + s.pages_inactive + s.pages_active;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
   assert_int_equal (adaptra_workers_start (e, 2), 0);
+  toggling = toggle;
+  if (toggle)
+    pthread_create (&toggler, NULL, bypass_toggler, NULL);
   for (i = 0; i < 8; i++)
     pthread_create (&readers[i], NULL, hot_reader, (void *) (intptr_t) i);
   for (i = 0; i < 2; i++)
@@ -1728,15 +1762,44 @@ test_concurrent_hits_stress (void **state)
     assert_null (r);
   }
   pthread_join (writer, &r);
+  if (toggle) {
+    __atomic_store_n (&toggling, false, __ATOMIC_RELEASE);
+    pthread_join (toggler, &r);
+  }
   adaptra_workers_stop (e);
   s = stats ();
   assert_int_equal (s.pages_in_flight, 0);
   assert_int_equal (s.pages_free + s.pages_inactive + s.pages_active, frames);
-  assert_true (s.evicted > 0);
-  assert_true (s.invalidated > 0);
   assert_int_equal (s.client_requests,
                     8 * HOT_READS + 2 * ((DISK / PAGE - HOT_PAGES) / 32));
+  if (toggle) {
+    /* Reads went both ways; how many each way depends on timing. */
+    assert_true (s.bypass_switches > 1);
+    assert_true (s.bypass_requests > 0);
+    assert_true (s.bypass_requests < s.client_requests);
+  }
+  else {
+    assert_true (s.evicted > 0);
+    assert_true (s.invalidated > 0);
+  }
   read_check (0, DISK);
+}
+
+static void
+test_concurrent_hits_stress (void **state)
+{
+  (void) state;
+  hits_stress (false);
+}
+
+/* The same with stepping aside switched on and off meanwhile: reads of
+ * absent pages then go around the engine lock too (read_unlocked).
+ */
+static void
+test_concurrent_aside_stress (void **state)
+{
+  (void) state;
+  hits_stress (true);
 }
 
 
@@ -2078,6 +2141,72 @@ test_step_aside_override (void **state)
   assert_true (stats ().method[ADAPTRA_METHOD_NONE].readahead > 0);
 }
 
+/* A read of a volume that stepped aside does not wait for the engine
+ * lock: one thread holds it (in the trace line of the switch that
+ * adaptra_engine_set_bypass makes, which is written under the lock)
+ * while another reads pages the pool does not hold, and the read must
+ * complete before the lock is released.  With the read under the
+ * lock, the holder's wait times out and the test fails.
+ */
+static sem_t aside_read_done;
+static bool aside_read_while_held;
+static pthread_t aside_thread;
+
+static void *
+aside_reader (void *arg)
+{
+  unsigned char *buf = malloc (3 * PAGE + 5);
+  void *bad = (void *) 1;
+
+  (void) arg;
+  if (buf && adaptra_read (e, client, &client_ctx, buf, 3 * PAGE + 5,
+                           40 * PAGE + 7) == 0 &&
+      memcmp (buf, disk + 40 * PAGE + 7, 3 * PAGE + 5) == 0)
+    bad = NULL;
+  free (buf);
+  sem_post (&aside_read_done);
+  return bad;
+}
+
+/* The trace hook: on the step-aside switch, start the reader and give
+ * it 10 s to finish while this thread holds the lock.
+ */
+static void
+hold_lock_for_a_read (const char *line)
+{
+  struct timespec deadline;
+
+  if (strncmp (line, "bypass(", 7) != 0)
+    return;
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 10;
+  assert_int_equal (pthread_create (&aside_thread, NULL, aside_reader, NULL),
+                    0);
+  aside_read_while_held = sem_timedwait (&aside_read_done, &deadline) == 0;
+}
+
+static void
+test_step_aside_without_lock (void **state)
+{
+  char why[128];
+  uint64_t before;
+  void *r;
+
+  (void) state;
+  sem_init (&aside_read_done, 0, 0);
+  aside_read_while_held = false;
+  before = stats ().bypass_bytes;
+  during_trace = hold_lock_for_a_read;
+  assert_int_equal (adaptra_engine_set_bypass (e, ADAPTRA_BYPASS_ALWAYS,
+                                               why, sizeof why), 0);
+  during_trace = NULL;
+  pthread_join (aside_thread, &r);
+  assert_null (r);
+  assert_true (aside_read_while_held);
+  assert_int_equal (stats ().bypass_bytes, before + 3 * PAGE + 5);
+  sem_destroy (&aside_read_done);
+}
+
 int
 main (void)
 {
@@ -2126,6 +2255,7 @@ main (void)
     T (test_set_contexts_waits_only_to_drop),
     T (test_concurrent_stress),
     T (test_concurrent_hits_stress),
+    T (test_concurrent_aside_stress),
     T (test_volumes_keep_their_bytes),
     T (test_volumes_invalidation),
     T (test_volume_close),
@@ -2133,6 +2263,7 @@ main (void)
     T (test_congestion_shared_fairly),
     T (test_step_aside),
     T (test_step_aside_override),
+    T (test_step_aside_without_lock),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
