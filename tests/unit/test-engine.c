@@ -902,8 +902,9 @@ test_prefetch_peek (void **state)
 
 /* Fair tails (prefetch.c).  A reader's first window is queued, then a
  * huge prefetch of another stream (a 2 MiB cache hint: stream 0), in
- * chunks since it competes.  The reader's next window goes right behind
- * the hint's first chunk, not behind all of it, and its pages are ready
+ * chunks since it competes.  The reader's next window goes ahead of
+ * the hint's chunks: its start tag is in the first round and its pages
+ * are before the hint's (rounds in page order).  Its pages are ready
  * while the hint is still in flight.
  */
 static void
@@ -929,12 +930,13 @@ test_fair_queue_between_streams (void **state)
   assert_int_equal (count, 256 * 1024);
   assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
   read_check (PAGE, 3 * PAGE);          /* the mark: the next window */
-  /* The reader's window is next but one, not behind the hint's eight
-   * chunks.
+  /* The reader's window is next, not behind the hint's eight chunks;
+   * then the hint's first chunk (the job taken was the reader's first
+   * window, of lower pages in the same round).
    */
-  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
-  assert_int_equal (offset, hint);
   assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, hint);
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
   assert_int_equal (offset, 4 * PAGE);
   assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
   assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
@@ -943,6 +945,36 @@ test_fair_queue_between_streams (void **state)
   read_check (offset, count);           /* ready: no backend read */
   assert_int_equal (calls, before);
   assert_int_equal (stats ().io_block, 0);
+}
+
+/* Within a round (4 MiB of start tag) the queue is in page order
+ * across streams, and in queued order within a stream: two cache hints
+ * (stream 0), the second at lower pages, then a reader's initial
+ * window, all in the first round.  Strict tag order would give hint,
+ * window, hint; page order alone would put the second hint first.
+ */
+static void
+test_fair_queue_rounds_in_page_order (void **state)
+{
+  const uint64_t mib = 1024 * 1024;
+  struct adaptra_config cfg;
+  uint64_t offset;
+  uint32_t count;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 16 * mib;
+  restart_engine (&cfg);
+  adaptra_cache_hint (e, client, 8 * mib, 256 * 1024);
+  adaptra_cache_hint (e, client, 4 * mib, 256 * 1024);
+  read_check (0, PAGE);                 /* initial window [1, 4) queued */
+  assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
+  assert_int_equal (offset, PAGE);
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_int_equal (offset, 8 * mib);
+  assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
+  assert_int_equal (offset, 4 * mib);
+  assert_false (adaptra_prefetch_peek (e, 3, &offset, &count));
 }
 
 /* A stream's chunks are read in page order, and a second window of the
@@ -2235,6 +2267,7 @@ main (void)
     T (test_prefetch_peek),
     T (test_fair_queue_between_streams),
     T (test_fair_queue_keeps_stream_order),
+    T (test_fair_queue_rounds_in_page_order),
     T (test_chunk_is_bandwidth_delay),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
