@@ -42,6 +42,8 @@ static int client_ctx, worker_ctx;      /* contexts are their addresses */
 #define DISK2 (8 * 1024 * 1024 + 7)
 static unsigned char *disk2;
 static int client2_ctx, worker2_ctx;
+/* How many times a read of the first disk covered each of its pages. */
+static unsigned char page_reads[DISK / PAGE + 1];
 static void *fail_ctx;                  /* fail reads with this ctx */
 static void (*during_read) (uint64_t offset, uint32_t count);
 static bool gate;                       /* hold reads until released */
@@ -86,6 +88,9 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
                         __ATOMIC_SEQ_CST);
   if (fail_ctx == ctx)
     return EIO;
+  if (!second)
+    for (uint64_t p = offset / PAGE; p <= (offset + count - 1) / PAGE; p++)
+      __atomic_fetch_add (&page_reads[p], 1, __ATOMIC_SEQ_CST);
   /* Like a real backend, a read and a write do not interleave. */
   pthread_mutex_lock (&disk_lock);
   memcpy (buf, d + offset, count);
@@ -158,6 +163,7 @@ setup (void **state)
   for (i = 0; i < DISK; i++)
     disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
   calls = bad_requests = 0;
+  memset (page_reads, 0, sizeof page_reads);
   read_ns = read_ns_per_kib = 0;
   fail_ctx = NULL;
   during_read = NULL;
@@ -861,6 +867,77 @@ test_reader_runs_queued_job (void **state)
   assert_int_equal (stats ().prefetch_flight_bytes, 0);
   read_check (2 * PAGE, 2 * PAGE);
   assert_int_equal (calls, 2);
+}
+
+/* Read pages [1, 8) as client *arg and check the bytes. */
+static void *
+follower_thread (void *arg)
+{
+  unsigned char buf[7 * PAGE];
+  int err = adaptra_read (e, *(int *) arg, &client_ctx, buf, sizeof buf,
+                          PAGE);
+
+  return (void *) (intptr_t) (err ? err : memcmp (buf, disk + PAGE,
+                                                  sizeof buf) != 0);
+}
+
+/* Two readers following the same pages, as W8's guests do.  Reader
+ * a's request misses at page 4, a's decision issues a window past the
+ * request, then a reads the queued pages 1..3 before its miss (held
+ * in the backend here).  Reader b, deciding on the same miss
+ * meanwhile, finds page 4 still absent: it must follow a's window, not
+ * restart (and double) it.  Together they read from the backend the
+ * very pages a reads alone, each once.
+ */
+static void
+test_followers_share_window (void **state)
+{
+  unsigned char alone[sizeof page_reads];
+  struct adaptra_config cfg;
+  pthread_t ta, tb;
+  void *ra, *rb;
+  int b;
+  unsigned i;
+
+  (void) state;
+  /* a alone: page 0 (initial window [0, 4), pages 1..3 queued), then
+   * pages [1, 8).
+   */
+  read_check (0, PAGE);
+  assert_null (follower_thread (&client));
+  drain ();
+  memcpy (alone, page_reads, sizeof alone);
+  assert_int_equal (stats ().readahead_follow, 0);
+
+  base_config (&cfg);
+  restart_engine (&cfg);
+  memset (page_reads, 0, sizeof page_reads);
+  b = adaptra_client_open (e, volume, "b");
+  assert_true (b >= 0);
+  read_check (0, PAGE);
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  gate = true;
+  pthread_create (&ta, NULL, follower_thread, &client);
+  sem_wait (&entered);                  /* a decided, reads pages 1..3 */
+  pthread_create (&tb, NULL, follower_thread, &b);
+  for (i = 0; i < 5000 && stats ().io_block < 2; i++)
+    usleep (1000);
+  assert_int_equal (stats ().io_block, 2);      /* b decided, waits */
+  gate = false;
+  sem_post (&release);
+  pthread_join (ta, &ra);
+  pthread_join (tb, &rb);
+  assert_null (ra);
+  assert_null (rb);
+  drain ();
+  assert_memory_equal (page_reads, alone, sizeof alone);
+  for (i = 0; i < sizeof alone; i++)
+    assert_true (alone[i] <= 1);
+  assert_int_equal (stats ().readahead_follow, 1);
+  adaptra_client_close (e, b);
+  sem_destroy (&entered);
+  sem_destroy (&release);
 }
 
 /* peek names the queued jobs in the order run_one runs them. */
@@ -2103,6 +2180,7 @@ main (void)
     T (test_mode_off),
     T (test_inflight_dedup),
     T (test_reader_runs_queued_job),
+    T (test_followers_share_window),
     T (test_prefetch_peek),
     T (test_fair_queue_between_streams),
     T (test_fair_queue_keeps_stream_order),
