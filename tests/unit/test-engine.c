@@ -128,6 +128,7 @@ base_config (struct adaptra_config *cfg)
   cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
   cfg->max_bytes = 256 * 1024;          /* 64 pages */
   cfg->workers = 0;
+  cfg->profile_workers = 0;
   cfg->trace = record_trace;
   /* The fake backend takes no time, which is as fast as a backend
    * gets: these tests are of read-ahead, so it must not step aside
@@ -1506,13 +1507,38 @@ test_workers (void **state)
 
   (void) state;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), EBUSY);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), EBUSY);
   for (off = 0; off + 65536 <= DISK; off += 65536)
     read_check (off, 65536);
   adaptra_workers_stop (e);
   assert_int_equal (stats ().pages_in_flight, 0);
   assert_true (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 0);
+}
+
+/* A worker for hints only runs a cache hint's job (how boot profiles
+ * prefetch) queued behind a stream's window, and leaves the window's
+ * job queued.
+ */
+static void
+test_hint_worker_takes_hints_only (void **state)
+{
+  void *ctx = &worker_ctx;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  read_check (0, PAGE);                 /* initial window: pages 1..3 */
+  assert_int_equal (adaptra_workers_start (e, 0, 1), 0);
+  adaptra_cache_hint (e, client, 64 * PAGE, 4 * PAGE);
+  for (i = 0; i < 5000 && stats ().pages_in_flight > 3; i++)
+    usleep (1000);
+  assert_int_equal (stats ().pages_in_flight, 3);
+  assert_int_equal (stats ().prefetch_queued_bytes, 3 * PAGE);
+  calls = 0;
+  read_check (64 * PAGE, 4 * PAGE);     /* the hint's pages are there */
+  assert_int_equal (calls, 0);
+  adaptra_workers_stop (e);
 }
 
 /* Lending the workers one more context (a connection joining an
@@ -1570,7 +1596,7 @@ test_set_contexts_waits_only_to_drop (void **state)
   sem_init (&entered, 0, 0);
   sem_init (&release, 0, 0);
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, one), 0);
-  assert_int_equal (adaptra_workers_start (e, 1), 0);
+  assert_int_equal (adaptra_workers_start (e, 1, 0), 0);
   assert_true (set_contexts_returns_during_job (0, 2, two));
   /* The worker reads with worker_ctx (two[0]): dropping it waits. */
   assert_false (set_contexts_returns_during_job (PAGE, 1, two + 1));
@@ -1633,7 +1659,7 @@ test_concurrent_stress (void **state)
 
   (void) state;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
   for (i = 0; i < 3; i++)
     pthread_create (&readers[i], NULL, stress_reader, (void *) (intptr_t) i);
   pthread_create (&writer, NULL, stress_writer, NULL);
@@ -1790,7 +1816,7 @@ test_concurrent_hits_stress (void **state)
   s = stats ();
   frames = s.pages_free + s.pages_inactive + s.pages_active;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
   for (i = 0; i < 8; i++)
     pthread_create (&readers[i], NULL, hot_reader, (void *) (intptr_t) i);
   for (i = 0; i < 2; i++)
@@ -2000,7 +2026,7 @@ test_volume_contexts (void **state)
   assert_non_null (disk2);
   v2 = open_second (0, DISK2, &client2);
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
   read_check2 (client2, 0, 4 * PAGE);   /* queued, no worker may take it */
   read_check (0, 4 * PAGE);             /* queued, a worker takes it */
   /* Once the workers are idle, what is still queued is v2's. */
@@ -2201,6 +2227,7 @@ main (void)
     T (test_small_pool_settles),
     T (test_tunables),
     T (test_workers),
+    T (test_hint_worker_takes_hints_only),
     T (test_set_contexts_waits_only_to_drop),
     T (test_concurrent_stress),
     T (test_concurrent_hits_stress),
