@@ -324,9 +324,11 @@ adaptra_after_fork (nbdkit_backend *backend)
   nworkers = background_io ? config.workers : 0;
   /* Profile workers run only profiles' prefetch, through the contexts
    * lent to the workers: none without either (and no transfer slots
-   * kept for them).
+   * kept for them).  Over a plugin that serialises requests per handle
+   * they would only queue for the workers' handles, and hold up the
+   * streams' read-ahead there.
    */
-  if (nworkers == 0 || profiles_dir () == NULL)
+  if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
