@@ -43,8 +43,9 @@
 #define ADAPTRA_JOB_MIN (256 * 1024)
 
 /* Transfer slots (bounce.c) take this fraction (1/N) of adaptra-pool,
- * split into one slot per prefetch worker and this many more for the
- * clients' own reads.
+ * split into one slot per prefetch worker (adaptra-workers and
+ * adaptra-profile-workers) and this many more for the clients' own
+ * reads.
  */
 #define ADAPTRA_BOUNCE_SHARE 16
 #define ADAPTRA_BOUNCE_READER_SLOTS 4
@@ -125,6 +126,7 @@ struct adaptra_stats_shard {
 struct adaptra_worker {
   struct adaptra_engine *e;
   unsigned index;               /* reads with a volume's ctxs[index % nctx] */
+  bool hints_only;              /* takes only cache hints' jobs (stream 0) */
   pthread_t thread;
 };
 
@@ -148,6 +150,8 @@ struct adaptra_engine {
    */
   pthread_cond_t page_done[ADAPTRA_WAIT_QUEUES];
   pthread_cond_t job_queued;    /* a job was queued, or stop requested */
+  pthread_cond_t hint_queued;   /* the same for workers of hints only:
+                                   a cache hint's job was queued */
   pthread_cond_t job_done;      /* a volume's last running job ended */
   struct adaptra_config cfg;    /* tunables may change at run time */
   struct adaptra_volume **volumes; /* by id; NULL: free */
@@ -165,7 +169,8 @@ struct adaptra_engine {
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
   size_t nclients;              /* slots in the chunks (atomic) */
   struct adaptra_worker *workers;
-  unsigned nworkers;            /* running (set under the lock) */
+  unsigned nworkers;            /* running, of any job (set under the lock) */
+  unsigned nhint_workers;       /* running after them, of hints' jobs only */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */

@@ -95,7 +95,8 @@ init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
 {
   uint64_t pool_pages = cfg->pool_bytes >> e->page_shift;
   uint64_t budget = pool_pages / ADAPTRA_BOUNCE_SHARE;
-  uint64_t nslots = cfg->workers + ADAPTRA_BOUNCE_READER_SLOTS;
+  uint64_t nslots = (uint64_t) cfg->workers + cfg->profile_workers +
+    ADAPTRA_BOUNCE_READER_SLOTS;
 
   if (budget == 0)
     budget = 1;
@@ -157,6 +158,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_init (&e->page_done[i], NULL);
   pthread_cond_init (&e->job_queued, NULL);
+  pthread_cond_init (&e->hint_queued, NULL);
   pthread_cond_init (&e->job_done, NULL);
   return e;
 }
@@ -180,6 +182,7 @@ adaptra_engine_free (struct adaptra_engine *e)
     }
   free (e->volumes);
   pthread_cond_destroy (&e->job_done);
+  pthread_cond_destroy (&e->hint_queued);
   pthread_cond_destroy (&e->job_queued);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_destroy (&e->page_done[i]);
@@ -296,8 +299,10 @@ adaptra_volume_set_contexts (struct adaptra_engine *e, int volume, unsigned n,
     v->nctx = n;
     if (n == 0)
       adaptra_prefetch_drop_queue (e, v);
-    else
+    else {
       pthread_cond_broadcast (&e->job_queued);
+      pthread_cond_broadcast (&e->hint_queued);
+    }
     if (dropping)
       wait_jobs (e, v);
   }

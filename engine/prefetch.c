@@ -24,7 +24,12 @@
  *
  * Workers are pthreads with their own backend context each (a plugin
  * that serialises requests gets one request per context, so more
- * workers mean more parallel requests).  Demand reads never queue:
+ * workers mean more parallel requests).  Workers for hints only
+ * (adaptra-profile-workers, after the adaptra-workers ones) take only
+ * cache hints' jobs, which is how boot profiles prefetch: a profile's
+ * short, scattered extents need many reads at once to hide the
+ * backend's latency, where streams' windows fill its bandwidth with a
+ * few large ones (may_run).  Demand reads never queue:
  * the client's thread reads its own misses, and a reader that needs a
  * page of a job still queued takes the part of that job it wants
  * (up to the end of its request) and runs it itself, so a demand read
@@ -173,6 +178,8 @@ enqueue (struct adaptra_engine *e, struct adaptra_job *job)
   e->queued_bytes += bytes;
   add_flight (e, v, (int64_t) bytes);
   pthread_cond_signal (&e->job_queued);
+  if (job->stream == 0)
+    pthread_cond_signal (&e->hint_queued);
 }
 
 static struct adaptra_job *
@@ -637,16 +644,30 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
   }
 }
 
-/* The first queued job (in fair order) that a worker can read (its
- * volume has contexts), and the one before it.  Lock held.
+/* May worker w run job?  Its volume must have contexts, and a worker
+ * for hints only takes a cache hint's job (of no stream): a boot
+ * profile's extents are short and scattered, so following one is
+ * bound by latency and wants many reads at once, where the windows of
+ * streams, large and sequential, fill the backend's bandwidth with
+ * adaptra-workers reads (DESIGN.md §8).
+ */
+static bool
+may_run (const struct adaptra_worker *w, const struct adaptra_job *job)
+{
+  return job->volume->nctx > 0 && (!w->hints_only || job->stream == 0);
+}
+
+/* The first queued job (in fair order) that worker w may run, and the
+ * one before it.  Lock held.
  */
 static struct adaptra_job *
-next_for_worker (struct adaptra_engine *e, struct adaptra_job **prev)
+next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
+                 struct adaptra_job **prev)
 {
   struct adaptra_job *job;
 
   *prev = NULL;
-  for (job = e->queue_head; job && job->volume->nctx == 0;
+  for (job = e->queue_head; job && !may_run (w, job);
        *prev = job, job = job->next)
     ;
   return job;
@@ -663,8 +684,8 @@ worker_main (void *arg)
     struct adaptra_job *job, *prev;
     void *ctx;
 
-    while (!e->stopping && (job = next_for_worker (e, &prev)) == NULL)
-      adaptra_wait (e, &e->job_queued);
+    while (!e->stopping && (job = next_for_worker (e, w, &prev)) == NULL)
+      adaptra_wait (e, w->hints_only ? &e->hint_queued : &e->job_queued);
     if (e->stopping)
       break;
     take_next (e, prev, job);
@@ -686,6 +707,7 @@ join_workers (struct adaptra_engine *e, unsigned n)
   adaptra_lock (e);
   e->stopping = true;
   pthread_cond_broadcast (&e->job_queued);
+  pthread_cond_broadcast (&e->hint_queued);
   adaptra_unlock (e);
   for (i = 0; i < n; i++)
     pthread_join (e->workers[i].thread, NULL);
@@ -695,21 +717,22 @@ join_workers (struct adaptra_engine *e, unsigned n)
 }
 
 int
-adaptra_workers_start (struct adaptra_engine *e, unsigned n)
+adaptra_workers_start (struct adaptra_engine *e, unsigned n, unsigned hints)
 {
   unsigned i;
   int err;
 
   if (e->workers)
     return EBUSY;
-  if (n == 0)
+  if (n + hints == 0)
     return 0;
-  e->workers = calloc (n, sizeof *e->workers);
+  e->workers = calloc (n + hints, sizeof *e->workers);
   if (!e->workers)
     return ENOMEM;
-  for (i = 0; i < n; i++) {
+  for (i = 0; i < n + hints; i++) {
     e->workers[i].e = e;
     e->workers[i].index = i;
+    e->workers[i].hints_only = i >= n;
     err = pthread_create (&e->workers[i].thread, NULL, worker_main,
                           &e->workers[i]);
     if (err) {
@@ -721,6 +744,7 @@ adaptra_workers_start (struct adaptra_engine *e, unsigned n)
   }
   adaptra_lock (e);
   e->nworkers = n;
+  e->nhint_workers = hints;
   adaptra_unlock (e);
   return 0;
 }
@@ -730,11 +754,11 @@ adaptra_workers_stop (struct adaptra_engine *e)
 {
   if (!e->workers)
     return;
-  join_workers (e, e->nworkers);
+  join_workers (e, e->nworkers + e->nhint_workers);
   free (e->workers);
   e->workers = NULL;
   adaptra_lock (e);
-  e->nworkers = 0;
+  e->nworkers = e->nhint_workers = 0;
   adaptra_prefetch_drop_queue (e, NULL);
   adaptra_unlock (e);
 }

@@ -77,6 +77,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   METHOD (ADAPTRA_METHOD_BACKWARD, "backward"),
   COUNTER (readahead_shrink,
            "State-method decisions that found no safe room for a window"),
+  COUNTER (readahead_follow,
+           "Misses that followed a window already holding the pages ahead"),
   COUNTER (io_block, "Client reads that waited for an in-flight page"),
   COUNTER (io_congestion, "Windows skipped because the backend was congested"),
   COUNTER (evicted, "Pages evicted from the pool"),

@@ -322,6 +322,14 @@ adaptra_after_fork (nbdkit_backend *backend)
    * their first connection (exports.c), when the export name is known.
    */
   nworkers = background_io ? config.workers : 0;
+  /* Profile workers run only profiles' prefetch, through the contexts
+   * lent to the workers: none without either (and no transfer slots
+   * kept for them).  Over a plugin that serialises requests per handle
+   * they would only queue for the workers' handles, and hold up the
+   * streams' read-ahead there.
+   */
+  if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
+    config.profile_workers = 0;
   config.trace = trace_line;
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
   if (engine == NULL) {
@@ -331,16 +339,17 @@ adaptra_after_fork (nbdkit_backend *backend)
   }
   exports_init (engine, backend, nworkers);
   if (nworkers > 0) {
-    err = adaptra_workers_start (engine, nworkers);
+    err = adaptra_workers_start (engine, nworkers, config.profile_workers);
     if (err) {
       errno = err;
       nbdkit_error ("adaptra: cannot start %u prefetch workers: %m",
-                    nworkers);
+                    nworkers + config.profile_workers);
       return -1;
     }
   }
-  nbdkit_debug ("adaptra %s: pool %" PRIu64 " bytes, %u workers, share=%s",
-                PACKAGE_VERSION, config.pool_bytes, nworkers,
+  nbdkit_debug ("adaptra %s: pool %" PRIu64 " bytes, %u workers, "
+                "%u profile workers, share=%s", PACKAGE_VERSION,
+                config.pool_bytes, nworkers, config.profile_workers,
                 exports_share_name (share));
   return server_start (serve_control_line);
 }

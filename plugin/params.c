@@ -69,6 +69,7 @@ static const struct param params[] = {
   { "bypass",  PARAM_BYPASS,       FIELD (bypass),     set_bypass },
   { "streams", PARAM_UNSIGNED,     FIELD (streams),    NULL },
   { "workers", PARAM_UNSIGNED,     FIELD (workers),    NULL },
+  { "profile-workers", PARAM_UNSIGNED, FIELD (profile_workers), NULL },
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 

@@ -32,7 +32,10 @@
   "                         Step aside where the backend is as fast as\n" \
   "                         the pool (default auto: measured per export).\n" \
   "adaptra-streams=N        Stream table size (default 1024).\n" \
-  "adaptra-workers=N        Prefetch threads (default 4).\n"
+  "adaptra-workers=N        Prefetch threads (default 4).\n" \
+  "adaptra-profile-workers=N\n" \
+  "                         More threads that read only what a boot\n" \
+  "                         profile prefetches (default 28).\n"
 
 /* If key is one of the engine's parameters, parse value into cfg and
  * return 1, or return -1 with a one-line message naming key and value

@@ -251,6 +251,7 @@ engine_open (struct sim *s, uint64_t pool_bytes)
 
   cfg.pool_bytes = pool_bytes;
   cfg.no_data = true;
+  cfg.profile_workers = 0;      /* no boot profiles here */
   engine_check (&cfg);
   s->e = adaptra_engine_new (&cfg, &backend, &clock);
   if (!s->e)

@@ -55,6 +55,9 @@ struct adaptra_config {
                                    window */
   uint32_t streams;             /* adaptra-streams: stream table size */
   unsigned workers;             /* adaptra-workers: prefetch threads */
+  unsigned profile_workers;     /* adaptra-profile-workers: more threads
+                                   that read only cache hints' prefetch
+                                   (boot profiles, NBD_CMD_CACHE) */
   bool no_data;                 /* not a parameter: the pool keeps page
                                    metadata only and no byte is copied
                                    (adaptra-sim, which models reads) */
@@ -66,7 +69,8 @@ struct adaptra_config {
 };
 
 /* Fill in the defaults: pool 256M, page 4K, min 16K, max auto, ratio
- * 50, adaptive, fixed 128K, 1024 streams, 4 workers, no trace.
+ * 50, adaptive, fixed 128K, 1024 streams, 4 workers, 28 profile
+ * workers, no trace.
  */
 extern void adaptra_config_defaults (struct adaptra_config *cfg);
 

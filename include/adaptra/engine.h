@@ -159,12 +159,14 @@ extern void adaptra_stats_add_profile (struct adaptra_engine *e,
                                        uint64_t proposed, uint64_t hit,
                                        uint64_t wasted);
 
-/* Start n prefetch threads; each reads the jobs of the volumes that
- * have contexts (adaptra_volume_set_contexts).  Returns 0, or an errno
- * (workers already running, thread creation failed: none are left
- * running).
+/* Start n prefetch threads, and hints more that take only the jobs of
+ * cache hints (adaptra_cache_hint: boot profiles, NBD_CMD_CACHE); each
+ * reads the jobs of the volumes that have contexts
+ * (adaptra_volume_set_contexts).  Returns 0, or an errno (workers
+ * already running, thread creation failed: none are left running).
  */
-extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n);
+extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n,
+                                  unsigned hints);
 
 /* Stop and join the workers.  Jobs not yet started are dropped: their
  * pages are freed and readers waiting for them read them themselves.

@@ -50,6 +50,8 @@ struct adaptra_stats {
   uint64_t pgreadahead_rescue;  /* pages rescued */
   uint64_t readahead_end;       /* windows that started past the end */
   uint64_t readahead_shrink;    /* state method found no safe room */
+  uint64_t readahead_follow;    /* misses that followed a window holding
+                                   the pages ahead, issuing none */
   uint64_t io_block;            /* reads that waited for an in-flight page */
   uint64_t io_congestion;       /* windows skipped: backend congested */
   uint64_t evicted;             /* pages evicted */

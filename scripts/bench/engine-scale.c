@@ -186,6 +186,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
   adaptra_config_defaults (&cfg);
   cfg.pool_bytes = hit ? UINT64_C (256) << 20 : UINT64_C (64) << 20;
   cfg.workers = 0;
+  cfg.profile_workers = 0;
   cfg.mode = ADAPTRA_MODE_OFF;
   cfg.bypass = strcmp (what, "bypass") == 0
     ? ADAPTRA_BYPASS_ALWAYS : ADAPTRA_BYPASS_NEVER;

@@ -78,7 +78,7 @@ rejects max '0K' adaptra-max=0K
 rejects max '512K' adaptra-pool=1M adaptra-max=512K
 rejects pool '32M' adaptra-page=1M adaptra-pool=32M
 # Unsigned: negative, non-numeric, huge, out of range.
-for p in ratio streams workers; do
+for p in ratio streams workers profile-workers; do
   rejects $p '-1' adaptra-$p=-1
   rejects $p 'many' adaptra-$p=many
   rejects $p '4294967296' adaptra-$p=4294967296
@@ -89,6 +89,7 @@ rejects ratio '101' adaptra-ratio=101
 rejects streams '0' adaptra-streams=0
 rejects streams '65537' adaptra-streams=65537
 rejects workers '65' adaptra-workers=65
+rejects profile-workers '65' adaptra-profile-workers=65
 rejects mode 'fast' adaptra-mode=fast
 rejects mode '' adaptra-mode=
 rejects mode 'ADAPTIVE' adaptra-mode=ADAPTIVE
@@ -131,6 +132,7 @@ accepts adaptra-page=512 adaptra-min=512 adaptra-pool=512K
 accepts adaptra-page=128K adaptra-min=128K adaptra-pool=64M
 accepts adaptra-ratio=1 adaptra-streams=1 adaptra-workers=0 adaptra-mode=off
 accepts adaptra-ratio=100 adaptra-streams=65536 adaptra-workers=64
+accepts adaptra-workers=64 adaptra-profile-workers=64
 # The legacy fixed window (128K, not a parameter) adapts to pages
 # larger than it and to pools too small for four of it.
 accepts adaptra-page=1M adaptra-min=1M adaptra-pool=64M

@@ -110,6 +110,9 @@ test_others (void **state)
   cfg.workers = 65;
   assert_rejected ("adaptra-workers=65");
   cfg.workers = 0;
+  cfg.profile_workers = 65;
+  assert_rejected ("adaptra-profile-workers=65 is outside 0..64");
+  cfg.profile_workers = 0;
   cfg.mode = (enum adaptra_mode) 7;
   assert_rejected ("adaptra-mode=7");
 }

@@ -43,6 +43,8 @@ static int client_ctx, worker_ctx;      /* contexts are their addresses */
 #define DISK2 (8 * 1024 * 1024 + 7)
 static unsigned char *disk2;
 static int client2_ctx, worker2_ctx;
+/* How many times a read of the first disk covered each of its pages. */
+static unsigned char page_reads[DISK / PAGE + 1];
 static void *fail_ctx;                  /* fail reads with this ctx */
 static void (*during_read) (uint64_t offset, uint32_t count);
 static bool gate;                       /* hold reads until released */
@@ -89,6 +91,9 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
                         __ATOMIC_SEQ_CST);
   if (fail_ctx == ctx)
     return EIO;
+  if (!second)
+    for (uint64_t p = offset / PAGE; p <= (offset + count - 1) / PAGE; p++)
+      __atomic_fetch_add (&page_reads[p], 1, __ATOMIC_SEQ_CST);
   /* Like a real backend, a read and a write do not interleave. */
   pthread_mutex_lock (&disk_lock);
   memcpy (buf, d + offset, count);
@@ -128,6 +133,7 @@ base_config (struct adaptra_config *cfg)
   cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
   cfg->max_bytes = 256 * 1024;          /* 64 pages */
   cfg->workers = 0;
+  cfg->profile_workers = 0;
   cfg->trace = record_trace;
   /* The fake backend takes no time, which is as fast as a backend
    * gets: these tests are of read-ahead, so it must not step aside
@@ -163,6 +169,7 @@ setup (void **state)
   for (i = 0; i < DISK; i++)
     disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
   calls = bad_requests = 0;
+  memset (page_reads, 0, sizeof page_reads);
   read_ns = read_ns_per_kib = 0;
   fail_ctx = NULL;
   during_read = NULL;
@@ -869,6 +876,77 @@ test_reader_runs_queued_job (void **state)
   assert_int_equal (calls, 2);
 }
 
+/* Read pages [1, 8) as client *arg and check the bytes. */
+static void *
+follower_thread (void *arg)
+{
+  unsigned char buf[7 * PAGE];
+  int err = adaptra_read (e, *(int *) arg, &client_ctx, buf, sizeof buf,
+                          PAGE);
+
+  return (void *) (intptr_t) (err ? err : memcmp (buf, disk + PAGE,
+                                                  sizeof buf) != 0);
+}
+
+/* Two readers following the same pages, as W8's guests do.  Reader
+ * a's request misses at page 4, a's decision issues a window past the
+ * request, then a reads the queued pages 1..3 before its miss (held
+ * in the backend here).  Reader b, deciding on the same miss
+ * meanwhile, finds page 4 still absent: it must follow a's window, not
+ * restart (and double) it.  Together they read from the backend the
+ * very pages a reads alone, each once.
+ */
+static void
+test_followers_share_window (void **state)
+{
+  unsigned char alone[sizeof page_reads];
+  struct adaptra_config cfg;
+  pthread_t ta, tb;
+  void *ra, *rb;
+  int b;
+  unsigned i;
+
+  (void) state;
+  /* a alone: page 0 (initial window [0, 4), pages 1..3 queued), then
+   * pages [1, 8).
+   */
+  read_check (0, PAGE);
+  assert_null (follower_thread (&client));
+  drain ();
+  memcpy (alone, page_reads, sizeof alone);
+  assert_int_equal (stats ().readahead_follow, 0);
+
+  base_config (&cfg);
+  restart_engine (&cfg);
+  memset (page_reads, 0, sizeof page_reads);
+  b = adaptra_client_open (e, volume, "b");
+  assert_true (b >= 0);
+  read_check (0, PAGE);
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  gate = true;
+  pthread_create (&ta, NULL, follower_thread, &client);
+  sem_wait (&entered);                  /* a decided, reads pages 1..3 */
+  pthread_create (&tb, NULL, follower_thread, &b);
+  for (i = 0; i < 5000 && stats ().io_block < 2; i++)
+    usleep (1000);
+  assert_int_equal (stats ().io_block, 2);      /* b decided, waits */
+  gate = false;
+  sem_post (&release);
+  pthread_join (ta, &ra);
+  pthread_join (tb, &rb);
+  assert_null (ra);
+  assert_null (rb);
+  drain ();
+  assert_memory_equal (page_reads, alone, sizeof alone);
+  for (i = 0; i < sizeof alone; i++)
+    assert_true (alone[i] <= 1);
+  assert_int_equal (stats ().readahead_follow, 1);
+  adaptra_client_close (e, b);
+  sem_destroy (&entered);
+  sem_destroy (&release);
+}
+
 /* peek names the queued jobs in the order run_one runs them. */
 static void
 test_prefetch_peek (void **state)
@@ -1467,13 +1545,38 @@ test_workers (void **state)
 
   (void) state;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), EBUSY);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), EBUSY);
   for (off = 0; off + 65536 <= DISK; off += 65536)
     read_check (off, 65536);
   adaptra_workers_stop (e);
   assert_int_equal (stats ().pages_in_flight, 0);
   assert_true (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 0);
+}
+
+/* A worker for hints only runs a cache hint's job (how boot profiles
+ * prefetch) queued behind a stream's window, and leaves the window's
+ * job queued.
+ */
+static void
+test_hint_worker_takes_hints_only (void **state)
+{
+  void *ctx = &worker_ctx;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  read_check (0, PAGE);                 /* initial window: pages 1..3 */
+  assert_int_equal (adaptra_workers_start (e, 0, 1), 0);
+  adaptra_cache_hint (e, client, 64 * PAGE, 4 * PAGE);
+  for (i = 0; i < 5000 && stats ().pages_in_flight > 3; i++)
+    usleep (1000);
+  assert_int_equal (stats ().pages_in_flight, 3);
+  assert_int_equal (stats ().prefetch_queued_bytes, 3 * PAGE);
+  calls = 0;
+  read_check (64 * PAGE, 4 * PAGE);     /* the hint's pages are there */
+  assert_int_equal (calls, 0);
+  adaptra_workers_stop (e);
 }
 
 /* Lending the workers one more context (a connection joining an
@@ -1531,7 +1634,7 @@ test_set_contexts_waits_only_to_drop (void **state)
   sem_init (&entered, 0, 0);
   sem_init (&release, 0, 0);
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, one), 0);
-  assert_int_equal (adaptra_workers_start (e, 1), 0);
+  assert_int_equal (adaptra_workers_start (e, 1, 0), 0);
   assert_true (set_contexts_returns_during_job (0, 2, two));
   /* The worker reads with worker_ctx (two[0]): dropping it waits. */
   assert_false (set_contexts_returns_during_job (PAGE, 1, two + 1));
@@ -1594,7 +1697,7 @@ test_concurrent_stress (void **state)
 
   (void) state;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
   for (i = 0; i < 3; i++)
     pthread_create (&readers[i], NULL, stress_reader, (void *) (intptr_t) i);
   pthread_create (&writer, NULL, stress_writer, NULL);
@@ -1776,7 +1879,7 @@ hits_stress (bool toggle)
   s = stats ();
   frames = s.pages_free + s.pages_inactive + s.pages_active;
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
   toggling = toggle;
   if (toggle)
     pthread_create (&toggler, NULL, bypass_toggler, NULL);
@@ -2018,7 +2121,7 @@ test_volume_contexts (void **state)
   assert_non_null (disk2);
   v2 = open_second (0, DISK2, &client2);
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
   read_check2 (client2, 0, 4 * PAGE);   /* queued, no worker may take it */
   read_check (0, 4 * PAGE);             /* queued, a worker takes it */
   /* Once the workers are idle, what is still queued is v2's. */
@@ -2264,6 +2367,7 @@ main (void)
     T (test_mode_off),
     T (test_inflight_dedup),
     T (test_reader_runs_queued_job),
+    T (test_followers_share_window),
     T (test_prefetch_peek),
     T (test_fair_queue_between_streams),
     T (test_fair_queue_keeps_stream_order),
@@ -2285,6 +2389,7 @@ main (void)
     T (test_small_pool_settles),
     T (test_tunables),
     T (test_workers),
+    T (test_hint_worker_takes_hints_only),
     T (test_set_contexts_waits_only_to_drop),
     T (test_concurrent_stress),
     T (test_concurrent_hits_stress),

@@ -92,6 +92,7 @@ power_on (struct boot *b)
   adaptra_config_defaults (&cfg);
   cfg.pool_bytes = 32 * 1024 * 1024;
   cfg.workers = 0;
+  cfg.profile_workers = 0;
   /* The fake backend takes no time: keep the engine from stepping
    * aside (adaptra-bypass), which would cache nothing.
    */
