@@ -30,13 +30,14 @@
  * loop puts the clock back to the request's start afterwards, so a
  * request's decisions take effect at the time it was made.
  *
- * Simplifications, each a few percent at most on the figures:
- * completions are first in, first out (both models serve requests in
- * arrival order anyway); the engine splits a large window across
- * workers only when threads run (nworkers), so here each window is one
- * job; a reader that needs a page of a job a worker has taken waits
- * for that job's completion, but the pages are ready for everyone from
- * the moment it asked.
+ * Simplifications, each a few percent at most on the figures: the
+ * remote model's pipe serves reads in the order they arrive, but a
+ * read booked later fills an idle gap only if it fits whole
+ * (simlib.h); the engine splits a large window across workers only
+ * when threads run (nworkers), so here each window is one job; a
+ * reader that needs a page of a job a worker has taken waits for that
+ * job's completion, but the pages are ready for everyone from the
+ * moment it asked.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -176,7 +177,6 @@ struct sim {
   uint64_t export_size;
   struct worker *workers;
   unsigned nworkers;
-  uint64_t last_done;           /* FIFO completion */
   int64_t running_worker;       /* worker whose job runs now, or -1 */
   struct sim_ctx client_ctx;
   /* The request in progress. */
@@ -325,6 +325,19 @@ engine_close (struct sim *s)
 /* ------------------------------------------------------------------ */
 /* The backend model, as the engine's pread. */
 
+/* Book a backend read of count at offset issued at now: when it
+ * completes.
+ */
+static uint64_t
+model_read (struct sim *s, uint64_t now, uint64_t offset, uint64_t count)
+{
+  uint64_t done = sim_model_read (&s->model, now, offset, count);
+
+  if (done == UINT64_MAX)
+    cli_die ("out of memory");
+  return done;
+}
+
 /* The busy worker whose job holds the read of count at offset. */
 static struct worker *
 started_job (struct sim *s, uint64_t offset, uint32_t count)
@@ -370,7 +383,7 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     done = w->done;
   }
   else
-    done = sim_model_read (&S->model, S->now, offset, count);
+    done = model_read (S, S->now, offset, count);
   if (done > S->req_done)
     S->req_done = done;
   S->now = done;
@@ -458,10 +471,7 @@ start_workers (struct sim *s)
     w->busy = true;
     w->stolen = false;
     w->start = s->now;
-    w->done = sim_model_read (&s->model, s->now, w->offset, w->count);
-    if (w->done < s->last_done)
-      w->done = s->last_done;
-    s->last_done = w->done;
+    w->done = model_read (s, s->now, w->offset, w->count);
     ev_push (s, w->done, EV_WORKER, i);
   }
 }
@@ -578,7 +588,7 @@ on_trace (struct sim *s)
     }
   }
   else if (r->op == SIM_OP_WRITE && r->length > 0) {
-    sim_model_read (&s->model, s->now, r->offset, r->length);
+    model_read (s, s->now, r->offset, r->length);
     engine_invalidate (s, r->offset, r->length);
   }
   if (t->pos < t->n)
@@ -806,6 +816,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     if (ev.t > s.end)
       break;
     s.now = ev.t;
+    sim_model_forget (&s.model, s.now);
     switch ((enum ev_kind) ev.kind) {
     case EV_STREAM: on_stream (&s, ev.idx); break;
     case EV_RANDOM: on_random (&s, ev.idx); break;
@@ -831,6 +842,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     fclose (s.plot);
   }
   engine_close (&s);
+  sim_model_free (&s.model);
   sim_latency_free (&s.lat);
   free (s.trace.conns);
   free (s.trace.clients);
