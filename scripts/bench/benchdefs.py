@@ -184,7 +184,11 @@ WORKLOADS = {
     # in 16 MiB in 0.31 s), so a 2-minute run is 8.5 hours of the
     # seed's case.  12800 reads/s; each stream's region of a 1 GiB
     # image is 1.3 MiB, read through in 20 s, so run it on a larger
-    # (sparse) image: --image of 8 GiB gives 10 MiB, 160 s.
+    # (sparse) image: --image of 8 GiB gives 10 MiB, 160 s.  The
+    # 16 MiB pool leaves windows of about one page, a backend request
+    # for each read: at 5 ms a request that needs 64 at once, and the
+    # default 4 prefetch workers carry 800 a second; results with
+    # adaptra-workers (ADAPTRA_ARGS_*) in docs/bench/simulator.md.
     "W5-seed256": {
         "about": "the seed's case 256x faster: 800 streams x 64 KiB/s "
                  "(80 readers x 10), 4 KiB reads, 8 connections, "
