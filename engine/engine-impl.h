@@ -387,8 +387,9 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
 
 /* If a queued job holds page, take it off the queue and run it in this
  * thread with ctx: its pages up to last (the end of the reader's
- * request), the rest staying queued.  Returns true if it ran.  Lock
- * held on entry and exit; dropped and retaken while the job runs.
+ * request), the rest staying queued if it is ADAPTRA_JOB_MIN or more,
+ * else all of it.  Returns true if it ran.  Lock held on entry and
+ * exit; dropped and retaken while the job runs.
  */
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     uint64_t last, void *ctx);

@@ -67,8 +67,8 @@
  *     the huge window.
  *   - A reader steals only what it waits for: the pages of the queued
  *     job up to the end of its request.  Its wait is one small backend
- *     read, as without the filter; the rest of the job stays in its
- *     place for a worker.
+ *     read, as without the filter; the rest of the job, if at least
+ *     ADAPTRA_JOB_MIN (split), stays in its place for a worker.
  *
  * Rounds in page order.  Fair order interleaves streams, and on a
  * backend that seeks (the benchmark's disk model: one head, 0.5-8 ms a
@@ -516,8 +516,15 @@ take_next (struct adaptra_engine *e, struct adaptra_job *prev,
 }
 
 /* Keep the first n pages in queued job and queue the rest as a job of
- * its own right behind it, with its tag (if n leaves any, and memory
- * allows: else job stays whole).  Lock held.
+ * its own right behind it, with its tag, if the rest is at least
+ * ADAPTRA_JOB_MIN and memory allows; else job stays whole.  A smaller
+ * rest would cost a worker one more backend request (a latency: 5 ms
+ * on the remote model) to spare the reader at most the transfer of
+ * 256 KiB (1.3 ms at 200 MB/s).  Under 10000 streams of 16 KiB/s that
+ * catch up with their windows, splitting every steal doubled the
+ * backend requests, and the four workers, bound by latency in 20 KiB
+ * jobs, fell behind for good: adaptra-sim's hit rate went from 75% to
+ * 4% in the first minute.  Lock held.
  */
 static void
 split (struct adaptra_engine *e, struct adaptra_job *job, uint64_t n)
@@ -526,7 +533,8 @@ split (struct adaptra_engine *e, struct adaptra_job *job, uint64_t n)
   uint32_t left;
 
   assert_locked (e);
-  if (n >= job->npages)
+  if (n >= job->npages ||
+      ((uint64_t) (job->npages - n) << e->page_shift) < ADAPTRA_JOB_MIN)
     return;
   left = job->npages - (uint32_t) n;
   rest = malloc (sizeof *rest + left * sizeof rest->frames[0]);

@@ -30,13 +30,14 @@
  * loop puts the clock back to the request's start afterwards, so a
  * request's decisions take effect at the time it was made.
  *
- * Simplifications, each a few percent at most on the figures:
- * completions are first in, first out (both models serve requests in
- * arrival order anyway); the engine splits a large window across
- * workers only when threads run (nworkers), so here each window is one
- * job; a reader that needs a page of a job a worker has taken waits
- * for that job's completion, but the pages are ready for everyone from
- * the moment it asked.
+ * Simplifications, each a few percent at most on the figures: the
+ * remote model's pipe serves reads in the order they arrive, but a
+ * read booked later fills an idle gap only if it fits whole
+ * (simlib.h); the engine splits a large window across workers only
+ * when threads run (nworkers), so here each window is one job; a
+ * reader that needs a page of a job a worker has taken waits for that
+ * job's completion, but the pages are ready for everyone from the
+ * moment it asked.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -70,6 +71,10 @@
 #define REQ_MAX (32 * 1024 * 1024)
 /* Region of a random workload without an explicit span. */
 #define RANDOM_SPAN_DEFAULT (UINT64_C (16) << 30)
+/* Region of an interleave workload without an explicit span: the
+ * bench's 1 GiB image, which scripts/bench/interleave.c cuts into N.
+ */
+#define INTERLEAVE_SPAN_DEFAULT (UINT64_C (1) << 30)
 /* Streams start evenly over this many seconds unless told otherwise:
  * the bench's W5-seed readers start after a random 0-10 s sleep
  * (scripts/bench/paced-streams.c --spread 10).
@@ -78,15 +83,16 @@
 /* Points in a --plot. */
 #define PLOT_POINTS 400
 
-enum wl_kind { WL_STREAMS, WL_RANDOM };
+enum wl_kind { WL_STREAMS, WL_RANDOM, WL_INTERLEAVE };
 
 struct workload {
   enum wl_kind kind;
-  uint64_t n;                   /* streams */
+  uint64_t n;                   /* streams (or interleaved streams) */
   uint64_t rate;                /* streams: bytes per second each */
   uint64_t iops;                /* random */
   uint64_t req;                 /* bytes per read */
-  uint64_t span;                /* random: bytes of its region */
+  uint64_t span;                /* random, interleave: bytes of its
+                                   region */
   uint64_t base;                /* first byte of its region(s) */
   uint64_t region;              /* streams: bytes per stream */
   uint64_t ramp_ns;             /* streams: first reads spread over it */
@@ -126,7 +132,9 @@ struct worker {
   struct sim_ctx ctx;
 };
 
-enum ev_kind { EV_STREAM, EV_RANDOM, EV_TRACE, EV_WORKER, EV_SAMPLE };
+enum ev_kind {
+  EV_STREAM, EV_RANDOM, EV_INTERLEAVE, EV_TRACE, EV_WORKER, EV_SAMPLE
+};
 
 struct event {
   uint64_t t;
@@ -147,6 +155,16 @@ struct reader {
 struct random_gen {
   int client;
   uint64_t rng;
+};
+
+/* Streams read in turn on one client, one read at a time (the bench's
+ * W3, scripts/bench/interleave.c at depth 1).
+ */
+struct interleaver {
+  int client;
+  uint64_t region;              /* bytes per stream: span / n, in reads */
+  uint64_t turn;                /* the stream whose read is next */
+  uint64_t *pos;                /* each stream's next offset in its region */
 };
 
 struct trace {
@@ -176,7 +194,6 @@ struct sim {
   uint64_t export_size;
   struct worker *workers;
   unsigned nworkers;
-  uint64_t last_done;           /* FIFO completion */
   int64_t running_worker;       /* worker whose job runs now, or -1 */
   struct sim_ctx client_ctx;
   /* The request in progress. */
@@ -190,6 +207,7 @@ struct sim {
   struct reader *readers;
   size_t nreaders;
   struct random_gen random[MAX_WORKLOADS];
+  struct interleaver inter[MAX_WORKLOADS];
   struct trace trace;
   /* Results. */
   uint64_t requests, hits;
@@ -326,6 +344,19 @@ engine_close (struct sim *s)
 /* ------------------------------------------------------------------ */
 /* The backend model, as the engine's pread. */
 
+/* Book a backend read of count at offset issued at now: when it
+ * completes.
+ */
+static uint64_t
+model_read (struct sim *s, uint64_t now, uint64_t offset, uint64_t count)
+{
+  uint64_t done = sim_model_read (&s->model, now, offset, count);
+
+  if (done == UINT64_MAX)
+    cli_die ("out of memory");
+  return done;
+}
+
 /* The busy worker whose job holds the read of count at offset. */
 static struct worker *
 started_job (struct sim *s, uint64_t offset, uint32_t count)
@@ -371,7 +402,7 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     done = w->done;
   }
   else
-    done = sim_model_read (&S->model, S->now, offset, count);
+    done = model_read (S, S->now, offset, count);
   if (done > S->req_done)
     S->req_done = done;
   S->now = done;
@@ -459,10 +490,7 @@ start_workers (struct sim *s)
     w->busy = true;
     w->stolen = false;
     w->start = s->now;
-    w->done = sim_model_read (&s->model, s->now, w->offset, w->count);
-    if (w->done < s->last_done)
-      w->done = s->last_done;
-    s->last_done = w->done;
+    w->done = model_read (s, s->now, w->offset, w->count);
     ev_push (s, w->done, EV_WORKER, i);
   }
 }
@@ -540,6 +568,24 @@ on_random (struct sim *s, size_t k)
            EV_RANDOM, k);
 }
 
+/* The next read of interleave workload k, issued when the one before
+ * completed (depth 1).  A stream at the end of its region starts over.
+ */
+static void
+on_interleave (struct sim *s, size_t k)
+{
+  const struct workload *w = &s->o->wl[k];
+  struct interleaver *it = &s->inter[k];
+  uint64_t j = it->turn;
+  uint64_t done = client_read (s, it->client,
+                               w->base + j * it->region + it->pos[j],
+                               (uint32_t) w->req);
+
+  it->pos[j] = (it->pos[j] + w->req) % it->region;
+  it->turn = (j + 1) % w->n;
+  ev_push (s, done, EV_INTERLEAVE, k);
+}
+
 static int
 trace_client (struct sim *s, uint64_t conn)
 {
@@ -579,7 +625,7 @@ on_trace (struct sim *s)
     }
   }
   else if (r->op == SIM_OP_WRITE && r->length > 0) {
-    sim_model_read (&s->model, s->now, r->offset, r->length);
+    model_read (s, s->now, r->offset, r->length);
     engine_invalidate (s, r->offset, r->length);
   }
   if (t->pos < t->n)
@@ -766,6 +812,15 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
       ev_push (&s, 0, EV_RANDOM, i);
       continue;
     }
+    if (w->kind == WL_INTERLEAVE) {
+      s.inter[i].client = engine_client (&s, "interleave");
+      s.inter[i].region = w->span / w->n / w->req * w->req;
+      s.inter[i].pos = calloc (w->n, sizeof *s.inter[i].pos);
+      if (!s.inter[i].pos)
+        cli_die ("out of memory");
+      ev_push (&s, 0, EV_INTERLEAVE, i);
+      continue;
+    }
     for (j = 0; j < w->n; j++, k++) {
       struct reader *r = &s.readers[k];
       char name[32];
@@ -807,9 +862,11 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     if (ev.t > s.end)
       break;
     s.now = ev.t;
+    sim_model_forget (&s.model, s.now);
     switch ((enum ev_kind) ev.kind) {
     case EV_STREAM: on_stream (&s, ev.idx); break;
     case EV_RANDOM: on_random (&s, ev.idx); break;
+    case EV_INTERLEAVE: on_interleave (&s, ev.idx); break;
     case EV_TRACE: on_trace (&s); break;
     case EV_WORKER: finish_worker (&s, ev.idx); break;
     case EV_SAMPLE: on_sample (&s); break;
@@ -832,7 +889,10 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     fclose (s.plot);
   }
   engine_close (&s);
+  sim_model_free (&s.model);
   sim_latency_free (&s.lat);
+  for (i = 0; i < o->nwl; i++)
+    free (s.inter[i].pos);
   free (s.trace.conns);
   free (s.trace.clients);
   free (s.buf);
@@ -977,7 +1037,8 @@ usage (FILE *f)
     "  --backend SPEC         remote:LATENCY:BANDWIDTH (remote:5ms:200M)"
     " or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
-    "                         random:IOPS:REQ[:SPAN]\n"
+    "                         random:IOPS:REQ[:SPAN] or\n"
+    "                         interleave:N:REQ[:SPAN]\n"
     "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
     "                         nbdkit log filter trace, maybe gzipped\n"
     "  --duration SECONDS     virtual time (60, or the trace's length)\n"
@@ -1086,9 +1147,23 @@ parse_workload (struct options *o, const char *arg)
       cli_die ("--workload=%s: SPAN '%s' is not a size of at least REQ",
            arg, f[3]);
   }
+  else if (strcmp (f[0], "interleave") == 0 && (n == 3 || n == 4)) {
+    w->kind = WL_INTERLEAVE;
+    if (parse_count (f[1], 1, 1000000, &w->n) == -1)
+      cli_die ("--workload=%s: N '%s' is not a number from 1 to 1000000",
+           arg, f[1]);
+    if (sim_parse_size (f[2], &w->req) == -1 || w->req == 0 ||
+        w->req > REQ_MAX)
+      cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[2]);
+    w->span = INTERLEAVE_SPAN_DEFAULT;
+    if (n == 4 && sim_parse_size (f[3], &w->span) == -1)
+      cli_die ("--workload=%s: SPAN '%s' is not a size", arg, f[3]);
+    if (w->span / w->n < w->req)
+      cli_die ("--workload=%s: SPAN must hold N reads of REQ", arg);
+  }
   else
-    cli_die ("--workload=%s: expected streams:N:RATE:REQ[:RAMP] or "
-         "random:IOPS:REQ[:SPAN]", arg);
+    cli_die ("--workload=%s: expected streams:N:RATE:REQ[:RAMP], "
+         "random:IOPS:REQ[:SPAN] or interleave:N:REQ[:SPAN]", arg);
   o->nwl++;
 }
 

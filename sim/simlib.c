@@ -124,19 +124,66 @@ transfer_ns (const struct sim_model *m, uint64_t count)
   return (uint64_t) llround ((double) count * 1e9 / m->bandwidth);
 }
 
+/* Book d ns of the remote pipe from arrival a on: the first gap of the
+ * calendar from a on that holds d (simlib.h).
+ */
+static uint64_t
+book (struct sim_model *m, uint64_t a, uint64_t d)
+{
+  size_t lo = 0, hi = m->nbusy, i;
+  uint64_t start = a;
+
+  /* The first interval that ends after a (ends are in order too). */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+
+    if (m->busy[mid].end <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (i = lo; i < m->nbusy && m->busy[i].start < start + d; i++)
+    if (m->busy[i].end > start)
+      start = m->busy[i].end;
+  /* [start, start + d) goes before interval i, after i - 1. */
+  if (i > 0 && m->busy[i - 1].end == start) {
+    m->busy[i - 1].end += d;
+    if (i < m->nbusy && m->busy[i].start == m->busy[i - 1].end) {
+      m->busy[i - 1].end = m->busy[i].end;
+      memmove (&m->busy[i], &m->busy[i + 1],
+               (m->nbusy - i - 1) * sizeof m->busy[0]);
+      m->nbusy--;
+    }
+    return start + d;
+  }
+  if (i < m->nbusy && m->busy[i].start == start + d) {
+    m->busy[i].start = start;
+    return start + d;
+  }
+  if (m->nbusy == m->capbusy) {
+    size_t cap = m->capbusy ? 2 * m->capbusy : 256;
+    struct sim_busy *b = realloc (m->busy, cap * sizeof *b);
+
+    if (!b)
+      return UINT64_MAX;
+    m->busy = b;
+    m->capbusy = cap;
+  }
+  memmove (&m->busy[i + 1], &m->busy[i], (m->nbusy - i) * sizeof m->busy[0]);
+  m->busy[i].start = start;
+  m->busy[i].end = start + d;
+  m->nbusy++;
+  return start + d;
+}
+
 uint64_t
 sim_model_read (struct sim_model *m, uint64_t now, uint64_t offset,
                 uint64_t count)
 {
   uint64_t start, seek = 0, distance;
 
-  if (m->kind == SIM_REMOTE) {
-    start = now + m->latency_ns;
-    if (start < m->free_at)
-      start = m->free_at;
-    m->free_at = start + transfer_ns (m, count);
-    return m->free_at;
-  }
+  if (m->kind == SIM_REMOTE)
+    return book (m, now + m->latency_ns, transfer_ns (m, count));
   distance = offset > m->head ? offset - m->head : m->head - offset;
   if (distance > 0 && m->size > 0)
     seek = m->min_seek_ns +
@@ -146,6 +193,31 @@ sim_model_read (struct sim_model *m, uint64_t now, uint64_t offset,
   m->free_at = start + seek + transfer_ns (m, count);
   m->head = offset + count;
   return m->free_at;
+}
+
+void
+sim_model_forget (struct sim_model *m, uint64_t now)
+{
+  size_t n = 0;
+
+  /* A read issued from now on arrives at now + latency or later, and
+   * book's search passes over what ended before; drop it once it is
+   * half of the calendar, so that the move costs O(1) a read.
+   */
+  while (n < m->nbusy && m->busy[n].end <= now + m->latency_ns)
+    n++;
+  if (n == 0 || n < m->nbusy / 2)
+    return;
+  memmove (m->busy, m->busy + n, (m->nbusy - n) * sizeof m->busy[0]);
+  m->nbusy -= n;
+}
+
+void
+sim_model_free (struct sim_model *m)
+{
+  free (m->busy);
+  m->busy = NULL;
+  m->nbusy = m->capbusy = 0;
 }
 
 /* Seconds since the epoch of a log line's "YYYY-MM-DD HH:MM:SS.US". */

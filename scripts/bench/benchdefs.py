@@ -178,6 +178,26 @@ WORKLOADS = {
                  "--block", "4K", "--stagger", "0.01", "--connections", "8"],
         "spread": 10.0,
     },
+    # The seed's pressure 256 times faster: streams 64x faster in a
+    # pool 4x smaller keep its ratio of stream speed to pool size
+    # (800 x 1 KiB/s in 64 MiB drains the pool in 80 s; 800 x 64 KiB/s
+    # in 16 MiB in 0.31 s), so a 2-minute run is 8.5 hours of the
+    # seed's case.  12800 reads/s; each stream's region of a 1 GiB
+    # image is 1.3 MiB, read through in 20 s, so run it on a larger
+    # (sparse) image: --image of 8 GiB gives 10 MiB, 160 s.  The
+    # 16 MiB pool leaves windows of about one page, a backend request
+    # for each read: at 5 ms a request that needs 64 at once, and the
+    # default 4 prefetch workers carry 800 a second; results with
+    # adaptra-workers (ADAPTRA_ARGS_*) in docs/bench/simulator.md.
+    "W5-seed256": {
+        "about": "the seed's case 256x faster: 800 streams x 64 KiB/s "
+                 "(80 readers x 10), 4 KiB reads, 8 connections, "
+                 "16 MiB pool",
+        "kind": "paced", "pool": 16 * MIB, "offered": 800 * 65536,
+        "args": ["--streams", "800", "--group", "10", "--rate", "64K",
+                 "--block", "4K", "--stagger", "0.01", "--connections", "8"],
+        "spread": 1.0,
+    },
     "W6": {
         "about": "1 sequential stream (64 KiB qd1) + random 4 KiB qd1 "
                  "noise on another connection",

@@ -85,6 +85,15 @@ sim --pool 16M --workload random:200:4K:1G --duration 20 --json \
 check "$tmpdir/random" 'd["windows"] == 0 and d["amplification"] <= 1' \
   'd["hit_pct"] < 5 and 3000 < d["client_requests"] < 5000'
 
+# Interleaved streams on one client at depth 1 (the bench's W3): one
+# read at a time, so at most 200 MiB/s of 64 KiB reads; read ahead,
+# they wait for the backend on few of them.
+sim --pool 64M --workload interleave:8:64K --duration 2 --json \
+  > "$tmpdir/interleave"
+check "$tmpdir/interleave" 'd["hit_pct"] > 80' \
+  'd["client_bytes"] / 2 / 2**20 > 150' 'd["amplification"] < 1.05' \
+  'd["client_bytes"] / 2 / 2**20 <= 200'
+
 # Traces: CSV, the same gzipped, and nbdkit's log filter format.
 {
   echo "t_ms,op,offset,length,conn"
@@ -137,6 +146,8 @@ rejects "--backend=remote:x:1M: cannot parse latency 'x'" \
   --backend remote:x:1M "${w[@]}"
 rejects '--workload=streams:1:1K' --workload streams:1:1K
 rejects "--workload=random:x:4K: IOPS 'x'" --workload random:x:4K
+rejects "--workload=interleave:8:64K:256K: SPAN must hold" \
+  --workload interleave:8:64K:256K
 rejects '--duration=0' --duration 0 "${w[@]}"
 rejects "--sweep=pool=1M,zz: 'zz'" --sweep pool=1M,zz "${w[@]}"
 rejects '--pool needs a value' "${w[@]}" --pool

@@ -85,6 +85,27 @@ test_remote_model (void **state)
   /* Much later: latency only, plus its own transfer (4 KiB: 19.5 us). */
   c = sim_model_read (&m, 100 * MS, 0, 4096);
   assert_int_equal (c, 105 * MS + 19531);
+  /* A read issued earlier but booked later (a request's first read
+   * ended at 100 ms and it issued its second one then, before another
+   * client's read at 50 ms was simulated) takes the idle pipe before
+   * 105 ms, not the end of the calendar.
+   */
+  c = sim_model_read (&m, 50 * MS, 0, 4096);
+  assert_int_equal (c, 55 * MS + 19531);
+  /* One that does not fit in the gap before the 100 ms read waits for
+   * it: 1 MiB from 104 ms does not fit before 105 ms.
+   */
+  c = sim_model_read (&m, 99 * MS, 0, 1 << 20);
+  assert_int_equal (c, 105 * MS + 19531 + 5 * MS);
+  /* Forgetting the past keeps what may still hold up a read: at
+   * 100 ms, the pipe is busy from 105 ms to the last read's end.
+   */
+  sim_model_forget (&m, 100 * MS);
+  assert_int_equal (m.nbusy, 1);
+  assert_int_equal (m.busy[0].start, 105 * MS);
+  c = sim_model_read (&m, 100 * MS, 0, 4096);
+  assert_int_equal (c, 110 * MS + 2 * 19531);
+  sim_model_free (&m);
   assert_int_equal (sim_model_parse ("remote:5ms", &m, why, sizeof why), -1);
   assert_non_null (strstr (why, "remote:LATENCY:BANDWIDTH"));
   assert_int_equal (sim_model_parse ("remote:x:200M", &m, why, sizeof why),
