@@ -79,11 +79,12 @@
  * (a stream's own jobs keep their order), as an elevator sweeps: the
  * streams are visited across the disk in one direction, and a stream's
  * parts in a round follow each other without a seek.  W3 on the disk
- * model: 67 MiB/s in strict tag order, 88 with 1 MiB rounds, 97 with
+ * model: 70 MiB/s in strict tag order, 88 with 1 MiB rounds, 96 with
  * 4 MiB (two 15 s runs each, side by side).  A queued job waits at most
- * one round longer than in tag order, and a reader that needs a queued
- * page steals it anyway, so a remote backend's tail moves little:
- * docs/bench/fair-tails.md has W2's p99 with and without rounds.
+ * one round longer than in tag order (a reader that needs a queued
+ * page steals it anyway): on the remote model W2's p99 went from 33 to
+ * 38 ms at the same 200 MiB/s ("Rounds in page order" in
+ * docs/bench/beside-the-matrix.md).
  *
  * A failed prefetch drops its pages; readers waiting for them wake,
  * find them absent and read them themselves, so the error reaches no
