@@ -16,6 +16,8 @@
 
 #include "ilist.h"
 
+struct adaptra_job;
+
 /* Pages on either side of a stream's expected position that still
  * count as that stream (reordering tolerance), and the granule of the
  * position hash: a lookup probes three granules.
@@ -65,6 +67,11 @@ struct adaptra_stream {
    */
   uint64_t touched;
   int touched_by;
+  /* Its jobs in the prefetch queue, and the last of them (prefetch.c:
+   * the fair queue's tags follow a stream's last job).
+   */
+  struct adaptra_job *queued_last;
+  uint32_t queued_jobs;
 
   /* Links: recency list of used slots (or free list: next only), and
    * the chain of its position-hash bucket (bucket: ILIST_NONE when on
