@@ -540,9 +540,8 @@ steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
   return fast;
 }
 
-/* Account a read straight from the backend of volume v for client c:
- * bytes in ns, or err.  Counters are atomic or per-thread: lock held or
- * not.
+/* Account a read of bytes straight from the backend for client c (or
+ * its error err).  Counters are atomic or per-thread: no lock needed.
  */
 static void
 count_direct (struct adaptra_engine *e, struct adaptra_client *c,
@@ -561,17 +560,56 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
   __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
 }
 
-/* Feed a direct read of bytes in ns to the throughput estimates and
- * look again whether volume v steps aside.  Lock held.
+/* How often the reads of a volume that stepped aside feed the
+ * throughput estimates (read_aside): at most once a millisecond.
+ * Sampling every read took the engine lock for 67 ns of each 4 KiB
+ * read from a backend that takes no time (engine-scale --hold, bypass
+ * case: 11% of one thread's time, a serial fraction that would cap 64
+ * cores at 8x); once a millisecond is 0.01%.  A slow backend (a read
+ * of 1 ms or more) is still sampled at every read of a client at queue
+ * depth 1, so read-ahead comes back as fast as before (bdp.h: 2-3
+ * reads for a 10x slowdown), and at queue depth 16 within 16 times as
+ * many reads.  Time-based, the samples are an unbiased pick of the
+ * reads, where sampling every slow read and some of the fast ones
+ * would weigh a few slow reads of a fast backend up.
  */
-static void
-sample_direct (struct adaptra_engine *e, struct adaptra_volume *v,
-               uint64_t bytes, uint64_t ns)
+#define ASIDE_SAMPLE_NS UINT64_C (1000000)
+
+/* Client c's read of the absent pages [p, p + n) of request r, when
+ * its volume stepped aside: straight from the backend into the
+ * client's buffer, without the engine lock (from the lockless path,
+ * or from read_direct, which drops it).  The throughput sample that
+ * keeps the step-aside decision current is taken once every
+ * ASIDE_SAMPLE_NS and only if the engine lock is free: losing some
+ * samples under contention costs the estimate nothing (it is a moving
+ * average over many reads), waiting for the lock would serialise the
+ * reads this path exists to spread.
+ */
+static int
+read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+            const struct adaptra_request *r, uint64_t p, uint64_t n)
 {
-  assert_locked (e);
-  adaptra_bdp_sample (&e->bdp, bytes, ns);
-  adaptra_bdp_sample (&v->bdp, bytes, ns);
-  steps_aside (e, v);
+  uint64_t start = max_u64 (p << e->page_shift, r->offset);
+  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  uint64_t t0, t1;
+  int err;
+
+  assert_unlocked (e);
+  t0 = adaptra_now (e);
+  err = e->backend.pread (ctx, r->buf + (start - r->offset),
+                          (uint32_t) (end - start), start - c->volume->base);
+  t1 = adaptra_now (e);
+  count_direct (e, c, end - start, err);
+  if (!err &&
+      t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
+      >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
+    __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
+    adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
+    adaptra_bdp_sample (&c->volume->bdp, end - start, t1 - t0);
+    steps_aside (e, c->volume);
+    adaptra_unlock (e);
+  }
+  return err;
 }
 
 /* A volume that stepped aside: read the bytes the request wants of
@@ -584,25 +622,16 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
              const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
   const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
-  struct adaptra_volume *v = c->volume;
-  uint64_t p = *pp, n = 1, start, end, t0, t1;
+  uint64_t p = *pp, n = 1;
   int err;
 
   assert_locked (e);
   while (p + n < last && n < request_max &&
          adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME)
     n++;
-  start = max_u64 (p << e->page_shift, r->offset);
-  end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
   adaptra_unlock (e);
-  t0 = adaptra_now (e);
-  err = e->backend.pread (ctx, r->buf + (start - r->offset),
-                          (uint32_t) (end - start), start - v->base);
-  t1 = adaptra_now (e);
+  err = read_aside (e, c, ctx, r, p, n);
   adaptra_lock (e);
-  count_direct (e, c, end - start, err);
-  if (!err)
-    sample_direct (e, v, end - start, t1 - t0);
   *pp = p + n;
   return err;
 }
@@ -732,55 +761,6 @@ plain_hit (const struct adaptra_page *page)
   return page->stream_id == 0 &&
     (flags & (ADAPTRA_PG_REFERENCED | ADAPTRA_PG_READAHEAD | ADAPTRA_PG_MARK))
     == ADAPTRA_PG_REFERENCED;
-}
-
-/* How often the lockless path of a volume that stepped aside feeds
- * the throughput estimates (read_aside): at most once a millisecond.
- * Sampling every read took the engine lock for 67 ns of each 4 KiB
- * read from a backend that takes no time (engine-scale --hold, bypass
- * case: 11% of one thread's time, a serial fraction that would cap 64
- * cores at 8x); once a millisecond is 0.01%.  A slow backend (a read
- * of 1 ms or more) is still sampled at every read of a client at queue
- * depth 1, so read-ahead comes back as fast as before (bdp.h: 2-3
- * reads for a 10x slowdown), and at queue depth 16 within 16 times as
- * many reads.  Time-based, the samples are an unbiased pick of the
- * reads, where sampling every slow read and some of the fast ones
- * would weigh a few slow reads of a fast backend up.
- */
-#define ASIDE_SAMPLE_NS UINT64_C (1000000)
-
-/* Client c's read of the absent pages [p, p + n) of request r, when
- * its volume stepped aside, without the engine lock: straight from the
- * backend into the client's buffer.  The throughput sample that keeps
- * the step-aside decision current is taken once every ASIDE_SAMPLE_NS
- * and only if the engine lock is free: losing some samples under
- * contention costs the estimate nothing (it is a moving average over
- * many reads), waiting for the lock would serialise the reads this
- * path exists to spread.
- */
-static int
-read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
-            const struct adaptra_request *r, uint64_t p, uint64_t n)
-{
-  uint64_t start = max_u64 (p << e->page_shift, r->offset);
-  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
-  uint64_t t0, t1;
-  int err;
-
-  assert_unlocked (e);
-  t0 = adaptra_now (e);
-  err = e->backend.pread (ctx, r->buf + (start - r->offset),
-                          (uint32_t) (end - start), start - c->volume->base);
-  t1 = adaptra_now (e);
-  count_direct (e, c, end - start, err);
-  if (!err &&
-      t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
-      >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
-    __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
-    sample_direct (e, c->volume, end - start, t1 - t0);
-    adaptra_unlock (e);
-  }
-  return err;
 }
 
 /* The read path without the engine lock (docs/DESIGN.md §9), for the
