@@ -149,12 +149,13 @@ walk_last (const struct adaptra_engine *e, uint64_t stream)
   return last;
 }
 
-/* The last queued job of stream (NULL: none).  Lock held. */
+/* The last queued job of stream, whose table entry is s (NULL: not
+ * indexed), or NULL if none is queued.  Lock held.
+ */
 static struct adaptra_job *
-stream_last (struct adaptra_engine *e, uint64_t stream)
+stream_last (struct adaptra_engine *e, const struct adaptra_stream *s,
+             uint64_t stream)
 {
-  struct adaptra_stream *s = indexed_stream (e, stream);
-
   if (s)
     return s->queued_jobs > 0 ? s->queued_last : NULL;
   return walk_last (e, stream);
@@ -180,10 +181,10 @@ enqueue (struct adaptra_engine *e, struct adaptra_job *job)
 {
   struct adaptra_volume *v = job->volume;
   uint64_t bytes = (uint64_t) job->npages << e->page_shift;
-  struct adaptra_job *last = stream_last (e, job->stream);
+  struct adaptra_stream *s = indexed_stream (e, job->stream);
+  struct adaptra_job *last = stream_last (e, s, job->stream);
   struct adaptra_job **at = last ? &last->next : &e->queue_head;
   uint64_t finish = last ? last->tag + last->bytes : 0;
-  struct adaptra_stream *s = indexed_stream (e, job->stream);
 
   job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
                                                  bytes, v->base + v->size);
