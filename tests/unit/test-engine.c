@@ -826,32 +826,43 @@ reader_thread (void *arg)
                                            PAGE, 3 * 1024 * 1024);
 }
 
+/* Run fn in two threads, a (with arg_a) then b: a is held inside the
+ * backend until io_block reaches blocks (b waits for a page a reads),
+ * then both finish, and each must return NULL.
+ */
 static void
-test_inflight_dedup (void **state)
+run_while_held (void *(*fn) (void *), void *arg_a, void *arg_b,
+                uint64_t blocks)
 {
   pthread_t a, b;
   void *ra, *rb;
   unsigned i;
 
-  (void) state;
   sem_init (&entered, 0, 0);
   sem_init (&release, 0, 0);
   gate = true;
-  pthread_create (&a, NULL, reader_thread, NULL);
+  pthread_create (&a, NULL, fn, arg_a);
   sem_wait (&entered);                  /* a is inside the backend */
-  pthread_create (&b, NULL, reader_thread, NULL);
-  for (i = 0; i < 5000 && stats ().io_block == 0; i++)
+  pthread_create (&b, NULL, fn, arg_b);
+  for (i = 0; i < 5000 && stats ().io_block < blocks; i++)
     usleep (1000);
-  assert_int_equal (stats ().io_block, 1);      /* b waits for a */
+  assert_int_equal (stats ().io_block, blocks);
   gate = false;
   sem_post (&release);
   pthread_join (a, &ra);
   pthread_join (b, &rb);
   assert_null (ra);
   assert_null (rb);
-  assert_int_equal (calls, 1);
   sem_destroy (&entered);
   sem_destroy (&release);
+}
+
+static void
+test_inflight_dedup (void **state)
+{
+  (void) state;
+  run_while_held (reader_thread, NULL, NULL, 1);  /* b waits for a */
+  assert_int_equal (calls, 1);
 }
 
 static void
@@ -903,8 +914,6 @@ test_followers_share_window (void **state)
 {
   unsigned char alone[sizeof page_reads];
   struct adaptra_config cfg;
-  pthread_t ta, tb;
-  void *ra, *rb;
   int b;
   unsigned i;
 
@@ -924,29 +933,14 @@ test_followers_share_window (void **state)
   b = adaptra_client_open (e, volume, "b");
   assert_true (b >= 0);
   read_check (0, PAGE);
-  sem_init (&entered, 0, 0);
-  sem_init (&release, 0, 0);
-  gate = true;
-  pthread_create (&ta, NULL, follower_thread, &client);
-  sem_wait (&entered);                  /* a decided, reads pages 1..3 */
-  pthread_create (&tb, NULL, follower_thread, &b);
-  for (i = 0; i < 5000 && stats ().io_block < 2; i++)
-    usleep (1000);
-  assert_int_equal (stats ().io_block, 2);      /* b decided, waits */
-  gate = false;
-  sem_post (&release);
-  pthread_join (ta, &ra);
-  pthread_join (tb, &rb);
-  assert_null (ra);
-  assert_null (rb);
+  /* a decides and reads pages 1..3, held; b decides and waits. */
+  run_while_held (follower_thread, &client, &b, 2);
   drain ();
   assert_memory_equal (page_reads, alone, sizeof alone);
   for (i = 0; i < sizeof alone; i++)
     assert_true (alone[i] <= 1);
   assert_int_equal (stats ().readahead_follow, 1);
   adaptra_client_close (e, b);
-  sem_destroy (&entered);
-  sem_destroy (&release);
 }
 
 /* peek names the queued jobs in the order run_one runs them. */
