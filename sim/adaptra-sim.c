@@ -1061,6 +1061,19 @@ size_arg (const char *opt, const char *v, uint64_t min)
   return n;
 }
 
+/* The REQ field f of --workload=arg: a size from 1 byte to REQ_MAX,
+ * or exit with a message saying so.
+ */
+static uint64_t
+parse_req (const char *arg, const char *f)
+{
+  uint64_t req;
+
+  if (sim_parse_size (f, &req) == -1 || req == 0 || req > REQ_MAX)
+    cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f);
+  return req;
+}
+
 /* A decimal number in [min, max]; returns 0, or -1. */
 static int
 parse_count (const char *v, uint64_t min, uint64_t max, uint64_t *out)
@@ -1125,9 +1138,7 @@ parse_workload (struct options *o, const char *arg)
     if (sim_parse_size (f[2], &w->rate) == -1 || w->rate == 0)
       cli_die ("--workload=%s: RATE '%s' is not a size per second (e.g. 1K)",
            arg, f[2]);
-    if (sim_parse_size (f[3], &w->req) == -1 || w->req == 0 ||
-        w->req > REQ_MAX)
-      cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[3]);
+    w->req = parse_req (arg, f[3]);
     w->ramp_ns = RAMP_DEFAULT_NS;
     if (n == 5 && sim_parse_duration (f[4], &w->ramp_ns) == -1)
       cli_die ("--workload=%s: RAMP '%s' is not a time (seconds, or e.g. "
@@ -1138,9 +1149,7 @@ parse_workload (struct options *o, const char *arg)
     if (parse_count (f[1], 1, 100000000, &w->iops) == -1)
       cli_die ("--workload=%s: IOPS '%s' is not a number from 1 to 100000000",
            arg, f[1]);
-    if (sim_parse_size (f[2], &w->req) == -1 || w->req == 0 ||
-        w->req > REQ_MAX)
-      cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[2]);
+    w->req = parse_req (arg, f[2]);
     w->span = RANDOM_SPAN_DEFAULT;
     if (n == 4 && (sim_parse_size (f[3], &w->span) == -1 ||
                    w->span < w->req))
@@ -1152,9 +1161,7 @@ parse_workload (struct options *o, const char *arg)
     if (parse_count (f[1], 1, 1000000, &w->n) == -1)
       cli_die ("--workload=%s: N '%s' is not a number from 1 to 1000000",
            arg, f[1]);
-    if (sim_parse_size (f[2], &w->req) == -1 || w->req == 0 ||
-        w->req > REQ_MAX)
-      cli_die ("--workload=%s: REQ '%s' is not a size from 1 to 32M", arg, f[2]);
+    w->req = parse_req (arg, f[2]);
     w->span = INTERLEAVE_SPAN_DEFAULT;
     if (n == 4 && sim_parse_size (f[3], &w->span) == -1)
       cli_die ("--workload=%s: SPAN '%s' is not a size", arg, f[3]);
