@@ -30,7 +30,7 @@ adaptra_config_defaults (struct adaptra_config *cfg)
   cfg->mode = ADAPTRA_MODE_ADAPTIVE;
   cfg->fixed_bytes = 128 * 1024;
   cfg->streams = 1024;
-  cfg->workers = 4;
+  cfg->workers = 16;
   /* A boot profile's extents are short and scattered (a Debian guest's
    * boot and web workload: 1104 extents, 47 KiB on average), so
    * following one is bound by the backend's latency times the extents

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bdp.h"
+#include "flight.h"
 #include "bounce.h"
 #include "minmax.h"
 #include "adaptra/config.h"
@@ -161,6 +162,7 @@ struct adaptra_engine {
   uint32_t slot_pages;          /* pages per slot */
   struct adaptra_streams streams;
   struct adaptra_bdp bdp;
+  struct adaptra_flight flight; /* backend reads in flight, their limit */
   struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
   uint64_t queue_vtime;         /* tag of the last job a worker took */
   uint64_t queued_bytes;        /* jobs not yet started */

@@ -120,6 +120,12 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
          "Estimated backend latency per request, nanoseconds"),
   GAUGE (backend_bytes_per_sec,
          "Estimated backend streaming throughput, bytes per second"),
+  GAUGE (backend_flight_bytes,
+         "Bytes being read from the backend now, prefetch and clients"),
+  GAUGE (backend_flight_limit,
+         "Prefetch workers start reads only below this many bytes in "
+         "flight: the measured bandwidth-delay product and a quarter "
+         "(0: not measured, no limit)"),
   GAUGE (window_max_bytes,
          "Largest window any stream may be given now, bytes"),
   GAUGE (volumes_bypassed,

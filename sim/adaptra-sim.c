@@ -309,6 +309,12 @@ engine_peek_job (struct sim *s, size_t k, uint64_t *offset, uint32_t *count)
 }
 
 static bool
+engine_may_start (struct sim *s, uint64_t running)
+{
+  return adaptra_prefetch_may_start (s->e, running);
+}
+
+static bool
 engine_run_job (struct sim *s, struct worker *w)
 {
   return adaptra_prefetch_run_within (s->e, s->volume, w->offset, w->count,
@@ -472,8 +478,12 @@ static void
 start_workers (struct sim *s)
 {
   size_t k = 0;
+  uint64_t running = 0;
   unsigned i;
 
+  for (i = 0; i < s->nworkers; i++)
+    if (s->workers[i].busy)
+      running += s->workers[i].count;
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
     uint64_t offset;
@@ -481,6 +491,8 @@ start_workers (struct sim *s)
 
     if (w->busy)
       continue;
+    if (!engine_may_start (s, running))
+      return;
     do
       if (!engine_peek_job (s, k++, &offset, &count))
         return;
@@ -492,6 +504,7 @@ start_workers (struct sim *s)
     w->start = s->now;
     w->done = model_read (s, s->now, w->offset, w->count);
     ev_push (s, w->done, EV_WORKER, i);
+    running += count;
   }
 }
 
@@ -1033,7 +1046,7 @@ usage (FILE *f)
     "  --min SIZE             smallest new window (16K)\n"
     "  --max SIZE|auto        largest window (auto)\n"
     "  --streams N            stream table size (1024)\n"
-    "  --workers N            prefetch workers (4)\n"
+    "  --workers N            prefetch workers (16)\n"
     "  --backend SPEC         remote:LATENCY:BANDWIDTH (remote:5ms:200M)"
     " or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"

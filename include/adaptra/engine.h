@@ -199,6 +199,15 @@ extern bool adaptra_prefetch_run_within (struct adaptra_engine *e,
 extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
                                    uint64_t *offset, uint32_t *count);
 
+/* May a prefetch job start while running bytes are being read from
+ * the backend?  True while they are under the flight limit (the
+ * measured bandwidth-delay product and a quarter), or none are: what
+ * the workers ask before they take a job.  (For adaptra-sim, whose
+ * simulated workers ask it with the bytes they are reading.)
+ */
+extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
+                                        uint64_t running);
+
 /* Counters and gauges now. */
 extern void adaptra_stats_snapshot (struct adaptra_engine *e,
                                     struct adaptra_stats *out);

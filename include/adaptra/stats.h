@@ -87,6 +87,8 @@ struct adaptra_stats {
   uint64_t prefetch_flight_bytes;   /* queued or being read */
   uint64_t backend_latency_ns;      /* per-request latency estimate */
   uint64_t backend_bytes_per_sec;   /* streaming throughput estimate */
+  uint64_t backend_flight_bytes;    /* being read from the backend now */
+  uint64_t backend_flight_limit;    /* most prefetch started at once */
   uint64_t window_max_bytes;        /* effective window cap now */
   uint64_t volumes_bypassed;        /* volumes stepped aside now */
 };

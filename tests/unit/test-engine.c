@@ -1083,38 +1083,63 @@ test_fair_queue_keeps_stream_order (void **state)
 }
 
 /* A prefetch that competes with nothing is split per worker only; one
- * that competes goes out in chunks of at most the bandwidth-delay
- * product: on a backend of 5 ms + 200 MB/s, about 1 MiB.
+ * that competes goes out in chunks of an eighth of the measured
+ * bandwidth-delay product (flight.h), and the workers start jobs only
+ * below the flight limit, 5/4 of that product.  The fake backend
+ * serves one read at a time in 5 ms + 5 us a KiB: reads of 4 MiB
+ * (in jobs of up to a transfer slot) measure its rate, reads of 4 KiB
+ * its latency (5 ms).
  */
 static void
-test_chunk_is_bandwidth_delay (void **state)
+test_chunk_and_flight_limit (void **state)
 {
+  const uint64_t mib = 1024 * 1024;
   struct adaptra_config cfg;
-  uint64_t offset;
+  uint64_t offset, limit, chunk;
   uint32_t count;
+  double mean;
   unsigned i;
 
   (void) state;
   base_config (&cfg);
-  cfg.pool_bytes = 32 * 1024 * 1024;
+  cfg.pool_bytes = 64 * mib;
+  cfg.max_bytes = 0;
   restart_engine (&cfg);
+  /* Nothing measured: no limit. */
+  assert_true (adaptra_prefetch_may_start (e, UINT64_C (1) << 40));
+  assert_int_equal (stats ().backend_flight_limit, 0);
   read_ns = 5000000;
-  read_ns_per_kib = 5000;               /* 1 KiB in 5 us: ~200 MB/s */
-  /* Reads of several sizes, for the fit of bdp.c. */
-  for (i = 0; i < 32; i++)
-    read_check (8 * 1024 * 1024 + i * 262144, (i % 4 + 1) * 65536);
-  drain ();
-  adaptra_cache_hint (e, client, 1024 * 1024, 2 * 1024 * 1024);
+  read_ns_per_kib = 5000;
+  for (i = 0; i < 24; i++) {
+    adaptra_cache_hint (e, client, 8 * mib, 4 * mib);
+    drain ();
+    adaptra_invalidate (e, volume, 8 * mib, 4 * mib);
+    read_check (12 * mib + i * 65536, 4096);
+  }
+  /* R is at least the mean delivery rate and at most the backend's
+   * 200 MB/s (a KiB in 5 us); L is the 4 KiB reads' 5 ms.
+   */
+  limit = stats ().backend_flight_limit;
+  mean = (double) stats ().backend_bytes * SEC / (double) (now_ns - SEC);
+  assert_true (limit >= 1.25 * mean * 0.0049);
+  assert_true (limit <= 1.25 * 1024 / 5e-6 * 0.0051);
+  assert_true (adaptra_prefetch_may_start (e, 0));
+  assert_true (adaptra_prefetch_may_start (e, limit - 1));
+  assert_false (adaptra_prefetch_may_start (e, limit));
+  /* A window that competes with nothing: one job. */
+  adaptra_cache_hint (e, client, 8 * mib, 2 * mib);
   assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
-  assert_int_equal (count, 2 * 1024 * 1024);
+  assert_int_equal (count, 2 * mib);
   drain ();
+  /* One that competes: chunks of an eighth of R x L (limit x 4/5). */
   read_check (0, PAGE);                 /* another stream's window */
-  adaptra_cache_hint (e, client, 4 * 1024 * 1024, 3 * 1024 * 1024);
+  adaptra_cache_hint (e, client, 2 * mib, 3 * mib);
+  chunk = limit * 4 / 5 / 8 / PAGE * PAGE;
   assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
-  assert_int_equal (offset, 4 * 1024 * 1024);
-  assert_true (count > 900 * 1024 && count <= 1024 * 1024);
+  assert_int_equal (offset, 2 * mib);
+  assert_true (count >= chunk - PAGE && count <= chunk + PAGE);
   assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
-  assert_true (count <= 1024 * 1024);
+  assert_int_equal (offset, 2 * mib + count);
 }
 
 /* A reader that needs a page of a queued chunk reads the part up to the
@@ -2369,7 +2394,7 @@ main (void)
     T (test_fair_queue_between_streams),
     T (test_fair_queue_keeps_stream_order),
     T (test_fair_queue_rounds_in_page_order),
-    T (test_chunk_is_bandwidth_delay),
+    T (test_chunk_and_flight_limit),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
     T (test_no_data),
