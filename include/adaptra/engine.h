@@ -202,8 +202,7 @@ extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
 /* May a prefetch job start while running bytes are being read from
  * the backend?  True while they are under the flight limit (the
  * measured bandwidth-delay product and a quarter), or none are: what
- * the workers ask before they take a job.  (For adaptra-sim, whose
- * simulated workers ask it with the bytes they are reading.)
+ * the workers ask before they take a job.
  */
 extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
                                         uint64_t running);
