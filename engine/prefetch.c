@@ -496,8 +496,7 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
     __atomic_fetch_add (&v->backend_bytes, bytes, __ATOMIC_RELAXED);
     adaptra_bdp_sample (&v->bdp, bytes, t1 - t0);
     adaptra_bdp_sample (&e->bdp, bytes, t1 - t0);
-    if (!demand)
-      adaptra_flight_sample (&e->flight, bytes, t0, t1);
+    adaptra_flight_sample (&e->flight, bytes, t0, t1);
     for (i = 0; i < n; i++) {
       if (!adaptra_pool_complete (&e->pool, frames[i])) {
         if (!demand)
