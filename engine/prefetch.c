@@ -235,8 +235,10 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
 
 /* The largest prefetch job while streams compete, in bytes: an
  * eighth of the backend's bandwidth-delay product (flight.h), within
- * [CHUNK_MIN, CHUNK_MAX], and ADAPTRA_JOB_MIN until the product is
- * known.  The flight limit keeps about ten of them in flight, so a
+ * [CHUNK_MIN, CHUNK_MAX]; where the workers have no flight limit (not
+ * measured yet, or a backend that does not hide latency in parallel
+ * reads) the product of bdp.c's fitted line, within [ADAPTRA_JOB_MIN,
+ * CHUNK_MAX].  The flight limit keeps about ten of them in flight, so a
  * reader that catches up with its read-ahead waits for one small
  * read, not for a large one sharing the link with the others: on W2,
  * p99 25.8 ms in 256 KiB chunks, 13.7 in 128 KiB (an eighth of the
@@ -247,9 +249,11 @@ chunk_bytes (const struct adaptra_engine *e)
 {
   uint64_t now = adaptra_now (e);
   uint64_t chunk = adaptra_flight_bdp (&e->flight, now) / 8;
+  uint64_t fit = adaptra_bdp_bytes (&e->bdp);
 
   if (adaptra_flight_limit (&e->flight, now) == UINT64_MAX)
-    return ADAPTRA_JOB_MIN;
+    return fit < ADAPTRA_JOB_MIN ? ADAPTRA_JOB_MIN
+      : fit < CHUNK_MAX ? fit : CHUNK_MAX;
   return chunk < CHUNK_MIN ? CHUNK_MIN : chunk < CHUNK_MAX ? chunk : CHUNK_MAX;
 }
 
