@@ -116,6 +116,8 @@ struct adaptra_job {
   uint64_t first;               /* first page */
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
+  uint64_t started_ns;          /* adaptra-sim: a simulated worker's read
+                                   of it started then (0: not started) */
   uint32_t frames[];            /* the frames, in page order */
 };
 
@@ -433,14 +435,17 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * to do under it saves a round trip.  For a client's own read (demand
  * not NULL) the pages are also touched and copied out to the request.
  * Unless the frames are consecutive in the arena or demand wants every
- * byte read, n is at most e->slot_pages.  Returns 0 or the backend's
- * errno, in which case the frames are dropped.
+ * byte read, n is at most e->slot_pages.  The read is timed (for
+ * bdp.c and flight.c) from started_ns if not 0, else from the call.
+ * Returns 0 or the backend's errno, in which case the frames are
+ * dropped.
  */
 extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
                           struct adaptra_volume *v, void *ctx,
                           uint64_t first,
                           const uint32_t *frames, uint32_t n, uint32_t bytes,
-                          const struct adaptra_request *demand);
+                          const struct adaptra_request *demand,
+                          uint64_t started_ns);
 
 /* Drop every queued job of volume v (NULL: of every volume) and free
  * its pages.  Lock held.

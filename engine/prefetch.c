@@ -354,6 +354,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
       job->stream = stream_id;
       job->first = p;
       job->npages = 0;
+      job->started_ns = 0;
       consecutive = true;
     }
     job->frames[job->npages++] = f;
@@ -461,7 +462,8 @@ fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
 int
 adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
                void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
-               uint32_t bytes, const struct adaptra_request *demand)
+               uint32_t bytes, const struct adaptra_request *demand,
+               uint64_t started_ns)
 {
   const uint64_t offset = (first << e->page_shift) - v->base;
   void *slot;
@@ -477,7 +479,7 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
     err = ENOMEM;
   else {
     adaptra_flight_start (&e->flight, bytes);
-    t0 = adaptra_now (e);
+    t0 = started_ns ? started_ns : adaptra_now (e);
     err = e->backend.pread (ctx, buf, bytes, offset);
     t1 = adaptra_now (e);
     adaptra_flight_end (&e->flight, bytes);
@@ -538,7 +540,7 @@ run_job_then_lock (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
 
   assert_unlocked (e);
   adaptra_fetch_then_lock (e, v, ctx, job->first, job->frames, job->npages,
-                           job->bytes, NULL);
+                           job->bytes, NULL, job->started_ns);
   free (job);
   if (--v->running == 0)
     pthread_cond_broadcast (&e->job_done);
@@ -680,6 +682,20 @@ adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
     *offset = (job->first << e->page_shift) - job->volume->base;
     *count = job->bytes;
   }
+  adaptra_unlock (e);
+  return job != NULL;
+}
+
+bool
+adaptra_prefetch_started (struct adaptra_engine *e, size_t k)
+{
+  struct adaptra_job *job;
+
+  adaptra_lock (e);
+  for (job = e->queue_head; job && k > 0; job = job->next)
+    k--;
+  if (job)
+    job->started_ns = adaptra_now (e);
   adaptra_unlock (e);
   return job != NULL;
 }

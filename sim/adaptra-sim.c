@@ -37,10 +37,10 @@
  * when threads run (nworkers), so here each window is one job; a
  * reader that needs a page of a job a worker has taken waits for that
  * job's completion, but the pages are ready for everyone from the
- * moment it asked; and the workers are bounded by their number only,
- * not by the engine's flight limit (flight.h): that reader's wait
- * reaches the engine as a read shorter than the backend's latency,
- * which the limit's latency estimate would take for the backend's.
+ * moment it asked (the engine times its read from the worker's start:
+ * adaptra_prefetch_started); the workers ask the engine's flight limit
+ * (adaptra_prefetch_may_start) with the bytes they are reading, where
+ * the engine counts clients' reads too.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -311,6 +311,18 @@ engine_peek_job (struct sim *s, size_t k, uint64_t *offset, uint32_t *count)
   return adaptra_prefetch_peek (s->e, k, offset, count);
 }
 
+static void
+engine_job_started (struct sim *s, size_t k)
+{
+  adaptra_prefetch_started (s->e, k);
+}
+
+static bool
+engine_may_start (struct sim *s, uint64_t running)
+{
+  return adaptra_prefetch_may_start (s->e, running);
+}
+
 static bool
 engine_run_job (struct sim *s, struct worker *w)
 {
@@ -475,8 +487,12 @@ static void
 start_workers (struct sim *s)
 {
   size_t k = 0;
+  uint64_t running = 0;
   unsigned i;
 
+  for (i = 0; i < s->nworkers; i++)
+    if (s->workers[i].busy)
+      running += s->workers[i].count;
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
     uint64_t offset;
@@ -484,10 +500,13 @@ start_workers (struct sim *s)
 
     if (w->busy)
       continue;
+    if (!engine_may_start (s, running))
+      return;
     do
       if (!engine_peek_job (s, k++, &offset, &count))
         return;
     while (started_job (s, offset, count));
+    engine_job_started (s, k - 1);
     w->offset = offset;
     w->count = count;
     w->busy = true;
@@ -495,6 +514,7 @@ start_workers (struct sim *s)
     w->start = s->now;
     w->done = model_read (s, s->now, w->offset, w->count);
     ev_push (s, w->done, EV_WORKER, i);
+    running += count;
   }
 }
 

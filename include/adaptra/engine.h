@@ -199,10 +199,20 @@ extern bool adaptra_prefetch_run_within (struct adaptra_engine *e,
 extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
                                    uint64_t *offset, uint32_t *count);
 
+/* The k-th queued prefetch job's read started now: a reader that runs
+ * it later (it needs one of its pages) is timed from now, for the
+ * backend's latency and throughput estimates.  Returns false when
+ * fewer than k + 1 jobs are queued.  (For adaptra-sim, whose simulated
+ * workers leave the job they read queued until it completes, and
+ * whose readers wait for it by running it.)
+ */
+extern bool adaptra_prefetch_started (struct adaptra_engine *e, size_t k);
+
 /* May a prefetch job start while running bytes are being read from
  * the backend?  True while they are under the flight limit (the
  * measured bandwidth-delay product and a quarter), or none are: what
- * the workers ask before they take a job.
+ * the workers ask before they take a job.  (For adaptra-sim, whose
+ * simulated workers ask it with the bytes they are reading.)
  */
 extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
                                         uint64_t running);
