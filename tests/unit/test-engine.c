@@ -1142,6 +1142,28 @@ test_chunk_and_flight_limit (void **state)
   assert_int_equal (offset, 2 * mib + count);
 }
 
+/* adaptra-sim marks a queued job started when a simulated worker takes
+ * it, and whoever runs it later is timed from then: the backend's
+ * latency estimate is the worker's 5 ms, not the instant the fake
+ * backend takes.
+ */
+static void
+test_job_timed_from_its_start (void **state)
+{
+  (void) state;
+  assert_false (adaptra_prefetch_started (e, 0));
+  adaptra_cache_hint (e, client, 1024 * 1024, 65536);
+  assert_true (adaptra_prefetch_started (e, 0));
+  now_ns += 5000000;
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  assert_int_equal (stats ().backend_latency_ns, 5000000);
+  /* Unmarked, a job is timed from when it runs. */
+  adaptra_cache_hint (e, client, 2 * 1024 * 1024, 65536);
+  now_ns += 5000000;
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  assert_true (stats ().backend_latency_ns < 5000000);
+}
+
 /* A reader that needs a page of a queued chunk reads the part up to the
  * end of its request when at least ADAPTRA_JOB_MIN is left; the rest
  * stays queued, is read once, and a write that lands on it meanwhile
@@ -2395,6 +2417,7 @@ main (void)
     T (test_fair_queue_keeps_stream_order),
     T (test_fair_queue_rounds_in_page_order),
     T (test_chunk_and_flight_limit),
+    T (test_job_timed_from_its_start),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
     T (test_no_data),
