@@ -43,16 +43,13 @@
  * them.  A window used to go out as one job per worker (a 2 MiB window,
  * four 512 KiB reads), queued FIFO, and a reader that stole one ran
  * all of it.  On the benchmark's W2 (16 streams, remote model: 5 ms a
- * read, 200 MiB/s) 10% of client reads blocked, those that stole a
- * job waited 22 ms at the median and 57 ms at p99 (up to 250 ms), and
- * the clients' p99 was 35 ms against 7.2 ms without the filter
- * (medians of 5 runs, docs/bench/fair-tails.md).  So, three changes,
- * after which W2's p99 is 12 ms at the same 390 MiB/s:
+ * read, 200 MiB/s) the clients' p99 was 35 to 40 ms against 7 to 9 ms
+ * without the filter (docs/bench/fair-tails.md).  So, four changes,
+ * after which it is 15 ms at the same 198 MiB/s:
  *
  *   - Chunks: while other streams' prefetch is queued, no job is
- *     larger than the backend's bandwidth-delay product (the bytes one
- *     request needs to hide its latency; bdp.c) within
- *     [ADAPTRA_JOB_MIN, CHUNK_MAX] = [256 KiB, 1 MiB], issued in page
+ *     larger than an eighth of the backend's bandwidth-delay product
+ *     (chunk_bytes: 128 KiB on the remote model), issued in page
  *     order, so a window's pages become ready front first while its
  *     tail is still on the way.  A window that competes with nothing
  *     is still split per worker only: in 1 MiB chunks W1 (one stream)
@@ -69,6 +66,11 @@
  *     job up to the end of its request.  Its wait is one small backend
  *     read, as without the filter; the rest of the job, if at least
  *     ADAPTRA_JOB_MIN (split), stays in its place for a worker.
+ *   - The flight limit (flight.h): workers start a job only while the
+ *     bytes being read are under 5/4 of the measured bandwidth-delay
+ *     product, so the link holds about ten chunks, not everything
+ *     the workers took; the rest waits here, where a reader steals
+ *     what it needs.  Without it W2's reads took 25 ms instead of 5.
  *
  * Rounds in page order.  Fair order interleaves streams, and on a
  * backend that seeks (the benchmark's disk model: one head, 0.5-8 ms a
