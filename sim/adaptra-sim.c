@@ -533,6 +533,11 @@ finish_worker (struct sim *s, size_t i)
   if (ran == 0 && !w->stolen)
     cli_die ("internal error: worker %zu found no job", i);
   w->busy = false;
+  /* Back to the event's time, which a job a reader took all of did not
+   * move the clock to: the workers that start next start now, not at
+   * this one's start, in the pipe's past.
+   */
+  s->now = w->done;
 }
 
 /* One client read now; returns when it completed. */
