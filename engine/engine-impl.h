@@ -175,6 +175,7 @@ struct adaptra_engine {
   struct adaptra_worker *workers;
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */
+  unsigned workers_busy;        /* of the first, reading a job now */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */

@@ -39,8 +39,8 @@
  * job's completion, but the pages are ready for everyone from the
  * moment it asked (the engine times its read from the worker's start:
  * adaptra_prefetch_started); the workers ask the engine's flight limit
- * (adaptra_prefetch_may_start) with the bytes they are reading, where
- * the engine counts clients' reads too.
+ * (adaptra_prefetch_may_start) with the bytes and jobs they are
+ * reading, where the engine counts clients' reads' bytes too.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -318,9 +318,9 @@ engine_job_started (struct sim *s, size_t k)
 }
 
 static bool
-engine_may_start (struct sim *s, uint64_t running)
+engine_may_start (struct sim *s, uint64_t running, unsigned busy)
 {
-  return adaptra_prefetch_may_start (s->e, running);
+  return adaptra_prefetch_may_start (s->e, running, busy);
 }
 
 static bool
@@ -488,11 +488,13 @@ start_workers (struct sim *s)
 {
   size_t k = 0;
   uint64_t running = 0;
-  unsigned i;
+  unsigned i, busy = 0;
 
   for (i = 0; i < s->nworkers; i++)
-    if (s->workers[i].busy)
+    if (s->workers[i].busy) {
       running += s->workers[i].count;
+      busy++;
+    }
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
     uint64_t offset;
@@ -500,7 +502,7 @@ start_workers (struct sim *s)
 
     if (w->busy)
       continue;
-    if (!engine_may_start (s, running))
+    if (!engine_may_start (s, running, busy))
       return;
     do
       if (!engine_peek_job (s, k++, &offset, &count))
@@ -515,6 +517,7 @@ start_workers (struct sim *s)
     w->done = model_read (s, s->now, w->offset, w->count);
     ev_push (s, w->done, EV_WORKER, i);
     running += count;
+    busy++;
   }
 }
 

@@ -209,13 +209,15 @@ extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
 extern bool adaptra_prefetch_started (struct adaptra_engine *e, size_t k);
 
 /* May a prefetch job start while running bytes are being read from
- * the backend?  True while they are under the flight limit (the
- * measured bandwidth-delay product and a quarter), or none are: what
- * the workers ask before they take a job.  (For adaptra-sim, whose
- * simulated workers ask it with the bytes they are reading.)
+ * the backend, busy jobs of them by workers?  True while the bytes are
+ * under the flight limit (the measured bandwidth-delay product and a
+ * quarter), or none are; where there is no limit (not measured, or a
+ * backend that parallel reads do not help), while fewer than 4 jobs
+ * are: what the workers ask before they take a job.  (For
+ * adaptra-sim, whose simulated workers ask it with what they read.)
  */
 extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
-                                        uint64_t running);
+                                        uint64_t running, unsigned busy);
 
 /* Counters and gauges now. */
 extern void adaptra_stats_snapshot (struct adaptra_engine *e,

@@ -1105,8 +1105,9 @@ test_chunk_and_flight_limit (void **state)
   cfg.pool_bytes = 64 * mib;
   cfg.max_bytes = 0;
   restart_engine (&cfg);
-  /* Nothing measured: no limit. */
-  assert_true (adaptra_prefetch_may_start (e, UINT64_C (1) << 40));
+  /* Nothing measured: no limit in bytes, four jobs at once. */
+  assert_true (adaptra_prefetch_may_start (e, UINT64_C (1) << 40, 3));
+  assert_false (adaptra_prefetch_may_start (e, 0, 4));
   assert_int_equal (stats ().backend_flight_limit, 0);
   read_ns = 5000000;
   read_ns_per_kib = 5000;
@@ -1123,9 +1124,9 @@ test_chunk_and_flight_limit (void **state)
   mean = (double) stats ().backend_bytes * SEC / (double) (now_ns - SEC);
   assert_true (limit >= 1.25 * mean * 0.0049);
   assert_true (limit <= 1.25 * 1024 / 5e-6 * 0.0051);
-  assert_true (adaptra_prefetch_may_start (e, 0));
-  assert_true (adaptra_prefetch_may_start (e, limit - 1));
-  assert_false (adaptra_prefetch_may_start (e, limit));
+  assert_true (adaptra_prefetch_may_start (e, 0, 0));
+  assert_true (adaptra_prefetch_may_start (e, limit - 1, 15));
+  assert_false (adaptra_prefetch_may_start (e, limit, 1));
   /* A window that competes with nothing: one job. */
   adaptra_cache_hint (e, client, 8 * mib, 2 * mib);
   assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
