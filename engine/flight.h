@@ -26,7 +26,8 @@
  *          ADAPTRA_FLIGHT_SLOT_NS of the last second, a second's worth
  *   L      the fastest read of the last ADAPTRA_FLIGHT_LATENCY_NS, of n
  *          bytes in t, less its transfer: t - n / R
- *   limit  5/4 x R x L, or none if R x L < ADAPTRA_FLIGHT_MIN
+ *   limit  5/4 x R x L, at least ADAPTRA_FLIGHT_MIN; none if L is
+ *          under ADAPTRA_FLIGHT_LATENCY_MIN
  *
  *      workers --start while running < limit--> backend --+
  *         ^                                                |
@@ -73,14 +74,23 @@
 #define ADAPTRA_FLIGHT_GAIN_NUM 5
 #define ADAPTRA_FLIGHT_GAIN_DEN 4
 
-/* No limit where R x L is under two of the smallest jobs a window is
- * split into alone (ADAPTRA_JOB_MIN, 256 KiB): there the backend's
- * latency is not what reads in parallel hide.  A disk that seeks (the
- * benchmark's disk model) reads on without a seek where a read
- * continues the last, so its fastest reads take no latency at all:
- * held to a product of nothing, 8 streams on one connection (W3) fell
- * from 96 to 46 MiB/s in chunks of 64 KiB.  Without a limit, its
- * chunks stay those of the fitted line (bdp.h), at least 256 KiB.
+/* No limit where L is under a millisecond: there the backend's latency
+ * is not what reads in parallel hide, and its reads are not queued
+ * behind a link but behind a disk's head or the CPUs.  A disk that
+ * seeks (the benchmark's disk model) reads on without a seek where a
+ * read continues the last, so its fastest reads take no latency at
+ * all: held to a product of nothing, 8 streams on one connection (W3)
+ * fell from 96 to 46 MiB/s in chunks of 64 KiB.  Without a limit, the
+ * chunks stay those of the fitted line (bdp.h), at least 256 KiB, and
+ * 4 workers read at once (prefetch.c).  The test is on L alone, not
+ * on R x L: R is what the workers delivered, and 4 workers that
+ * deliver too little to reach a product would never be let go.
+ */
+#define ADAPTRA_FLIGHT_LATENCY_MIN UINT64_C (1000000)
+
+/* The limit's floor: two of the smallest jobs a window is split into
+ * alone (ADAPTRA_JOB_MIN, 256 KiB), so that a demand too small to show
+ * the link's rate still has a read queued behind the one in flight.
  */
 #define ADAPTRA_FLIGHT_MIN (512 * 1024)
 
@@ -141,8 +151,8 @@ extern uint64_t adaptra_flight_latency_ns (const struct adaptra_flight *f,
 extern uint64_t adaptra_flight_bdp (const struct adaptra_flight *f,
                                     uint64_t now);
 
-/* The limit at now (above); UINT64_MAX (none) if R x L is not known or
- * under ADAPTRA_FLIGHT_MIN.
+/* The limit at now (above); UINT64_MAX (none) if R or L is not known,
+ * or L is under ADAPTRA_FLIGHT_LATENCY_MIN.
  */
 extern uint64_t adaptra_flight_limit (const struct adaptra_flight *f,
                                       uint64_t now);

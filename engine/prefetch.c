@@ -730,8 +730,8 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
 }
 
 /* Workers reading at once where there is no flight limit (flight.h:
- * not measured yet, or a backend whose latency reads in parallel do
- * not hide, as a disk or the page cache): the 4 of before the limit.
+ * not measured yet, or a backend of under a millisecond a read, as a
+ * disk that reads on or the page cache): the 4 of before the limit.
  * More only share the CPUs and the disk's head: with 16, a file in
  * the page cache read in 256 KiB windows on this 2-CPU machine took
  * 330 us a read, over the step-aside bound (bdp.h), and read-ahead

@@ -157,28 +157,35 @@ test_latency_follows_slower_backend (void **state)
   assert_true (l > 3 * LATENCY && l <= 4 * LATENCY);
 }
 
-/* A backend whose R x L is under ADAPTRA_FLIGHT_MIN (here a fast one:
- * 64 KiB in 15 us) gets no limit; one just over it does.
+/* A backend whose L is under ADAPTRA_FLIGHT_LATENCY_MIN (here a fast
+ * one: 64 KiB in 15 us) gets no limit; one of 2 ms does, 5/4 of
+ * R x L; one whose R x L is small gets the floor.
  */
 static void
-test_no_limit_below_min (void **state)
+test_no_limit_under_a_millisecond (void **state)
 {
-  struct adaptra_flight f = { 0 }, g = { 0 };
+  struct adaptra_flight f = { 0 }, g = { 0 }, h = { 0 };
   uint64_t t, t0 = 50 * SLOT;
 
   (void) state;
   for (t = t0; t < t0 + 4 * SLOT; t += 20000)
     adaptra_flight_sample (&f, 64 * KIB, t, t + 15000);
-  assert_true (adaptra_flight_bdp (&f, t) < ADAPTRA_FLIGHT_MIN);
+  assert_true (adaptra_flight_latency_ns (&f, t) < MS);
   assert_true (adaptra_flight_limit (&f, t) == UINT64_MAX);
-  /* 1 MiB every 1 ms (1 GiB/s), the fastest read 1 ms + its transfer:
-   * R x L = 1 MiB.
+  /* 1 MiB every 1 ms (1000 MiB/s), each read 2 ms + its transfer
+   * (1 ms): R x L = 2 MiB.
    */
   for (t = t0; t < t0 + 4 * SLOT; t += MS)
-    adaptra_flight_sample (&g, MIB, t - 2 * MS + MS / 1024, t);
-  assert_true (adaptra_flight_bdp (&g, t) >= MIB * 95 / 100);
-  assert_true (adaptra_flight_limit (&g, t) >= MIB * 5 / 4 * 95 / 100);
-  assert_true (adaptra_flight_limit (&g, t) <= MIB * 5 / 4 * 105 / 100);
+    adaptra_flight_sample (&g, MIB, t - 3 * MS, t);
+  assert_true (adaptra_flight_bdp (&g, t) >= 2 * MIB * 95 / 100);
+  assert_true (adaptra_flight_bdp (&g, t) <= 2 * MIB * 105 / 100);
+  assert_true (adaptra_flight_limit (&g, t) >= 2 * MIB * 5 / 4 * 95 / 100);
+  assert_true (adaptra_flight_limit (&g, t) <= 2 * MIB * 5 / 4 * 105 / 100);
+  /* 16 KiB every 1 ms, in 5 ms: R x L = 16 MiB/s x 4 ms, 64 KiB. */
+  for (t = t0; t < t0 + 4 * SLOT; t += MS)
+    adaptra_flight_sample (&h, 16 * KIB, t - LATENCY, t);
+  assert_true (adaptra_flight_bdp (&h, t) < 80 * KIB);
+  assert_int_equal (adaptra_flight_limit (&h, t), ADAPTRA_FLIGHT_MIN);
 }
 
 static void
@@ -204,7 +211,7 @@ main (void)
     cmocka_unit_test (test_late_read_not_counted),
     cmocka_unit_test (test_latency_from_fastest_read),
     cmocka_unit_test (test_latency_follows_slower_backend),
-    cmocka_unit_test (test_no_limit_below_min),
+    cmocka_unit_test (test_no_limit_under_a_millisecond),
     cmocka_unit_test (test_running),
   };
 
