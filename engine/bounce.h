@@ -1,13 +1,13 @@
-/* bounce.h: a fixed number of transfer slots, own lock.
+/* bounce.h: transfer buffers within a byte budget, own lock.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Transfer buffers: a fixed number of equal slots for backend reads
- * that cannot go straight into their destination.  Part of the pool's
- * budget (engine.c carves them out of adaptra-pool), so that adaptra's
- * data memory stays within adaptra-pool however many threads read.
- * Thread-safe: the slots have their own lock.
+/* Transfer buffers: memory for backend reads that cannot go straight
+ * into their destination, at most budget bytes in use at once.  Part
+ * of the pool's budget (engine.c carves them out of adaptra-pool), so
+ * that adaptra's data memory stays within adaptra-pool however many
+ * threads read.  Thread-safe: the budget has its own lock.
  */
 
 #ifndef ADAPTRA_BOUNCE_H
@@ -18,32 +18,30 @@
 
 struct adaptra_bounce {
   pthread_mutex_t lock;
-  pthread_cond_t freed;         /* a slot was put back */
-  size_t slot_size;             /* bytes per slot */
-  unsigned nslots;              /* at most this many ever exist */
-  unsigned made;                /* allocated so far (lazily) */
-  unsigned nidle;               /* idle slots in idle[] */
-  void **idle;                  /* nslots entries */
+  pthread_cond_t freed;         /* bytes were given back */
+  size_t budget;                /* at most this many bytes in use */
+  size_t largest;               /* the largest buffer one may ask for */
+  size_t used;                  /* in use now */
 };
 
-/* Set up nslots slots of slot_size bytes each (both > 0), allocated on
- * first use and kept until adaptra_bounce_fini.  Returns 0, or -1 with
- * errno set.
+/* Set up a budget of budget bytes for buffers of at most largest bytes
+ * (0 < largest <= budget).  Returns 0, or -1 with errno set.
  */
-extern int adaptra_bounce_init (struct adaptra_bounce *b, unsigned nslots,
-                                size_t slot_size);
+extern int adaptra_bounce_init (struct adaptra_bounce *b, size_t budget,
+                                size_t largest);
 
-/* Free every slot.  No slot may be in use. */
+/* No buffer may be in use. */
 extern void adaptra_bounce_fini (struct adaptra_bounce *b);
 
-/* A slot of b->slot_size bytes, waiting while all nslots are in use.
- * Returns NULL only if the first allocation of a slot fails.  A thread
- * must put its slot back before it asks for another (so that holders
- * never wait on each other).
+/* A buffer of bytes (0 < bytes <= b->largest), waiting while it would
+ * take the bytes in use over the budget.  Returns NULL only if the
+ * allocation fails.  A thread must give its buffer back before it asks
+ * for another (so that holders never wait on each other).
  */
-extern void *adaptra_bounce_get (struct adaptra_bounce *b);
+extern void *adaptra_bounce_get (struct adaptra_bounce *b, size_t bytes);
 
-/* Give back a slot from adaptra_bounce_get, waking one waiter. */
-extern void adaptra_bounce_put (struct adaptra_bounce *b, void *slot);
+/* Give back a buffer of bytes from adaptra_bounce_get. */
+extern void adaptra_bounce_put (struct adaptra_bounce *b, void *buf,
+                                size_t bytes);
 
 #endif /* ADAPTRA_BOUNCE_H */

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/bounce.c: a bounded number of transfer slots. */
+/* Unit tests of engine/bounce.c: transfer buffers within a byte budget. */
 
 #include <config.h>
 
@@ -21,50 +21,50 @@
 #include "../../engine/bounce.h"
 
 static void
-test_rejects_empty (void **state)
+test_rejects_bad_sizes (void **state)
 {
   struct adaptra_bounce b;
 
   (void) state;
   errno = 0;
-  assert_int_equal (adaptra_bounce_init (&b, 0, 4096), -1);
+  assert_int_equal (adaptra_bounce_init (&b, 4096, 0), -1);
   assert_int_equal (errno, EINVAL);
-  assert_int_equal (adaptra_bounce_init (&b, 4, 0), -1);
+  assert_int_equal (adaptra_bounce_init (&b, 4096, 8192), -1);
 }
 
-/* Slots are made on demand, usable over their whole size, and reused:
- * after a put, the next get returns the same buffer and makes none.
+/* Buffers of several sizes, usable over their whole size, counted in
+ * bytes: four of 128 KiB fit where one of 512 KiB does.
  */
 static void
-test_lazy_and_reused (void **state)
+test_counts_bytes (void **state)
 {
   struct adaptra_bounce b;
-  unsigned char *s1, *s2, *again;
+  unsigned char *small[4], *big;
+  unsigned i;
 
   (void) state;
-  assert_int_equal (adaptra_bounce_init (&b, 3, 8192), 0);
-  assert_int_equal (b.made, 0);
-  s1 = adaptra_bounce_get (&b);
-  s2 = adaptra_bounce_get (&b);
-  assert_non_null (s1);
-  assert_non_null (s2);
-  assert_ptr_not_equal (s1, s2);
-  assert_int_equal (b.made, 2);
-  memset (s1, 0xaa, 8192);
-  memset (s2, 0x55, 8192);
-  adaptra_bounce_put (&b, s1);
-  again = adaptra_bounce_get (&b);
-  assert_ptr_equal (again, s1);
-  assert_int_equal (b.made, 2);
-  adaptra_bounce_put (&b, again);
-  adaptra_bounce_put (&b, s2);
+  assert_int_equal (adaptra_bounce_init (&b, 1024 * 1024, 512 * 1024), 0);
+  big = adaptra_bounce_get (&b, 512 * 1024);
+  assert_non_null (big);
+  memset (big, 0xaa, 512 * 1024);
+  for (i = 0; i < 4; i++) {
+    small[i] = adaptra_bounce_get (&b, 128 * 1024);
+    assert_non_null (small[i]);
+    memset (small[i], (int) i, 128 * 1024);
+  }
+  assert_int_equal (b.used, 1024 * 1024);
+  for (i = 0; i < 4; i++)
+    adaptra_bounce_put (&b, small[i], 128 * 1024);
+  adaptra_bounce_put (&b, big, 512 * 1024);
+  assert_int_equal (b.used, 0);
   adaptra_bounce_fini (&b);
 }
 
 struct holder {
   struct adaptra_bounce *b;
-  pthread_mutex_t lock;
-  unsigned holding, most;       /* slots held now, most held at once */
+  size_t bytes;                 /* each buffer */
+  pthread_mutex_t *lock;
+  size_t *holding, *most;       /* bytes held now, most held at once */
   unsigned rounds;
 };
 
@@ -77,52 +77,59 @@ sleep_us (long us)
 }
 
 static void *
-hold_slots (void *arg)
+hold_buffers (void *arg)
 {
   struct holder *h = arg;
   unsigned i;
 
   for (i = 0; i < h->rounds; i++) {
-    void *slot = adaptra_bounce_get (h->b);
+    void *buf = adaptra_bounce_get (h->b, h->bytes);
 
-    assert_non_null (slot);
-    pthread_mutex_lock (&h->lock);
-    if (++h->holding > h->most)
-      h->most = h->holding;
-    pthread_mutex_unlock (&h->lock);
+    assert_non_null (buf);
+    pthread_mutex_lock (h->lock);
+    *h->holding += h->bytes;
+    if (*h->holding > *h->most)
+      *h->most = *h->holding;
+    pthread_mutex_unlock (h->lock);
     sleep_us (200);
-    pthread_mutex_lock (&h->lock);
-    h->holding--;
-    pthread_mutex_unlock (&h->lock);
-    adaptra_bounce_put (h->b, slot);
+    pthread_mutex_lock (h->lock);
+    *h->holding -= h->bytes;
+    pthread_mutex_unlock (h->lock);
+    adaptra_bounce_put (h->b, buf, h->bytes);
   }
   return NULL;
 }
 
-/* Eight threads want a slot at once; only two exist.  Every thread
- * gets its turns (no deadlock, no lost wake-up), no more than two
- * slots are ever held or made, and the two are held at once.
+/* Eight threads, four wanting 8 KiB and four 4 KiB at a time, in a
+ * budget of 16 KiB: every thread gets its turns (no deadlock, no lost
+ * wake-up), never more than the budget is held, and the budget is
+ * held whole at some point.
  */
 static void
 test_bounded_under_contention (void **state)
 {
   struct adaptra_bounce b;
-  struct holder h = { .b = &b, .rounds = 50 };
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  size_t holding = 0, most = 0;
+  struct holder h[8];
   pthread_t threads[8];
   unsigned i;
 
   (void) state;
-  assert_int_equal (adaptra_bounce_init (&b, 2, 4096), 0);
-  pthread_mutex_init (&h.lock, NULL);
-  for (i = 0; i < 8; i++)
-    assert_int_equal (pthread_create (&threads[i], NULL, hold_slots, &h), 0);
+  assert_int_equal (adaptra_bounce_init (&b, 16384, 8192), 0);
+  for (i = 0; i < 8; i++) {
+    h[i] = (struct holder) { .b = &b, .bytes = i % 2 ? 8192 : 4096,
+                             .lock = &lock, .holding = &holding,
+                             .most = &most, .rounds = 50 };
+    assert_int_equal (pthread_create (&threads[i], NULL, hold_buffers,
+                                      &h[i]), 0);
+  }
   for (i = 0; i < 8; i++)
     pthread_join (threads[i], NULL);
-  assert_int_equal (h.holding, 0);
-  assert_int_equal (h.most, 2);
-  assert_int_equal (b.made, 2);
-  assert_int_equal (b.nidle, 2);
-  pthread_mutex_destroy (&h.lock);
+  assert_int_equal (holding, 0);
+  assert_true (most <= 16384);
+  assert_true (most > 8192);
+  assert_int_equal (b.used, 0);
   adaptra_bounce_fini (&b);
 }
 
@@ -130,8 +137,8 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (test_rejects_empty),
-    cmocka_unit_test (test_lazy_and_reused),
+    cmocka_unit_test (test_rejects_bad_sizes),
+    cmocka_unit_test (test_counts_bytes),
     cmocka_unit_test (test_bounded_under_contention),
   };
 
