@@ -43,10 +43,23 @@
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
 
-/* Transfer slots (bounce.c) take this fraction (1/N) of adaptra-pool,
- * split into one slot per prefetch worker (adaptra-workers and
- * adaptra-profile-workers) and this many more for the clients' own
- * reads.
+/* Workers reading at once where there is no flight limit (flight.h:
+ * not measured yet, a backend of under a millisecond a read as the
+ * page cache, or whose reads queue behind a disk's head): the 4 of
+ * before the limit, and a window is split 4 ways, not 16.  More only
+ * share the CPUs and the disk's head: with 16, a file in the page
+ * cache read in 256 KiB windows on this 2-CPU machine took 330 us a
+ * read, over the step-aside bound (bdp.h), and read-ahead stayed on;
+ * 16 ways, disk W3 fell from 96 to 73 MiB/s (prefetch.c).
+ */
+#define ADAPTRA_UNLIMITED_WORKERS 4
+
+/* Transfer buffers (bounce.c) take this fraction (1/N) of
+ * adaptra-pool; one transfer is at most its share of one reader that
+ * reads in bulk: a prefetch worker without a flight limit (at most
+ * ADAPTRA_UNLIMITED_WORKERS of adaptra-workers; under a limit the
+ * workers' chunks are small), an adaptra-profile-worker, and this many
+ * more for the clients' own reads.  512 KiB in a 64 MiB pool.
  */
 #define ADAPTRA_BOUNCE_SHARE 16
 #define ADAPTRA_BOUNCE_READER_SLOTS 4
@@ -156,12 +169,14 @@ struct adaptra_engine {
   pthread_cond_t hint_queued;   /* the same for workers of hints only:
                                    a cache hint's job was queued */
   pthread_cond_t job_done;      /* a volume's last running job ended */
+  pthread_cond_t flight_on;     /* the flight limit came on: the workers
+                                   past ADAPTRA_UNLIMITED_WORKERS read */
   struct adaptra_config cfg;    /* tunables may change at run time */
   struct adaptra_volume **volumes; /* by id; NULL: free */
   size_t nvolumes;
   struct adaptra_pool pool;
-  struct adaptra_bounce bounce; /* transfer slots (own lock) */
-  uint32_t slot_pages;          /* pages per slot */
+  struct adaptra_bounce bounce; /* transfer buffers (own lock) */
+  uint32_t slot_pages;          /* most pages of one transfer buffer */
   struct adaptra_streams streams;
   struct adaptra_bdp bdp;
   struct adaptra_flight flight; /* backend reads in flight, their limit */
@@ -176,6 +191,8 @@ struct adaptra_engine {
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */
   unsigned workers_busy;        /* of the first, reading a job now */
+  bool flight_limited;          /* the flight limit was on at the last
+                                   completion (worker_main) */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */

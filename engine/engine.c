@@ -85,27 +85,29 @@ on_lost (void *opaque, uint64_t stream_id, unsigned method)
     s->lost++;
 }
 
-/* Split adaptra-pool between the pool's frames and the transfer slots
- * (a 1/ADAPTRA_BOUNCE_SHARE of it, whole pages, at least a page each),
- * so that everything adaptra holds of the data fits in adaptra-pool.
- * Returns the bytes left for frames.
+/* Split adaptra-pool between the pool's frames and the transfer
+ * buffers (a 1/ADAPTRA_BOUNCE_SHARE of it, whole pages), so that
+ * everything adaptra holds of the data fits in adaptra-pool.  A
+ * transfer is at most the budget's share of one of the readers that
+ * read in bulk at once (engine-impl.h).  Returns the bytes left for
+ * frames.
  */
 static uint64_t
 init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
 {
   uint64_t pool_pages = cfg->pool_bytes >> e->page_shift;
   uint64_t budget = pool_pages / ADAPTRA_BOUNCE_SHARE;
-  uint64_t nslots = (uint64_t) cfg->workers + cfg->profile_workers +
-    ADAPTRA_BOUNCE_READER_SLOTS;
+  uint64_t shares = min_u64 (cfg->workers, ADAPTRA_UNLIMITED_WORKERS) +
+    cfg->profile_workers + ADAPTRA_BOUNCE_READER_SLOTS;
 
   if (budget == 0)
     budget = 1;
-  nslots = min_u64 (nslots, budget);
-  e->slot_pages = (uint32_t) (budget / nslots);
-  if (adaptra_bounce_init (&e->bounce, (unsigned) nslots,
+  shares = min_u64 (shares, budget);
+  e->slot_pages = (uint32_t) (budget / shares);
+  if (adaptra_bounce_init (&e->bounce, (size_t) budget << e->page_shift,
                            (size_t) e->slot_pages << e->page_shift) == -1)
     return 0;
-  return (pool_pages - nslots * e->slot_pages) << e->page_shift;
+  return (pool_pages - budget) << e->page_shift;
 }
 
 struct adaptra_engine *
@@ -160,6 +162,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   pthread_cond_init (&e->job_queued, NULL);
   pthread_cond_init (&e->hint_queued, NULL);
   pthread_cond_init (&e->job_done, NULL);
+  pthread_cond_init (&e->flight_on, NULL);
   return e;
 }
 
@@ -182,6 +185,7 @@ adaptra_engine_free (struct adaptra_engine *e)
     }
   free (e->volumes);
   pthread_cond_destroy (&e->job_done);
+  pthread_cond_destroy (&e->flight_on);
   pthread_cond_destroy (&e->hint_queued);
   pthread_cond_destroy (&e->job_queued);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
@@ -413,7 +417,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
   assert_locked (e);
   adaptra_unlock (e);
   if (!in_client)
-    slot = adaptra_bounce_get (&e->bounce);
+    slot = adaptra_bounce_get (&e->bounce, (size_t) 1 << e->page_shift);
   if (in_client || slot) {
     err = e->backend.pread (ctx, in_client ? r->buf + (start - r->offset)
                                            : slot,
@@ -426,7 +430,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
   else
     err = ENOMEM;
   if (slot)
-    adaptra_bounce_put (&e->bounce, slot);
+    adaptra_bounce_put (&e->bounce, slot, (size_t) 1 << e->page_shift);
   adaptra_lock (e);
   st = adaptra_stats_here (e);
   adaptra_stat_add (&st->backend_requests, 1);

@@ -138,7 +138,8 @@ adaptra_flight_limit (const struct adaptra_flight *f, uint64_t now)
 
   if (rate == 0 || l == UINT64_MAX || l < ADAPTRA_FLIGHT_LATENCY_MIN)
     return UINT64_MAX;
-  limit = (uint64_t) ((double) rate * (double) l / 1e9) *
-    ADAPTRA_FLIGHT_GAIN_NUM / ADAPTRA_FLIGHT_GAIN_DEN;
-  return limit > ADAPTRA_FLIGHT_MIN ? limit : ADAPTRA_FLIGHT_MIN;
+  limit = (uint64_t) ((double) rate * (double) l / 1e9);
+  if (limit < ADAPTRA_FLIGHT_MIN)
+    return UINT64_MAX;
+  return limit * ADAPTRA_FLIGHT_GAIN_NUM / ADAPTRA_FLIGHT_GAIN_DEN;
 }

@@ -26,8 +26,8 @@
  *          ADAPTRA_FLIGHT_SLOT_NS of the last second, a second's worth
  *   L      the fastest read of the last ADAPTRA_FLIGHT_LATENCY_NS, of n
  *          bytes in t, less its transfer: t - n / R
- *   limit  5/4 x R x L, at least ADAPTRA_FLIGHT_MIN; none if L is
- *          under ADAPTRA_FLIGHT_LATENCY_MIN
+ *   limit  5/4 x R x L; none if L is under ADAPTRA_FLIGHT_LATENCY_MIN
+ *          or R x L under ADAPTRA_FLIGHT_MIN
  *
  *      workers --start while running < limit--> backend --+
  *         ^                                                |
@@ -74,24 +74,20 @@
 #define ADAPTRA_FLIGHT_GAIN_NUM 5
 #define ADAPTRA_FLIGHT_GAIN_DEN 4
 
-/* No limit where L is under a millisecond: there the backend's latency
- * is not what reads in parallel hide, and its reads are not queued
- * behind a link but behind a disk's head or the CPUs.  A disk that
- * seeks (the benchmark's disk model) reads on without a seek where a
- * read continues the last, so its fastest reads take no latency at
- * all: held to a product of nothing, 8 streams on one connection (W3)
- * fell from 96 to 46 MiB/s in chunks of 64 KiB.  Without a limit, the
- * chunks stay those of the fitted line (bdp.h), at least 256 KiB, and
- * 4 workers read at once (prefetch.c).  The test is on L alone, not
- * on R x L: R is what the workers delivered, and 4 workers that
- * deliver too little to reach a product would never be let go.
+/* No limit where L is under a millisecond or R x L under 512 KiB (two
+ * of the smallest jobs a window is split into alone, ADAPTRA_JOB_MIN):
+ * there the backend's latency is not what reads in parallel hide, its
+ * reads queue behind a disk's head or the CPUs, and chunks of an
+ * eighth of the product would only multiply the seeks.  The disk model
+ * of the benchmark reads on without a seek where a read continues the
+ * last (its fastest reads take no latency at all) and queues the
+ * others behind its one head: held to such a limit in small chunks, 8
+ * streams on one connection (W3) fell from 96 to 46 MiB/s, and with a
+ * limit whenever L was over 1 ms, to 73.  The page cache is far under
+ * 1 ms.  Without a limit the chunks stay those of bdp.c's fitted line,
+ * at least 256 KiB, and 4 workers read at once (prefetch.c).
  */
 #define ADAPTRA_FLIGHT_LATENCY_MIN UINT64_C (1000000)
-
-/* The limit's floor: two of the smallest jobs a window is split into
- * alone (ADAPTRA_JOB_MIN, 256 KiB), so that a demand too small to show
- * the link's rate still has a read queued behind the one in flight.
- */
 #define ADAPTRA_FLIGHT_MIN (512 * 1024)
 
 /* L is the least over ten buckets of a second each: long enough to
@@ -152,7 +148,8 @@ extern uint64_t adaptra_flight_bdp (const struct adaptra_flight *f,
                                     uint64_t now);
 
 /* The limit at now (above); UINT64_MAX (none) if R or L is not known,
- * or L is under ADAPTRA_FLIGHT_LATENCY_MIN.
+ * L is under ADAPTRA_FLIGHT_LATENCY_MIN or R x L under
+ * ADAPTRA_FLIGHT_MIN.
  */
 extern uint64_t adaptra_flight_limit (const struct adaptra_flight *f,
                                       uint64_t now);

@@ -271,8 +271,20 @@ contended (const struct adaptra_engine *e, uint64_t stream)
   return false;
 }
 
+/* How many workers read at once: all of them under a flight limit,
+ * else at most ADAPTRA_UNLIMITED_WORKERS (worker_main).  Lock held.
+ */
+static unsigned
+parallel_workers (const struct adaptra_engine *e)
+{
+  if (adaptra_flight_limit (&e->flight, adaptra_now (e)) != UINT64_MAX)
+    return e->nworkers;
+  return e->nworkers < ADAPTRA_UNLIMITED_WORKERS ? e->nworkers
+    : ADAPTRA_UNLIMITED_WORKERS;
+}
+
 /* Pages per job for a window of n pages of stream: split so that every
- * worker gets a share and the window arrives in about one backend
+ * worker that reads at once gets a share and the window arrives in about one backend
  * latency, but not below ADAPTRA_JOB_MIN bytes (a serialising backend
  * prefers fewer, larger requests) nor above ADAPTRA_REQUEST_MAX, or a
  * chunk (chunk_bytes) while other streams' prefetch is queued.
@@ -283,7 +295,8 @@ job_pages (const struct adaptra_engine *e, uint64_t n, uint64_t stream)
   uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
   uint64_t ceiling = (contended (e, stream) ? chunk_bytes (e)
                       : ADAPTRA_REQUEST_MAX) >> e->page_shift;
-  uint64_t share = e->nworkers > 1 ? (n + e->nworkers - 1) / e->nworkers : n;
+  unsigned ways = parallel_workers (e);
+  uint64_t share = ways > 1 ? (n + ways - 1) / ways : n;
 
   if (share < floor)
     share = floor;
@@ -433,7 +446,7 @@ fetch_target (struct adaptra_engine *e, uint64_t first,
     return demand->buf + (start - demand->offset);
   }
   assert (n <= e->slot_pages);
-  *slot = adaptra_bounce_get (&e->bounce);
+  *slot = adaptra_bounce_get (&e->bounce, (size_t) n << e->page_shift);
   return *slot;
 }
 
@@ -495,7 +508,7 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
                           adaptra_pool_data (&e->pool, frames[i]));
   }
   if (slot)
-    adaptra_bounce_put (&e->bounce, slot);
+    adaptra_bounce_put (&e->bounce, slot, (size_t) n << e->page_shift);
 
   adaptra_lock (e);
   adaptra_stat_add (&e->stats.backend_requests, 1);
@@ -524,9 +537,15 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   if (!demand)
     add_flight (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
-  /* Room in flight again: a worker held back (worker_main) may start. */
+  /* Room in flight again: a worker held back (worker_main) may start;
+   * and if the limit just came on, the workers parked without it.
+   */
   if (e->queue_head)
     pthread_cond_signal (&e->job_queued);
+  e->flight_limited =
+    adaptra_flight_limit (&e->flight, adaptra_now (e)) != UINT64_MAX;
+  if (e->flight_limited)
+    pthread_cond_broadcast (&e->flight_on);
   return err;
 }
 
@@ -729,20 +748,10 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
   }
 }
 
-/* Workers reading at once where there is no flight limit (flight.h:
- * not measured yet, or a backend of under a millisecond a read, as a
- * disk that reads on or the page cache): the 4 of before the limit.
- * More only share the CPUs and the disk's head: with 16, a file in
- * the page cache read in 256 KiB windows on this 2-CPU machine took
- * 330 us a read, over the step-aside bound (bdp.h), and read-ahead
- * stayed on.
- */
-#define UNLIMITED_WORKERS 4
-
 /* May a prefetch job start while running bytes are being read from
  * the backend, busy of them by workers?  While the bytes are under the
  * flight limit, or none are; without a limit, while fewer than
- * UNLIMITED_WORKERS jobs are.  Lock held.
+ * ADAPTRA_UNLIMITED_WORKERS jobs are.  Lock held.
  */
 static bool
 flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
@@ -751,7 +760,7 @@ flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 
   assert_locked (e);
   if (limit == UINT64_MAX)
-    return busy < UNLIMITED_WORKERS;
+    return busy < ADAPTRA_UNLIMITED_WORKERS;
   return running == 0 || running < limit;
 }
 
@@ -802,6 +811,19 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   return job;
 }
 
+/* Is worker w parked?  Without a flight limit only the first
+ * ADAPTRA_UNLIMITED_WORKERS read (engine-impl.h); the others wait on
+ * flight_on, where the wake-ups meant for readers of jobs do not reach
+ * them: woken at every queued or finished job only to find four busy,
+ * 16 workers cost disk W3 a fifth of its throughput.  Lock held.
+ */
+static bool
+parked (const struct adaptra_engine *e, const struct adaptra_worker *w)
+{
+  return !w->hints_only && w->index >= ADAPTRA_UNLIMITED_WORKERS &&
+    !e->flight_limited;
+}
+
 static void *
 worker_main (void *arg)
 {
@@ -813,8 +835,11 @@ worker_main (void *arg)
     struct adaptra_job *job, *prev;
     void *ctx;
 
-    while (!e->stopping && (job = next_for_worker (e, w, &prev)) == NULL)
-      adaptra_wait (e, w->hints_only ? &e->hint_queued : &e->job_queued);
+    job = prev = NULL;
+    while (!e->stopping &&
+           (parked (e, w) || (job = next_for_worker (e, w, &prev)) == NULL))
+      adaptra_wait (e, parked (e, w) ? &e->flight_on
+                    : w->hints_only ? &e->hint_queued : &e->job_queued);
     if (e->stopping)
       break;
     take_next (e, prev, job);
@@ -838,6 +863,7 @@ join_workers (struct adaptra_engine *e, unsigned n)
   adaptra_lock (e);
   e->stopping = true;
   pthread_cond_broadcast (&e->job_queued);
+  pthread_cond_broadcast (&e->flight_on);
   pthread_cond_broadcast (&e->hint_queued);
   adaptra_unlock (e);
   for (i = 0; i < n; i++)
