@@ -672,6 +672,44 @@ test_resume_mark_inside_request (void **state)
   resume_case (4);
 }
 
+/* A stream that left the table reaches its mark while the backend is
+ * congested: it resumes, defers its window and re-arms the mark further
+ * on in the same window, whose pages carry the id of the stream that
+ * issued it, not the resumed one's.  When its reader reaches the new
+ * mark, after the congestion cleared, it resumes again and issues the
+ * window: no miss, no new stream by the context method.
+ */
+static void
+test_resume_rearms_when_congested (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats before, after;
+  uint64_t p;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.streams = 1;
+  restart_engine (&cfg);
+  scan (0, 64);                         /* stream A, state windows */
+  scan (2048, 2060);                    /* stream B takes A's slot */
+  /* 2M queued: over the limit of a 4M pool with 256K windows (1M). */
+  adaptra_cache_hint (e, client, 8 * 1024 * 1024, 2 * 1024 * 1024);
+  before = stats ();
+  ntraces = 0;
+  for (p = 64; stats ().io_congestion == before.io_congestion; p++)
+    read_check (p * PAGE, PAGE);        /* A reads on, undrained */
+  assert_int_equal (ntraces, 0);
+  assert_int_equal (stats ().streams_resumed, before.streams_resumed + 1);
+  drain ();
+  read_until_window (p);
+  after = stats ();
+  assert_string_equal (traces[0].method, "state");
+  assert_int_equal (after.streams_resumed, before.streams_resumed + 2);
+  assert_int_equal (after.cache_miss, before.cache_miss);
+  assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
+                    before.method[ADAPTRA_METHOD_CONTEXT].readahead);
+}
+
 /* A resumed stream rescues: its window was issued long before, the
  * pool aged by most of its pages meanwhile (the age the mark page
  * carries says so), so the pages ahead of the reader are moved back
@@ -2359,6 +2397,7 @@ main (void)
     T (test_reuse_activates),
     T (test_resume_from_mark),
     T (test_resume_mark_inside_request),
+    T (test_resume_rearms_when_congested),
     T (test_resume_rescues),
     T (test_fixed_mode),
     T (test_mode_off),
