@@ -570,6 +570,31 @@ test_context_from_history (void **state)
   assert_int_equal (stats ().streams_active, 2);
 }
 
+/* A request whose first pages are present (read ahead, not yet read)
+ * misses on the rest: those pages are the reader's history too.  Ten
+ * pages read before them in one request, and four of the request's
+ * own, are more than twice the four the miss reads: a stream by the
+ * context method, not a random read.
+ */
+static void
+test_context_counts_request_pages (void **state)
+{
+  struct adaptra_stats before, after;
+
+  (void) state;
+  read_check (90 * PAGE, 10 * PAGE);    /* one random read */
+  adaptra_cache_hint (e, client, 100 * PAGE, 4 * PAGE);
+  drain ();
+  before = stats ();
+  ntraces = 0;
+  read_check (100 * PAGE, 8 * PAGE);    /* misses on page 104 */
+  after = stats ();
+  assert_int_equal (after.readrandom, before.readrandom);
+  assert_int_equal (ntraces, 1);
+  assert_string_equal (traces[0].method, "context");
+  assert_int_equal (traces[0].index, 104);
+}
+
 static void
 test_accelerated_context_from_zero (void **state)
 {
@@ -2398,6 +2423,7 @@ main (void)
     T (test_read_behind_stream_ignored),
     T (test_random_reads_next_to_windows),
     T (test_context_from_history),
+    T (test_context_counts_request_pages),
     T (test_accelerated_context_from_zero),
     T (test_slow_stream_keeps_state),
     T (test_successive_touches_one_access),
