@@ -392,8 +392,14 @@ test_interleaved_streams (void **state)
   n = adaptra_streams_snapshot (e, rows, 16);
   assert_int_equal (n, 8);
   assert_int_equal (s.streams_active, 8);
-  /* Each started by the context method on its fourth read... */
-  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 8);
+  /* Each started on its fourth read (the client's read before each
+   * was another stream's)...  By the context method, but the last:
+   * the seven before it had just started, and reads of a live stream
+   * do not move the client's last page, so its fourth read was
+   * adjacent to the client's last one (the initial method).
+   */
+  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 7);
+  assert_int_equal (s.method[ADAPTRA_METHOD_INITIAL].readahead, 1);
   assert_int_equal (s.readrandom, 24);
   /* ...and then followed by its marks. */
   assert_true (s.method[ADAPTRA_METHOD_STATE].readahead >= 8 * 4);
@@ -481,8 +487,10 @@ test_random_reads_next_to_windows (void **state)
   read_check (past * PAGE, PAGE);
   drain ();
   assert_int_equal (ntraces, 0);
-  /* The three reads before the stream had history, and this one. */
-  assert_int_equal (stats ().readrandom, 4);
+  /* The first read (the stream starts at the second, adjacent to it),
+   * and this one.
+   */
+  assert_int_equal (stats ().readrandom, 2);
   assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
   assert_int_equal (row.position, position);
 
@@ -543,7 +551,8 @@ test_read_behind_stream_ignored (void **state)
   assert_int_equal (ntraces, windows);
   assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
   assert_int_equal (row.position, 1040 * PAGE);
-  assert_int_equal (stats ().readrandom, 4);
+  /* The stream's first read, and this one. */
+  assert_int_equal (stats ().readrandom, 2);
 }
 
 static void
@@ -568,6 +577,47 @@ test_context_from_history (void **state)
   assert_string_equal (traces[0].method, "context");
   assert_true (traces[0].index >= 512 + 32);
   assert_int_equal (stats ().streams_active, 2);
+}
+
+/* A client's read right after its own previous one starts a stream
+ * (the initial method), at the second read instead of the fourth; the
+ * previous read must be the same client's, and fixed mode keeps the
+ * seed's evidence (no window before the fourth read).
+ */
+static void
+test_second_adjacent_read_starts_stream (void **state)
+{
+  struct adaptra_config cfg;
+  unsigned char buf[PAGE];
+  int other;
+
+  (void) state;
+  read_check (1000 * PAGE, PAGE);
+  assert_int_equal (stats ().readrandom, 1);
+  read_check (1001 * PAGE, PAGE);
+  assert_int_equal (ntraces, 1);
+  assert_string_equal (traces[0].method, "initial");
+  assert_int_equal (traces[0].index, 1001);
+  assert_int_equal (stats ().readrandom, 1);
+  assert_int_equal (stats ().streams_active, 1);
+
+  /* Another client read the page before: no evidence for this one. */
+  other = adaptra_client_open (e, volume, "other");
+  assert_true (other >= 0);
+  assert_int_equal (adaptra_read (e, other, &client_ctx, buf, PAGE,
+                                  3000 * PAGE), 0);
+  read_check (3001 * PAGE, PAGE);
+  assert_int_equal (ntraces, 1);
+  assert_int_equal (stats ().readrandom, 3);
+  adaptra_client_close (e, other);
+
+  base_config (&cfg);
+  cfg.mode = ADAPTRA_MODE_FIXED;
+  restart_engine (&cfg);
+  read_check (1000 * PAGE, PAGE);
+  read_check (1001 * PAGE, PAGE);
+  assert_int_equal (ntraces, 0);
+  assert_int_equal (stats ().readrandom, 2);
 }
 
 /* A request whose first pages are present (read ahead, not yet read)
@@ -1327,11 +1377,8 @@ static void
 test_invalidate_during_prefetch (void **state)
 {
   (void) state;
-  read_check (16 * PAGE, PAGE);
-  read_check (17 * PAGE, PAGE);
-  read_check (18 * PAGE, PAGE);
-  read_check (19 * PAGE, PAGE);         /* context window queued */
-  assert_true (stats ().pages_in_flight > 0);
+  adaptra_cache_hint (e, client, 20 * PAGE, 4 * PAGE);  /* queued */
+  assert_int_equal (stats ().pages_in_flight, 4);
   during_read = write_during_read;
   drain ();
   /* The window read pages 20..23 before the write: all discarded. */
@@ -2423,6 +2470,7 @@ main (void)
     T (test_read_behind_stream_ignored),
     T (test_random_reads_next_to_windows),
     T (test_context_from_history),
+    T (test_second_adjacent_read_starts_stream),
     T (test_context_counts_request_pages),
     T (test_accelerated_context_from_zero),
     T (test_slow_stream_keeps_state),
