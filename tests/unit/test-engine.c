@@ -754,6 +754,41 @@ test_resume_mark_inside_request (void **state)
   resume_case (4);
 }
 
+/* A new stream's first window is read with the miss that starts it,
+ * in one backend request, when a job queued now would wait longer
+ * than a backend read takes; with an empty queue it is queued for
+ * the workers past the reader's request.
+ */
+static void
+test_miss_reads_window_when_queue_slow (void **state)
+{
+  uint64_t queued;
+  unsigned before;
+
+  (void) state;
+  read_ns = 5000000;                    /* 5 ms a read... */
+  read_ns_per_kib = 5000;               /* ...and 200 MB/s */
+  scan_by (0, 256, 4);                  /* the backend measured */
+  read_check (2000 * PAGE, PAGE);
+  read_check (2001 * PAGE, PAGE);       /* a stream, its window queued */
+  assert_string_equal (traces[ntraces - 1].method, "initial");
+  assert_true (stats ().pages_in_flight > 0);
+  drain ();
+
+  /* Over 1 MiB queued: over 5 ms at 200 MB/s, the latency. */
+  adaptra_cache_hint (e, client, 8 * 1024 * 1024, 2 * 1024 * 1024);
+  queued = stats ().pages_in_flight;
+  assert_true (queued * PAGE > 1024 * 1024);
+  read_check (3000 * PAGE, PAGE);
+  before = calls;
+  read_check (3001 * PAGE, PAGE);
+  assert_string_equal (traces[ntraces - 1].method, "initial");
+  assert_int_equal (calls, before + 1);
+  assert_int_equal (stats ().pages_in_flight, queued);
+  assert_int_equal (page_reads[3001 + traces[ntraces - 1].ra - 1], 1);
+  drain ();
+}
+
 /* A stream that left the table reaches its mark while the backend is
  * congested: it resumes, defers its window and re-arms the mark further
  * on in the same window, whose pages carry the id of the stream that
@@ -2471,6 +2506,7 @@ main (void)
     T (test_random_reads_next_to_windows),
     T (test_context_from_history),
     T (test_second_adjacent_read_starts_stream),
+    T (test_miss_reads_window_when_queue_slow),
     T (test_context_counts_request_pages),
     T (test_accelerated_context_from_zero),
     T (test_slow_stream_keeps_state),
