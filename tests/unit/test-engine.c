@@ -598,6 +598,7 @@ test_second_adjacent_read_starts_stream (void **state)
   assert_int_equal (ntraces, 1);
   assert_string_equal (traces[0].method, "initial");
   assert_int_equal (traces[0].index, 1001);
+  assert_int_equal (traces[0].ra, 8);   /* 4 x the 2 pages read */
   assert_int_equal (stats ().readrandom, 1);
   assert_int_equal (stats ().streams_active, 1);
 
