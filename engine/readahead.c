@@ -36,10 +36,14 @@
  * stream and issues nothing (covering, follow).  Without a stream:
  *
  *   page 0                    initial method, a new stream
+ *   the client's previous     initial method from both requests
+ *   read just before          (adaptive mode: adjacent_read), a new
+ *                             stream at its second read; or follow
  *   history behind > 2x req   context / accelerated context (the pages
- *                             before the miss were read, and are still
- *                             here), a new stream; or, if a window
- *                             holds the pages ahead, follow its stream
+ *                             before the miss were read, or are the
+ *                             request's own, and are still here), a
+ *                             new stream; or, if a window holds the
+ *                             pages ahead, follow its stream
  *   history above > 2x req    a backward stream
  *   otherwise                 random: read as is, no stream, counted
  *                             as readrandom.  A random scan can never
