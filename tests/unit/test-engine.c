@@ -329,11 +329,17 @@ test_random_read_on_a_mark_issues_nothing (void **state)
   unsigned i;
 
   (void) state;
-  for (i = 0; i < 16; i++) {
+  /* Stop right after a state window was issued: the stream's reader
+   * has read none of the pages between its mark and the next.
+   */
+  for (i = 0; i < 8 || ntraces == 0; i++) {
+    if (i == 7)
+      ntraces = 0;
     read_check (i * 16384, 16384);
     drain ();
     now_ns += 1000000;
   }
+  assert_string_equal (traces[0].method, "state");
   before = stats ();
   mark = current_mark ();
   assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
@@ -386,8 +392,14 @@ test_interleaved_streams (void **state)
   n = adaptra_streams_snapshot (e, rows, 16);
   assert_int_equal (n, 8);
   assert_int_equal (s.streams_active, 8);
-  /* Each started by the context method on its fourth read... */
-  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 8);
+  /* Each started on its fourth read (the client's read before each
+   * was another stream's)...  By the context method, but the last:
+   * the seven before it had just started, and reads of a live stream
+   * do not move the client's last page, so its fourth read was
+   * adjacent to the client's last one (the initial method).
+   */
+  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 7);
+  assert_int_equal (s.method[ADAPTRA_METHOD_INITIAL].readahead, 1);
   assert_int_equal (s.readrandom, 24);
   /* ...and then followed by its marks. */
   assert_true (s.method[ADAPTRA_METHOD_STATE].readahead >= 8 * 4);
@@ -419,11 +431,12 @@ test_reordered_reads_one_stream (void **state)
   assert_int_equal (s.streams_active, 1);
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 400);
   /* Random: the first five reads, before there is history; and the
-   * three that overtook their predecessor just past a window that ran
+   * two that overtook their predecessor just past a window that ran
    * out (position alone is no evidence: they read on demand and the
-   * predecessor, arriving next, carries the stream on).
+   * predecessor, arriving next, carries the stream on).  With a
+   * look-ahead of an eighth of the window there were three.
    */
-  assert_int_equal (s.readrandom, 8);
+  assert_int_equal (s.readrandom, 7);
 }
 
 static void
@@ -474,8 +487,10 @@ test_random_reads_next_to_windows (void **state)
   read_check (past * PAGE, PAGE);
   drain ();
   assert_int_equal (ntraces, 0);
-  /* The three reads before the stream had history, and this one. */
-  assert_int_equal (stats ().readrandom, 4);
+  /* The first read (the stream starts at the second, adjacent to it),
+   * and this one.
+   */
+  assert_int_equal (stats ().readrandom, 2);
   assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
   assert_int_equal (row.position, position);
 
@@ -536,7 +551,8 @@ test_read_behind_stream_ignored (void **state)
   assert_int_equal (ntraces, windows);
   assert_int_equal (adaptra_streams_snapshot (e, &row, 1), 1);
   assert_int_equal (row.position, 1040 * PAGE);
-  assert_int_equal (stats ().readrandom, 4);
+  /* The stream's first read, and this one. */
+  assert_int_equal (stats ().readrandom, 2);
 }
 
 static void
@@ -561,6 +577,73 @@ test_context_from_history (void **state)
   assert_string_equal (traces[0].method, "context");
   assert_true (traces[0].index >= 512 + 32);
   assert_int_equal (stats ().streams_active, 2);
+}
+
+/* A client's read right after its own previous one starts a stream
+ * (the initial method), at the second read instead of the fourth; the
+ * previous read must be the same client's, and fixed mode keeps the
+ * seed's evidence (no window before the fourth read).
+ */
+static void
+test_second_adjacent_read_starts_stream (void **state)
+{
+  struct adaptra_config cfg;
+  unsigned char buf[PAGE];
+  int other;
+
+  (void) state;
+  read_check (1000 * PAGE, PAGE);
+  assert_int_equal (stats ().readrandom, 1);
+  read_check (1001 * PAGE, PAGE);
+  assert_int_equal (ntraces, 1);
+  assert_string_equal (traces[0].method, "initial");
+  assert_int_equal (traces[0].index, 1001);
+  assert_int_equal (traces[0].ra, 8);   /* 4 x the 2 pages read */
+  assert_int_equal (stats ().readrandom, 1);
+  assert_int_equal (stats ().streams_active, 1);
+
+  /* Another client read the page before: no evidence for this one. */
+  other = adaptra_client_open (e, volume, "other");
+  assert_true (other >= 0);
+  assert_int_equal (adaptra_read (e, other, &client_ctx, buf, PAGE,
+                                  3000 * PAGE), 0);
+  read_check (3001 * PAGE, PAGE);
+  assert_int_equal (ntraces, 1);
+  assert_int_equal (stats ().readrandom, 3);
+  adaptra_client_close (e, other);
+
+  base_config (&cfg);
+  cfg.mode = ADAPTRA_MODE_FIXED;
+  restart_engine (&cfg);
+  read_check (1000 * PAGE, PAGE);
+  read_check (1001 * PAGE, PAGE);
+  assert_int_equal (ntraces, 0);
+  assert_int_equal (stats ().readrandom, 2);
+}
+
+/* A request whose first pages are present (read ahead, not yet read)
+ * misses on the rest: those pages are the reader's history too.  Ten
+ * pages read before them in one request, and four of the request's
+ * own, are more than twice the four the miss reads: a stream by the
+ * context method, not a random read.
+ */
+static void
+test_context_counts_request_pages (void **state)
+{
+  struct adaptra_stats before, after;
+
+  (void) state;
+  read_check (90 * PAGE, 10 * PAGE);    /* one random read */
+  adaptra_cache_hint (e, client, 100 * PAGE, 4 * PAGE);
+  drain ();
+  before = stats ();
+  ntraces = 0;
+  read_check (100 * PAGE, 8 * PAGE);    /* misses on page 104 */
+  after = stats ();
+  assert_int_equal (after.readrandom, before.readrandom);
+  assert_int_equal (ntraces, 1);
+  assert_string_equal (traces[0].method, "context");
+  assert_int_equal (traces[0].index, 104);
 }
 
 static void
@@ -670,6 +753,79 @@ test_resume_mark_inside_request (void **state)
 {
   (void) state;
   resume_case (4);
+}
+
+/* A new stream's first window is read with the miss that starts it,
+ * in one backend request, when a job queued now would wait longer
+ * than a backend read takes; with an empty queue it is queued for
+ * the workers past the reader's request.
+ */
+static void
+test_miss_reads_window_when_queue_slow (void **state)
+{
+  uint64_t queued;
+  unsigned before;
+
+  (void) state;
+  read_ns = 5000000;                    /* 5 ms a read... */
+  read_ns_per_kib = 5000;               /* ...and 200 MB/s */
+  scan_by (0, 256, 4);                  /* the backend measured */
+  read_check (2000 * PAGE, PAGE);
+  read_check (2001 * PAGE, PAGE);       /* a stream, its window queued */
+  assert_string_equal (traces[ntraces - 1].method, "initial");
+  assert_true (stats ().pages_in_flight > 0);
+  drain ();
+
+  /* Over 1 MiB queued: over 5 ms at 200 MB/s, the latency. */
+  adaptra_cache_hint (e, client, 8 * 1024 * 1024, 2 * 1024 * 1024);
+  queued = stats ().pages_in_flight;
+  assert_true (queued * PAGE > 1024 * 1024);
+  read_check (3000 * PAGE, PAGE);
+  before = calls;
+  read_check (3001 * PAGE, PAGE);
+  assert_string_equal (traces[ntraces - 1].method, "initial");
+  assert_int_equal (calls, before + 1);
+  assert_int_equal (stats ().pages_in_flight, queued);
+  assert_int_equal (page_reads[3001 + traces[ntraces - 1].ra - 1], 1);
+  drain ();
+}
+
+/* A stream that left the table reaches its mark while the backend is
+ * congested: it resumes, defers its window and re-arms the mark further
+ * on in the same window, whose pages carry the id of the stream that
+ * issued it, not the resumed one's.  When its reader reaches the new
+ * mark, after the congestion cleared, it resumes again and issues the
+ * window: no miss, no new stream by the context method.
+ */
+static void
+test_resume_rearms_when_congested (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_stats before, after;
+  uint64_t p;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.streams = 1;
+  restart_engine (&cfg);
+  scan (0, 64);                         /* stream A, state windows */
+  scan (2048, 2060);                    /* stream B takes A's slot */
+  /* 2M queued: over the limit of a 4M pool with 256K windows (1M). */
+  adaptra_cache_hint (e, client, 8 * 1024 * 1024, 2 * 1024 * 1024);
+  before = stats ();
+  ntraces = 0;
+  for (p = 64; stats ().io_congestion == before.io_congestion; p++)
+    read_check (p * PAGE, PAGE);        /* A reads on, undrained */
+  assert_int_equal (ntraces, 0);
+  assert_int_equal (stats ().streams_resumed, before.streams_resumed + 1);
+  drain ();
+  read_until_window (p);
+  after = stats ();
+  assert_string_equal (traces[0].method, "state");
+  assert_int_equal (after.streams_resumed, before.streams_resumed + 2);
+  assert_int_equal (after.cache_miss, before.cache_miss);
+  assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
+                    before.method[ADAPTRA_METHOD_CONTEXT].readahead);
 }
 
 /* A resumed stream rescues: its window was issued long before, the
@@ -1305,11 +1461,8 @@ static void
 test_invalidate_during_prefetch (void **state)
 {
   (void) state;
-  read_check (16 * PAGE, PAGE);
-  read_check (17 * PAGE, PAGE);
-  read_check (18 * PAGE, PAGE);
-  read_check (19 * PAGE, PAGE);         /* context window queued */
-  assert_true (stats ().pages_in_flight > 0);
+  adaptra_cache_hint (e, client, 20 * PAGE, 4 * PAGE);  /* queued */
+  assert_int_equal (stats ().pages_in_flight, 4);
   during_read = write_during_read;
   drain ();
   /* The window read pages 20..23 before the write: all discarded. */
@@ -2401,12 +2554,16 @@ main (void)
     T (test_read_behind_stream_ignored),
     T (test_random_reads_next_to_windows),
     T (test_context_from_history),
+    T (test_second_adjacent_read_starts_stream),
+    T (test_miss_reads_window_when_queue_slow),
+    T (test_context_counts_request_pages),
     T (test_accelerated_context_from_zero),
     T (test_slow_stream_keeps_state),
     T (test_successive_touches_one_access),
     T (test_reuse_activates),
     T (test_resume_from_mark),
     T (test_resume_mark_inside_request),
+    T (test_resume_rearms_when_congested),
     T (test_resume_rescues),
     T (test_fixed_mode),
     T (test_mode_off),
