@@ -65,29 +65,13 @@ clamp_ra (uint64_t ra, const struct adaptra_window_bounds *b)
   return min_u64 (max_u64 (ra, b->min), b->max);
 }
 
-/* The usual look-ahead: a quarter of the window, but at least what
+/* The usual look-ahead: an eighth of the window, but at least what
  * hides the backend latency, and never more than the window.
- *
- * The latency the lead measures is the backend's (5 ms on the remote
- * model); a window also waits in the prefetch queue, and when many
- * streams issue their windows at once the queue holds up to a second
- * of throughput and windows are deferred under congestion, each
- * deferral halving what is left ahead.  10000 streams of 16 KiB/s that
- * start within 10 s issue their windows in step (the same sizes, the
- * same rate), a burst every 20 s: with an eighth (2.5 s of reading at
- * the usual 80-page window) a stream often ran out before its window
- * came, and from 120 to 600 s 1.55% of its reads waited; with a
- * quarter 0.15%, a third 0.13%, half 0.10% (adaptra-sim --pool 8G
- * --workload streams:10000:16K:16K, this version).  More costs window
- * size (the pages ahead count against the thrashing threshold) and
- * the ramp: over the whole 600 s, 98.02% of the reads were served at
- * once with an eighth, 99.22% with a quarter, 99.21% with a third,
- * 99.07% with half.
  */
 static uint64_t
 lookahead_of (uint64_t ra, const struct adaptra_window_bounds *b)
 {
-  return min_u64 (max_u64 (1 + ra / 4, b->lead), ra);
+  return min_u64 (max_u64 (1 + ra / 8, b->lead), ra);
 }
 
 uint64_t

@@ -163,7 +163,7 @@ test_context (void **state)
   w = adaptra_window_context (1000, 100, &bounds, &method);
   assert_int_equal (method, ADAPTRA_METHOD_CONTEXT);
   assert_int_equal (w.ra, 50);
-  assert_int_equal (w.la, 13);          /* a quarter, plus one */
+  assert_int_equal (w.la, 7);
   /* Short history: floored at min. */
   w = adaptra_window_context (1000, 3, &bounds, &method);
   assert_int_equal (w.ra, 4);
