@@ -43,10 +43,10 @@
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
 
-/* Workers reading at once where there is no flight limit (flight.h:
- * not measured yet, a backend of under a millisecond a read as the
- * page cache, or whose reads queue behind a disk's head): the 4 of
- * before the limit, and a window is split 4 ways, not 16.  More only
+/* Workers reading at once until the backend's latency is known to be
+ * one that parallel reads hide (flight.h: not measured yet, or under a
+ * millisecond a read as the page cache): the 4 of before the flight
+ * limit, and a window is split 4 ways, not 16.  More only
  * share the CPUs and the disk's head: with 16, a file in the page
  * cache read in 256 KiB windows on this 2-CPU machine took 330 us a
  * read, over the step-aside bound (bdp.h), and read-ahead stayed on;
@@ -169,7 +169,8 @@ struct adaptra_engine {
   pthread_cond_t hint_queued;   /* the same for workers of hints only:
                                    a cache hint's job was queued */
   pthread_cond_t job_done;      /* a volume's last running job ended */
-  pthread_cond_t flight_on;     /* the flight limit came on: the workers
+  pthread_cond_t flight_on;     /* the backend's latency is known to be
+                                   one parallel reads hide: the workers
                                    past ADAPTRA_UNLIMITED_WORKERS read */
   struct adaptra_config cfg;    /* tunables may change at run time */
   struct adaptra_volume **volumes; /* by id; NULL: free */
@@ -191,7 +192,7 @@ struct adaptra_engine {
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */
   unsigned workers_busy;        /* of the first, reading a job now */
-  bool flight_limited;          /* the flight limit was on at the last
+  bool flight_slow;             /* adaptra_flight_slow at the last
                                    completion (worker_main) */
   bool stopping;
 

@@ -106,8 +106,14 @@ latency (const struct adaptra_flight *f, uint64_t now, uint64_t rate)
     if (b->id == 0 || b->id > second ||
         b->id + ADAPTRA_FLIGHT_BUCKETS <= second)
       continue;
+    /* Its transfer at R, but at most half its time: R is what was
+     * delivered, and under a light load (one read at a time) that is
+     * the reads themselves, whose whole time would pass for transfer.
+     */
     transfer = rate ? (uint64_t) ((double) b->fastest_bytes * 1e9 /
                                   (double) rate) : 0;
+    if (transfer > b->fastest_ns / 2)
+      transfer = b->fastest_ns / 2;
     l = b->fastest_ns > transfer ? b->fastest_ns - transfer : 0;
     if (l < least)
       least = l;
@@ -128,6 +134,14 @@ adaptra_flight_bdp (const struct adaptra_flight *f, uint64_t now)
 {
   return (uint64_t) ((double) adaptra_flight_rate (f, now) *
                      (double) adaptra_flight_latency_ns (f, now) / 1e9);
+}
+
+bool
+adaptra_flight_slow (const struct adaptra_flight *f, uint64_t now)
+{
+  uint64_t l = latency (f, now, adaptra_flight_rate (f, now));
+
+  return l != UINT64_MAX && l >= ADAPTRA_FLIGHT_LATENCY_MIN;
 }
 
 uint64_t

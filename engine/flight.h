@@ -25,7 +25,7 @@
  *   R      the most bytes the backend delivered in one slot of
  *          ADAPTRA_FLIGHT_SLOT_NS of the last second, a second's worth
  *   L      the fastest read of the last ADAPTRA_FLIGHT_LATENCY_NS, of n
- *          bytes in t, less its transfer: t - n / R
+ *          bytes in t, less its transfer: t - min (n / R, t / 2)
  *   limit  5/4 x R x L; none if L is under ADAPTRA_FLIGHT_LATENCY_MIN
  *          or R x L under ADAPTRA_FLIGHT_MIN
  *
@@ -47,6 +47,7 @@
 #ifndef ADAPTRA_FLIGHT_H
 #define ADAPTRA_FLIGHT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Delivery is counted in slots of 100 ms: at 200 MiB/s, 20 MiB in
@@ -146,6 +147,13 @@ extern uint64_t adaptra_flight_latency_ns (const struct adaptra_flight *f,
  */
 extern uint64_t adaptra_flight_bdp (const struct adaptra_flight *f,
                                     uint64_t now);
+
+/* Is L known and at least ADAPTRA_FLIGHT_LATENCY_MIN at now?  A backend
+ * whose latency reads in parallel hide: a remote store, not the page
+ * cache.
+ */
+extern bool adaptra_flight_slow (const struct adaptra_flight *f,
+                                 uint64_t now);
 
 /* The limit at now (above); UINT64_MAX (none) if R or L is not known,
  * L is under ADAPTRA_FLIGHT_LATENCY_MIN or R x L under

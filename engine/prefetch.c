@@ -271,13 +271,14 @@ contended (const struct adaptra_engine *e, uint64_t stream)
   return false;
 }
 
-/* How many workers read at once: all of them under a flight limit,
- * else at most ADAPTRA_UNLIMITED_WORKERS (worker_main).  Lock held.
+/* How many workers read at once: all of them on a backend whose
+ * latency reads in parallel hide (flight.h), else at most
+ * ADAPTRA_UNLIMITED_WORKERS (worker_main).  Lock held.
  */
 static unsigned
 parallel_workers (const struct adaptra_engine *e)
 {
-  if (adaptra_flight_limit (&e->flight, adaptra_now (e)) != UINT64_MAX)
+  if (adaptra_flight_slow (&e->flight, adaptra_now (e)))
     return e->nworkers;
   return e->nworkers < ADAPTRA_UNLIMITED_WORKERS ? e->nworkers
     : ADAPTRA_UNLIMITED_WORKERS;
@@ -538,13 +539,13 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
     add_flight (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
   /* Room in flight again: a worker held back (worker_main) may start;
-   * and if the limit just came on, the workers parked without it.
+   * and on a backend whose latency parallel reads hide, the workers
+   * parked until it was known.
    */
   if (e->queue_head)
     pthread_cond_signal (&e->job_queued);
-  e->flight_limited =
-    adaptra_flight_limit (&e->flight, adaptra_now (e)) != UINT64_MAX;
-  if (e->flight_limited)
+  e->flight_slow = adaptra_flight_slow (&e->flight, adaptra_now (e));
+  if (e->flight_slow)
     pthread_cond_broadcast (&e->flight_on);
   return err;
 }
@@ -749,19 +750,23 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
 }
 
 /* May a prefetch job start while running bytes are being read from
- * the backend, busy of them by workers?  While the bytes are under the
- * flight limit, or none are; without a limit, while fewer than
- * ADAPTRA_UNLIMITED_WORKERS jobs are.  Lock held.
+ * the backend, busy of them by workers?  Under a flight limit, while
+ * the bytes are under it or none are; without one, on a backend whose
+ * latency parallel reads hide (flight.h: many slow streams, whose
+ * windows are a few pages, need many reads at once), always; else
+ * while fewer than ADAPTRA_UNLIMITED_WORKERS jobs are.  Lock held.
  */
 static bool
 flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 {
-  uint64_t limit = adaptra_flight_limit (&e->flight, adaptra_now (e));
+  uint64_t now = adaptra_now (e);
+  uint64_t limit = adaptra_flight_limit (&e->flight, now);
 
   assert_locked (e);
-  if (limit == UINT64_MAX)
-    return busy < ADAPTRA_UNLIMITED_WORKERS;
-  return running == 0 || running < limit;
+  if (limit != UINT64_MAX)
+    return running == 0 || running < limit;
+  return adaptra_flight_slow (&e->flight, now) ||
+    busy < ADAPTRA_UNLIMITED_WORKERS;
 }
 
 bool
@@ -811,17 +816,17 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   return job;
 }
 
-/* Is worker w parked?  Without a flight limit only the first
+/* Is worker w parked?  Until the backend is known to have a latency
+ * that parallel reads hide (flight.h), only the first
  * ADAPTRA_UNLIMITED_WORKERS read (engine-impl.h); the others wait on
  * flight_on, where the wake-ups meant for readers of jobs do not reach
- * them: woken at every queued or finished job only to find four busy,
- * 16 workers cost disk W3 a fifth of its throughput.  Lock held.
+ * them.  Lock held.
  */
 static bool
 parked (const struct adaptra_engine *e, const struct adaptra_worker *w)
 {
   return !w->hints_only && w->index >= ADAPTRA_UNLIMITED_WORKERS &&
-    !e->flight_limited;
+    !e->flight_slow;
 }
 
 static void *

@@ -1292,6 +1292,26 @@ test_chunk_and_flight_limit (void **state)
   assert_int_equal (offset, 2 * mib + count);
 }
 
+/* A backend of 5 ms a read that delivers little (4 KiB reads one at a
+ * time: R x L far under 512 KiB) has no flight limit, but its latency
+ * is one that parallel reads hide: every worker may read, where a
+ * backend not yet measured gets four.
+ */
+static void
+test_slow_backend_without_limit (void **state)
+{
+  unsigned i;
+
+  (void) state;
+  assert_false (adaptra_prefetch_may_start (e, 0, 4));
+  read_ns = 5000000;
+  for (i = 0; i < 64; i++)
+    read_check ((uint64_t) i * 65536, 4096);
+  assert_int_equal (stats ().backend_flight_limit, 0);
+  assert_true (adaptra_prefetch_may_start (e, 0, 4));
+  assert_true (adaptra_prefetch_may_start (e, 1 << 20, 15));
+}
+
 /* adaptra-sim marks a queued job started when a simulated worker takes
  * it, and whoever runs it later is timed from then: the backend's
  * latency estimate is the worker's 5 ms, not the instant the fake
@@ -2569,6 +2589,7 @@ main (void)
     T (test_fair_queue_rounds_in_page_order),
     T (test_chunk_and_flight_limit),
     T (test_job_timed_from_its_start),
+    T (test_slow_backend_without_limit),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
     T (test_no_data),

@@ -58,6 +58,7 @@ test_nothing_known (void **state)
   assert_int_equal (adaptra_flight_latency_ns (&f, 10 * SLOT), 0);
   assert_int_equal (adaptra_flight_bdp (&f, 10 * SLOT), 0);
   assert_true (adaptra_flight_limit (&f, 10 * SLOT) == UINT64_MAX);
+  assert_false (adaptra_flight_slow (&f, 10 * SLOT));
 }
 
 /* R is the busiest slot that is over: 20 MiB in a 100 ms slot is
@@ -171,6 +172,7 @@ test_no_limit_under_a_millisecond (void **state)
   for (t = t0; t < t0 + 4 * SLOT; t += 20000)
     adaptra_flight_sample (&f, 64 * KIB, t, t + 15000);
   assert_true (adaptra_flight_latency_ns (&f, t) < MS);
+  assert_false (adaptra_flight_slow (&f, t));
   assert_true (adaptra_flight_limit (&f, t) == UINT64_MAX);
   /* 1 MiB every 1 ms (1000 MiB/s), each read 2 ms + its transfer
    * (1 ms): R x L = 2 MiB.
@@ -186,6 +188,7 @@ test_no_limit_under_a_millisecond (void **state)
     adaptra_flight_sample (&h, 16 * KIB, t - LATENCY, t);
   assert_true (adaptra_flight_bdp (&h, t) < 80 * KIB);
   assert_true (adaptra_flight_latency_ns (&h, t) > MS);
+  assert_true (adaptra_flight_slow (&h, t));
   assert_true (adaptra_flight_limit (&h, t) == UINT64_MAX);
 }
 
