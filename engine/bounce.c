@@ -15,14 +15,22 @@
  * The buffers are bounded in bytes, not one per thread: nbdkit runs
  * 16 threads per connection, and a buffer kept by each of them would
  * make memory grow with the connections instead of staying inside the
- * pool.  When a buffer would take the bytes in use over the budget, a
- * reader waits: transfers are bounded, as the pool is.  A budget in
- * bytes, not a number of equal slots, lets 4 workers read 512 KiB
- * windows of a seeking disk and 16 read 128 KiB chunks of a remote
- * store (flight.h) within the same memory: 8 slots of 512 KiB held the
- * 16 workers of W2 to 122 MiB/s of its 200, 20 slots of 204 KiB cut
- * the disk's W3 from 96 to 80 MiB/s.  The buffers come from malloc,
- * whose free lists keep them for the next read of their size.
+ * pool.  A budget in bytes, not a number of equal slots, lets 4
+ * workers read 512 KiB windows of a seeking disk and 16 read 128 KiB
+ * chunks of a remote store (flight.h) within the same memory: 8 slots
+ * of 512 KiB held the 16 workers of W2 to 122 MiB/s of its 200, 20
+ * slots of 204 KiB cut the disk's W3 from 96 to 80 MiB/s.
+ *
+ * Two sizes, the largest and a quarter of it, each with buffers kept
+ * for reuse once made (an idle server costs nothing; a steady stream
+ * of reads does not map and fault in fresh buffers, nor leave a
+ * sanitizer's allocator a buffer of every size).  Kept buffers count
+ * in the budget: a request that does not fit frees kept buffers of the
+ * other size first, and waits only if what is in use leaves no room.
+ *
+ *      get (n) --> class: n <= largest / 4 ? quarter : largest
+ *                  reuse a kept one, or make one within the budget
+ *      put     --> keep it (held stays), wake the waiters
  */
 
 #include <config.h>
@@ -36,13 +44,26 @@
 int
 adaptra_bounce_init (struct adaptra_bounce *b, size_t budget, size_t largest)
 {
+  size_t i;
+
   if (largest == 0 || largest > budget) {
     errno = EINVAL;
     return -1;
   }
   b->budget = budget;
-  b->largest = largest;
-  b->used = 0;
+  b->held = 0;
+  b->class[0].size = largest / 4 > 0 ? largest / 4 : largest;
+  b->class[1].size = largest;
+  for (i = 0; i < ADAPTRA_BOUNCE_CLASSES; i++) {
+    b->class[i].nidle = 0;
+    b->class[i].idle = calloc (budget / b->class[i].size + 1,
+                               sizeof b->class[i].idle[0]);
+    if (!b->class[i].idle) {
+      while (i > 0)
+        free (b->class[--i].idle);
+      return -1;
+    }
+  }
   pthread_mutex_init (&b->lock, NULL);
   pthread_cond_init (&b->freed, NULL);
   return 0;
@@ -51,39 +72,69 @@ adaptra_bounce_init (struct adaptra_bounce *b, size_t budget, size_t largest)
 void
 adaptra_bounce_fini (struct adaptra_bounce *b)
 {
-  assert (b->used == 0);
+  size_t i;
+
+  for (i = 0; i < ADAPTRA_BOUNCE_CLASSES; i++) {
+    while (b->class[i].nidle > 0)
+      free (b->class[i].idle[--b->class[i].nidle]);
+    free (b->class[i].idle);
+    b->class[i].idle = NULL;
+  }
   pthread_cond_destroy (&b->freed);
   pthread_mutex_destroy (&b->lock);
+}
+
+static struct adaptra_bounce_class *
+class_of (struct adaptra_bounce *b, size_t bytes)
+{
+  return bytes <= b->class[0].size ? &b->class[0] : &b->class[1];
 }
 
 void *
 adaptra_bounce_get (struct adaptra_bounce *b, size_t bytes)
 {
-  void *buf;
+  struct adaptra_bounce_class *c = class_of (b, bytes);
+  struct adaptra_bounce_class *other = c == &b->class[0] ? &b->class[1]
+                                                         : &b->class[0];
+  void *buf = NULL;
 
-  assert (bytes > 0 && bytes <= b->largest);
+  assert (bytes > 0 && bytes <= b->class[1].size);
   pthread_mutex_lock (&b->lock);
-  while (b->used + bytes > b->budget)
+  for (;;) {
+    if (c->nidle > 0) {
+      buf = c->idle[--c->nidle];
+      break;
+    }
+    /* Room for a new one, after freeing kept ones of the other size. */
+    while (b->held + c->size > b->budget && other->nidle > 0) {
+      free (other->idle[--other->nidle]);
+      b->held -= other->size;
+    }
+    if (b->held + c->size <= b->budget) {
+      b->held += c->size;
+      pthread_mutex_unlock (&b->lock);
+      buf = malloc (c->size);
+      pthread_mutex_lock (&b->lock);
+      if (!buf) {
+        b->held -= c->size;
+        pthread_cond_broadcast (&b->freed);
+      }
+      break;
+    }
     pthread_cond_wait (&b->freed, &b->lock);
-  b->used += bytes;
-  pthread_mutex_unlock (&b->lock);
-  buf = malloc (bytes);
-  if (!buf) {
-    pthread_mutex_lock (&b->lock);
-    b->used -= bytes;
-    pthread_cond_broadcast (&b->freed);
-    pthread_mutex_unlock (&b->lock);
   }
+  pthread_mutex_unlock (&b->lock);
   return buf;
 }
 
 void
 adaptra_bounce_put (struct adaptra_bounce *b, void *buf, size_t bytes)
 {
-  free (buf);
+  struct adaptra_bounce_class *c = class_of (b, bytes);
+
   pthread_mutex_lock (&b->lock);
-  b->used -= bytes;
-  /* Several waiters of smaller buffers may fit now. */
+  c->idle[c->nidle++] = buf;
+  /* A waiter of either size may use or free it now. */
   pthread_cond_broadcast (&b->freed);
   pthread_mutex_unlock (&b->lock);
 }

@@ -4,10 +4,11 @@
  */
 
 /* Transfer buffers: memory for backend reads that cannot go straight
- * into their destination, at most budget bytes in use at once.  Part
- * of the pool's budget (engine.c carves them out of adaptra-pool), so
- * that adaptra's data memory stays within adaptra-pool however many
- * threads read.  Thread-safe: the budget has its own lock.
+ * into their destination, at most budget bytes held at once (in use
+ * or kept for reuse).  Part of the pool's budget (engine.c carves them
+ * out of adaptra-pool), so that adaptra's data memory stays within
+ * adaptra-pool however many threads read.  Thread-safe: the budget
+ * has its own lock.
  */
 
 #ifndef ADAPTRA_BOUNCE_H
@@ -16,12 +17,21 @@
 #include <pthread.h>
 #include <stddef.h>
 
+/* Buffers come in two sizes: largest, and a quarter of it. */
+#define ADAPTRA_BOUNCE_CLASSES 2
+
+struct adaptra_bounce_class {
+  size_t size;                  /* bytes of each buffer */
+  size_t nidle;                 /* buffers kept for reuse */
+  void **idle;                  /* budget / size entries */
+};
+
 struct adaptra_bounce {
   pthread_mutex_t lock;
   pthread_cond_t freed;         /* bytes were given back */
-  size_t budget;                /* at most this many bytes in use */
-  size_t largest;               /* the largest buffer one may ask for */
-  size_t used;                  /* in use now */
+  size_t budget;                /* at most this many bytes held */
+  size_t held;                  /* in use or kept, now */
+  struct adaptra_bounce_class class[ADAPTRA_BOUNCE_CLASSES];
 };
 
 /* Set up a budget of budget bytes for buffers of at most largest bytes
@@ -30,17 +40,17 @@ struct adaptra_bounce {
 extern int adaptra_bounce_init (struct adaptra_bounce *b, size_t budget,
                                 size_t largest);
 
-/* No buffer may be in use. */
+/* Free every kept buffer.  No buffer may be in use. */
 extern void adaptra_bounce_fini (struct adaptra_bounce *b);
 
-/* A buffer of bytes (0 < bytes <= b->largest), waiting while it would
- * take the bytes in use over the budget.  Returns NULL only if the
+/* A buffer of at least bytes (0 < bytes <= largest), waiting while it
+ * would take the bytes held over the budget.  Returns NULL only if an
  * allocation fails.  A thread must give its buffer back before it asks
  * for another (so that holders never wait on each other).
  */
 extern void *adaptra_bounce_get (struct adaptra_bounce *b, size_t bytes);
 
-/* Give back a buffer of bytes from adaptra_bounce_get. */
+/* Give back a buffer that adaptra_bounce_get gave for bytes. */
 extern void adaptra_bounce_put (struct adaptra_bounce *b, void *buf,
                                 size_t bytes);
 
