@@ -121,39 +121,54 @@ latency (const struct adaptra_flight *f, uint64_t now, uint64_t rate)
   return least;
 }
 
+void
+adaptra_flight_estimate (const struct adaptra_flight *f, uint64_t now,
+                         struct adaptra_flight_estimate *est)
+{
+  uint64_t l;
+
+  est->rate = adaptra_flight_rate (f, now);
+  l = latency (f, now, est->rate);
+  est->latency_ns = l == UINT64_MAX ? 0 : l;
+  est->bdp = (uint64_t) ((double) est->rate * (double) est->latency_ns / 1e9);
+  est->slow = l != UINT64_MAX && l >= ADAPTRA_FLIGHT_LATENCY_MIN;
+  est->limit = UINT64_MAX;
+  if (est->rate > 0 && est->slow && est->bdp >= ADAPTRA_FLIGHT_MIN)
+    est->limit = est->bdp * ADAPTRA_FLIGHT_GAIN_NUM / ADAPTRA_FLIGHT_GAIN_DEN;
+}
+
 uint64_t
 adaptra_flight_latency_ns (const struct adaptra_flight *f, uint64_t now)
 {
-  uint64_t l = latency (f, now, adaptra_flight_rate (f, now));
+  struct adaptra_flight_estimate est;
 
-  return l == UINT64_MAX ? 0 : l;
+  adaptra_flight_estimate (f, now, &est);
+  return est.latency_ns;
 }
 
 uint64_t
 adaptra_flight_bdp (const struct adaptra_flight *f, uint64_t now)
 {
-  return (uint64_t) ((double) adaptra_flight_rate (f, now) *
-                     (double) adaptra_flight_latency_ns (f, now) / 1e9);
+  struct adaptra_flight_estimate est;
+
+  adaptra_flight_estimate (f, now, &est);
+  return est.bdp;
 }
 
 bool
 adaptra_flight_slow (const struct adaptra_flight *f, uint64_t now)
 {
-  uint64_t l = latency (f, now, adaptra_flight_rate (f, now));
+  struct adaptra_flight_estimate est;
 
-  return l != UINT64_MAX && l >= ADAPTRA_FLIGHT_LATENCY_MIN;
+  adaptra_flight_estimate (f, now, &est);
+  return est.slow;
 }
 
 uint64_t
 adaptra_flight_limit (const struct adaptra_flight *f, uint64_t now)
 {
-  uint64_t rate = adaptra_flight_rate (f, now), l = latency (f, now, rate);
-  uint64_t limit;
+  struct adaptra_flight_estimate est;
 
-  if (rate == 0 || l == UINT64_MAX || l < ADAPTRA_FLIGHT_LATENCY_MIN)
-    return UINT64_MAX;
-  limit = (uint64_t) ((double) rate * (double) l / 1e9);
-  if (limit < ADAPTRA_FLIGHT_MIN)
-    return UINT64_MAX;
-  return limit * ADAPTRA_FLIGHT_GAIN_NUM / ADAPTRA_FLIGHT_GAIN_DEN;
+  adaptra_flight_estimate (f, now, &est);
+  return est.limit;
 }

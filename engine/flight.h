@@ -132,6 +132,24 @@ extern uint64_t adaptra_flight_running (const struct adaptra_flight *f);
 extern void adaptra_flight_sample (struct adaptra_flight *f, uint64_t bytes,
                                    uint64_t t0, uint64_t t1);
 
+/* What the samples say at a time, all of it from one pass over the
+ * slots and one over the buckets: the engine asks for several of these
+ * at each decision, each of which would scan both again.
+ */
+struct adaptra_flight_estimate {
+  uint64_t rate;                /* R, bytes a second; 0: none */
+  uint64_t latency_ns;          /* L; 0: no read in the window */
+  uint64_t bdp;                 /* R x L; 0: not known */
+  uint64_t limit;               /* the limit; UINT64_MAX: none */
+  bool slow;                    /* L >= ADAPTRA_FLIGHT_LATENCY_MIN */
+};
+
+extern void adaptra_flight_estimate (const struct adaptra_flight *f,
+                                     uint64_t now,
+                                     struct adaptra_flight_estimate *est);
+
+/* The fields of adaptra_flight_estimate, one at a time. */
+
 /* R at time now, bytes a second; 0 if nothing was delivered in the
  * last second.
  */

@@ -247,15 +247,16 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
  * remote model's 1 MiB), 18.7 in 64 KiB (twice the requests).
  */
 static uint64_t
-chunk_bytes (const struct adaptra_engine *e)
+chunk_bytes (const struct adaptra_engine *e,
+             const struct adaptra_flight_estimate *est)
 {
-  uint64_t now = adaptra_now (e);
-  uint64_t chunk = adaptra_flight_bdp (&e->flight, now) / 8;
-  uint64_t fit = adaptra_bdp_bytes (&e->bdp);
+  uint64_t fit, chunk = est->bdp / 8;
 
-  if (adaptra_flight_limit (&e->flight, now) == UINT64_MAX)
+  if (est->limit == UINT64_MAX) {
+    fit = adaptra_bdp_bytes (&e->bdp);
     return fit < ADAPTRA_JOB_MIN ? ADAPTRA_JOB_MIN
       : fit < CHUNK_MAX ? fit : CHUNK_MAX;
+  }
   return chunk < CHUNK_MIN ? CHUNK_MIN : chunk < CHUNK_MAX ? chunk : CHUNK_MAX;
 }
 
@@ -280,9 +281,10 @@ contended (const struct adaptra_engine *e, uint64_t stream)
  * against at most 256 in 4 pieces.  Lock held.
  */
 static unsigned
-parallel_workers (const struct adaptra_engine *e)
+parallel_workers (const struct adaptra_engine *e,
+                  const struct adaptra_flight_estimate *est)
 {
-  if (adaptra_flight_limit (&e->flight, adaptra_now (e)) != UINT64_MAX)
+  if (est->limit != UINT64_MAX)
     return e->nworkers;
   return e->nworkers < ADAPTRA_UNLIMITED_WORKERS ? e->nworkers
     : ADAPTRA_UNLIMITED_WORKERS;
@@ -297,11 +299,16 @@ parallel_workers (const struct adaptra_engine *e)
 static uint32_t
 job_pages (const struct adaptra_engine *e, uint64_t n, uint64_t stream)
 {
+  struct adaptra_flight_estimate est;
   uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
-  uint64_t ceiling = (contended (e, stream) ? chunk_bytes (e)
-                      : ADAPTRA_REQUEST_MAX) >> e->page_shift;
-  unsigned ways = parallel_workers (e);
-  uint64_t share = ways > 1 ? (n + ways - 1) / ways : n;
+  uint64_t ceiling, share;
+  unsigned ways;
+
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  ceiling = (contended (e, stream) ? chunk_bytes (e, &est)
+             : ADAPTRA_REQUEST_MAX) >> e->page_shift;
+  ways = parallel_workers (e, &est);
+  share = ways > 1 ? (n + ways - 1) / ways : n;
 
   if (share < floor)
     share = floor;
@@ -763,14 +770,13 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
 static bool
 flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 {
-  uint64_t now = adaptra_now (e);
-  uint64_t limit = adaptra_flight_limit (&e->flight, now);
+  struct adaptra_flight_estimate est;
 
   assert_locked (e);
-  if (limit != UINT64_MAX)
-    return running == 0 || running < limit;
-  return adaptra_flight_slow (&e->flight, now) ||
-    busy < ADAPTRA_UNLIMITED_WORKERS;
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  if (est.limit != UINT64_MAX)
+    return running == 0 || running < est.limit;
+  return est.slow || busy < ADAPTRA_UNLIMITED_WORKERS;
 }
 
 bool
