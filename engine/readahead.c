@@ -343,7 +343,24 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * than the window covers) doubles its own cap, zfetch style, beyond the
  * bandwidth-delay estimate; the pool bound still applies.  The
  * estimate alone cannot see the parallelism a backend offers.
+ *
+ * Where reads in parallel hide the backend's latency (flight.h: L of
+ * a millisecond or more), the cap stops at LATE_CAP_BDPS times what the
+ * backend delivered a latency in the last second (R x L there).  A
+ * cap so far ahead of what arrives does not make the window come
+ * sooner: a reader still late is waiting for bandwidth.  And R follows
+ * the windows of a latency-bound reader (each doubling delivers about
+ * twice as much a latency), so the ceiling does not hold such a reader
+ * back.  Without it a guest's batch job (scripts/bench/traces, trace
+ * B), reading faster than the remote model delivers, doubled its cap
+ * to a quarter of the pool, and the 64 MiB window past its stream's
+ * end was read for nothing in one run of two: 50 MiB more from the
+ * backend.  The disk model's fastest reads take no latency, and R is
+ * not known until a slot of reads is over (flight.h): there the
+ * ceiling is the pool's alone.
  */
+#define LATE_CAP_BDPS 8
+
 static void
 raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
            struct adaptra_window_bounds *b)
@@ -355,6 +372,12 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
   if (e->cfg.max_bytes != 0)
     return;
   if (s->late > 0) {
+    struct adaptra_flight_estimate est;
+
+    adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+    if (est.slow && est.bdp > 0)
+      ceiling = min_u64 (ceiling, max_u64 (b->max, LATE_CAP_BDPS * est.bdp
+                                                   >> e->page_shift));
     s->cap = min_u64 (2 * max_u64 (s->cap, b->max), ceiling);
     s->late = 0;
   }

@@ -1647,6 +1647,43 @@ test_auto_max_grows_when_late (void **state)
   assert_true (stats ().window_max_bytes > 256 * PAGE);
 }
 
+/* On a backend whose latency parallel reads hide (5 ms a read, 200 MB/s
+ * in all), a late reader's cap grows past the 1M floor with what the
+ * backend delivers, and stops at 8 x R x L (readahead.c, raise_cap):
+ * under 8 MB here, where the pool alone (64 MiB) would let it reach
+ * 16 MiB, a 2048-page window by 7 MiB into the volume.  Half a second
+ * of 4 MiB hints measures R first.
+ */
+static void
+test_auto_max_late_stops_at_delivery (void **state)
+{
+  struct adaptra_config cfg;
+  uint64_t off, biggest = 0;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 0;
+  restart_engine (&cfg);
+  read_ns = 5000000;
+  read_ns_per_kib = 5000;
+  for (i = 0; i < 24; i++) {
+    adaptra_cache_hint (e, client, 0, 4 * 1024 * 1024);
+    drain ();
+    adaptra_invalidate (e, volume, 0, 4 * 1024 * 1024);
+  }
+  ntraces = 0;
+  for (off = 0; off < 16 * 1024 * 1024; off += 65536)
+    read_check (off, 65536);
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].ra > biggest)
+      biggest = traces[i].ra;
+  assert_true (stats ().io_block > 0);
+  assert_true (biggest > 256);
+  assert_true (biggest * PAGE <= 8 * 200000000 / 1000 * 5);
+}
+
 static void
 test_size_and_clients (void **state)
 {
@@ -2602,6 +2639,7 @@ main (void)
     T (test_thrashing_accounting),
     T (test_rescue_pages_in_danger),
     T (test_auto_max_grows_when_late),
+    T (test_auto_max_late_stops_at_delivery),
     T (test_size_and_clients),
     T (test_small_pool_settles),
     T (test_tunables),
