@@ -16,7 +16,7 @@
  * workers each reading up to 1 MiB, 16 streams (W2) kept about 5 MiB
  * in flight, reads took 25 ms instead of 5, and the clients' p99 was
  * 40 ms against 11 ms without the filter.  Kept at 5/4 of R x L, in
- * pieces of an eighth of it (prefetch.c), p99 is 14 ms at the same
+ * pieces of a sixteenth of it (prefetch.c), p99 is 12 ms at the same
  * 200 MiB/s.  The idea is TCP congestion control's, as BBR does it
  * (Cardwell et al., "BBR: congestion-based congestion control", ACM
  * Queue 14(5), 2016): measure the bottleneck's rate and the path's

@@ -48,8 +48,8 @@
  * after which it is 15 ms at the same 198 MiB/s:
  *
  *   - Chunks: while other streams' prefetch is queued, no job is
- *     larger than an eighth of the backend's bandwidth-delay product
- *     (chunk_bytes: 128 KiB on the remote model), issued in page
+ *     larger than a sixteenth of the backend's bandwidth-delay product
+ *     (chunk_bytes: 64 KiB on the remote model), issued in page
  *     order, so a window's pages become ready front first while its
  *     tail is still on the way.  A window that competes with nothing
  *     is still split per worker only: in 1 MiB chunks W1 (one stream)
@@ -235,29 +235,37 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
   return job;
 }
 
-/* The largest prefetch job while streams compete, in bytes: an
- * eighth of the backend's bandwidth-delay product (flight.h), within
- * [CHUNK_MIN, CHUNK_MAX]; where the workers have no flight limit (not
- * measured yet, or a backend that does not hide latency in parallel
- * reads) the product of bdp.c's fitted line, within [ADAPTRA_JOB_MIN,
- * CHUNK_MAX].  The flight limit keeps about ten of them in flight, so a
- * reader that catches up with its read-ahead waits for one small
- * read, not for a large one sharing the link with the others: on W2,
- * p99 25.8 ms in 256 KiB chunks, 13.7 in 128 KiB (an eighth of the
- * remote model's 1 MiB), 18.7 in 64 KiB (twice the requests).
+/* The largest prefetch job while streams compete, in bytes: a
+ * sixteenth of the backend's bandwidth-delay product (flight.h),
+ * within [CHUNK_MIN, CHUNK_MAX], rounded down to a power of two; where
+ * the workers have no flight limit (not measured yet, or a backend
+ * that does not hide latency in parallel reads) the product of bdp.c's
+ * fitted line, within [ADAPTRA_JOB_MIN, CHUNK_MAX].  The flight limit
+ * keeps about twenty of them in flight, so a reader that catches up
+ * with its read-ahead waits for about its own request, as it would
+ * without the filter, not for a larger read sharing the link with the
+ * others.  A power of two, because a window starts where a request
+ * ended, so a client's aligned requests of a power of two up to the
+ * chunk each lie in one chunk; an eighth of the remote model's product
+ * was about 115 KiB, and a 64 KiB read straddled two chunks half the
+ * time, the second often still queued.  On W2 (remote model, 3 runs
+ * each, alternating; no filter 9.0 ms): p99 20.3 ms with an eighth,
+ * 20.6 ms with a quarter rounded (128 KiB), 12.0 ms with a sixteenth
+ * rounded (64 KiB), at 198-200 MiB/s each, 10% more CPU.
  */
 static uint64_t
 chunk_bytes (const struct adaptra_engine *e,
              const struct adaptra_flight_estimate *est)
 {
-  uint64_t fit, chunk = est->bdp / 8;
+  uint64_t fit, chunk = est->bdp / 16;
 
   if (est->limit == UINT64_MAX) {
     fit = adaptra_bdp_bytes (&e->bdp);
     return fit < ADAPTRA_JOB_MIN ? ADAPTRA_JOB_MIN
       : fit < CHUNK_MAX ? fit : CHUNK_MAX;
   }
-  return chunk < CHUNK_MIN ? CHUNK_MIN : chunk < CHUNK_MAX ? chunk : CHUNK_MAX;
+  chunk = chunk < CHUNK_MIN ? CHUNK_MIN : chunk < CHUNK_MAX ? chunk : CHUNK_MAX;
+  return UINT64_C (1) << (63 - __builtin_clzll (chunk));
 }
 
 /* Has a stream other than stream prefetch queued?  Lock held. */

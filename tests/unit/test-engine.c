@@ -1281,13 +1281,18 @@ test_chunk_and_flight_limit (void **state)
   assert_true (adaptra_prefetch_peek (e, 0, &offset, &count));
   assert_int_equal (count, 2 * mib);
   drain ();
-  /* One that competes: chunks of an eighth of R x L (limit x 4/5). */
+  /* One that competes: chunks of a sixteenth of R x L (limit x 4/5),
+   * at least 64 KiB, rounded down to a power of two.
+   */
   read_check (0, PAGE);                 /* another stream's window */
   adaptra_cache_hint (e, client, 2 * mib, 3 * mib);
-  chunk = limit * 4 / 5 / 8 / PAGE * PAGE;
+  chunk = limit * 4 / 5 / 16;
+  if (chunk < 65536)
+    chunk = 65536;
   assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
   assert_int_equal (offset, 2 * mib);
-  assert_true (count >= chunk - PAGE && count <= chunk + PAGE);
+  assert_int_equal (count & (count - 1), 0);
+  assert_true (count <= chunk && 2 * count > chunk);
   assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
   assert_int_equal (offset, 2 * mib + count);
 }
