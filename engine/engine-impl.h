@@ -130,7 +130,7 @@ struct adaptra_job {
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
   uint64_t started_ns;          /* adaptra-sim: a simulated worker's read
-                                   of it started then (0: not started) */
+                                   of it started then (or NOT_STARTED) */
   uint32_t frames[];            /* the frames, in page order */
 };
 
@@ -455,10 +455,16 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * not NULL) the pages are also touched and copied out to the request.
  * Unless the frames are consecutive in the arena or demand wants every
  * byte read, n is at most e->slot_pages.  The read is timed (for
- * bdp.c and flight.c) from started_ns if not 0, else from the call.
+ * bdp.c and flight.c) from started_ns, or from the call if that is
+ * ADAPTRA_NOT_STARTED.
  * Returns 0 or the backend's errno, in which case the frames are
  * dropped.
  */
+/* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
+ * may start a job then.
+ */
+#define ADAPTRA_NOT_STARTED UINT64_MAX
+
 extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
                           struct adaptra_volume *v, void *ctx,
                           uint64_t first,

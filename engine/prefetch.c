@@ -389,7 +389,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
       job->stream = stream_id;
       job->first = p;
       job->npages = 0;
-      job->started_ns = 0;
+      job->started_ns = ADAPTRA_NOT_STARTED;
       consecutive = true;
     }
     job->frames[job->npages++] = f;
@@ -514,7 +514,7 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
     err = ENOMEM;
   else {
     adaptra_flight_start (&e->flight, bytes);
-    t0 = started_ns ? started_ns : adaptra_now (e);
+    t0 = started_ns != ADAPTRA_NOT_STARTED ? started_ns : adaptra_now (e);
     err = e->backend.pread (ctx, buf, bytes, offset);
     t1 = adaptra_now (e);
     adaptra_flight_end (&e->flight, bytes);

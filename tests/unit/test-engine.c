@@ -1339,6 +1339,26 @@ test_job_timed_from_its_start (void **state)
   assert_true (stats ().backend_latency_ns < 5000000);
 }
 
+/* adaptra-sim's virtual clock starts at 0, and a worker may take a job
+ * then: that job too is timed from its start, not from when it runs
+ * (a read of 0 ns would stand as the backend's latency for 10 s).
+ */
+static void
+test_job_started_at_time_zero (void **state)
+{
+  struct adaptra_config cfg;
+
+  (void) state;
+  base_config (&cfg);
+  restart_engine (&cfg);
+  now_ns = 0;
+  adaptra_cache_hint (e, client, 1024 * 1024, 65536);
+  assert_true (adaptra_prefetch_started (e, 0));
+  now_ns += 5000000;
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  assert_int_equal (stats ().backend_latency_ns, 5000000);
+}
+
 /* A reader that needs a page of a queued chunk reads the part up to the
  * end of its request when at least ADAPTRA_JOB_MIN is left; the rest
  * stays queued, is read once, and a write that lands on it meanwhile
@@ -2631,6 +2651,7 @@ main (void)
     T (test_fair_queue_rounds_in_page_order),
     T (test_chunk_and_flight_limit),
     T (test_job_timed_from_its_start),
+    T (test_job_started_at_time_zero),
     T (test_slow_backend_without_limit),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
