@@ -30,7 +30,16 @@ adaptra_config_defaults (struct adaptra_config *cfg)
   cfg->mode = ADAPTRA_MODE_ADAPTIVE;
   cfg->fixed_bytes = 128 * 1024;
   cfg->streams = 1024;
-  cfg->workers = 16;
+  /* Enough for a store of 5 ms a read and 200 MiB/s either way: 20
+   * chunks of 64 KiB fit under its flight limit when streams compete
+   * (prefetch.c), and 800 streams of 64 KiB/s in a 64 MiB pool (the
+   * seed's case 64 times faster) issue 1700 windows of a few pages a
+   * second, 9 reads at once on average: with 16 workers 1.3% of their
+   * reads waited for a window still queued, with 24 0.3%, with 32
+   * 0.2% (adaptra-sim, docs/bench/simulator.md).  Beyond the first 4,
+   * workers read only where the store's latency is 1 ms or more.
+   */
+  cfg->workers = 32;
   /* A boot profile's extents are short and scattered (a Debian guest's
    * boot and web workload: 1104 extents, 47 KiB on average), so
    * following one is bound by the backend's latency times the extents

@@ -1064,7 +1064,7 @@ usage (FILE *f)
     "  --min SIZE             smallest new window (16K)\n"
     "  --max SIZE|auto        largest window (auto)\n"
     "  --streams N            stream table size (1024)\n"
-    "  --workers N            prefetch workers (16)\n"
+    "  --workers N            prefetch workers (32)\n"
     "  --backend SPEC         remote:LATENCY:BANDWIDTH (remote:5ms:200M)"
     " or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
