@@ -1645,26 +1645,46 @@ test_rescue_pages_in_danger (void **state)
   assert_int_equal (calls, 0);
 }
 
+/* A fresh engine with pool_bytes of pool and adaptra-max=auto (a 1M
+ * floor here).
+ */
+static void
+restart_auto_max (uint64_t pool_bytes)
+{
+  struct adaptra_config cfg;
+
+  base_config (&cfg);
+  cfg.pool_bytes = pool_bytes;
+  cfg.max_bytes = 0;
+  restart_engine (&cfg);
+}
+
+/* The largest window traced, in pages. */
+static uint64_t
+biggest_window (void)
+{
+  uint64_t biggest = 0;
+  unsigned i;
+
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].ra > biggest)
+      biggest = traces[i].ra;
+  return biggest;
+}
+
 static void
 test_auto_max_grows_when_late (void **state)
 {
-  struct adaptra_config cfg;
-  uint64_t off, biggest = 0;
-  unsigned i;
+  uint64_t off, biggest;
 
   (void) state;
-  base_config (&cfg);
-  cfg.pool_bytes = 16 * 1024 * 1024;
-  cfg.max_bytes = 0;                    /* auto: 1M floor here */
-  restart_engine (&cfg);
+  restart_auto_max (16 * 1024 * 1024);
   /* No worker runs: every read waits for (runs) its read-ahead, as a
    * reader does whose backend is slower than the window covers.
    */
   for (off = 0; off < 8 * 1024 * 1024; off += 65536)
     read_check (off, 65536);
-  for (i = 0; i < ntraces; i++)
-    if (traces[i].ra > biggest)
-      biggest = traces[i].ra;
+  biggest = biggest_window ();
   assert_true (stats ().io_block > 0);
   assert_true (biggest > 256);          /* beyond the 1M floor */
   assert_true (biggest <= 1024);        /* a quarter of the pool */
@@ -1682,15 +1702,11 @@ test_auto_max_grows_when_late (void **state)
 static void
 test_auto_max_late_stops_at_delivery (void **state)
 {
-  struct adaptra_config cfg;
-  uint64_t off, biggest = 0;
+  uint64_t off, biggest;
   unsigned i;
 
   (void) state;
-  base_config (&cfg);
-  cfg.pool_bytes = 64 * 1024 * 1024;
-  cfg.max_bytes = 0;
-  restart_engine (&cfg);
+  restart_auto_max (64 * 1024 * 1024);
   read_ns = 5000000;
   read_ns_per_kib = 5000;
   for (i = 0; i < 24; i++) {
@@ -1701,9 +1717,7 @@ test_auto_max_late_stops_at_delivery (void **state)
   ntraces = 0;
   for (off = 0; off < 16 * 1024 * 1024; off += 65536)
     read_check (off, 65536);
-  for (i = 0; i < ntraces; i++)
-    if (traces[i].ra > biggest)
-      biggest = traces[i].ra;
+  biggest = biggest_window ();
   assert_true (stats ().io_block > 0);
   assert_true (biggest > 256);
   assert_true (biggest * PAGE <= 8 * 200000000 / 1000 * 5);
