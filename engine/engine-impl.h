@@ -130,7 +130,8 @@ struct adaptra_job {
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
   uint64_t started_ns;          /* adaptra-sim: a simulated worker's read
-                                   of it started then (or NOT_STARTED) */
+                                   of it started then, or
+                                   ADAPTRA_NOT_STARTED */
   uint32_t frames[];            /* the frames, in page order */
 };
 
@@ -447,6 +448,11 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
   memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
 }
 
+/* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
+ * may start a job then.
+ */
+#define ADAPTRA_NOT_STARTED UINT64_MAX
+
 /* Read the n consecutive pages from first, whose frames the caller
  * owns IN_FLIGHT, from volume v's backend with ctx (bytes of them:
  * fewer than n pages at the end of the volume) and complete them.  Called
@@ -460,11 +466,6 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * Returns 0 or the backend's errno, in which case the frames are
  * dropped.
  */
-/* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
- * may start a job then.
- */
-#define ADAPTRA_NOT_STARTED UINT64_MAX
-
 extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
                           struct adaptra_volume *v, void *ctx,
                           uint64_t first,
