@@ -61,8 +61,15 @@ fio_nbd --name=rand --bs=4k --rw=randread --number_ios=500 \
 grep -q 'err= 0' "$tmpdir/rand.out"
 echo "fio random: readahead $(counter readahead)," \
   "readrandom $(counter readrandom)"
-test "$(counter readahead)" -eq 0
-test "$(counter pgreadahead)" -eq 0
+# A read right after the client's previous one starts a stream (the
+# seed's prev_pos rule, readahead.c: adjacent_read).  Random reads do
+# that by chance: at depth 8, two of the 500 land on adjacent pages
+# within a few requests of each other in about one run of six, and
+# whether the first has completed when the second is decided is up to
+# the threads.  So a window or two of at most 8 pages each; a random
+# reader taken for streams would start hundreds.
+test "$(counter readahead)" -le 2
+test "$(counter pgreadahead)" -le 16
 test "$(counter readrandom)" -ge 200
 stop_servers
 echo "test-fio: ok"
