@@ -193,7 +193,7 @@ struct adaptra_engine {
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */
   unsigned workers_busy;        /* of the first, reading a job now */
-  bool flight_slow;             /* adaptra_flight_slow at the last
+  bool flight_slow;             /* the flight estimate's slow at the last
                                    completion (worker_main) */
   bool stopping;
 

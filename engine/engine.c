@@ -1033,7 +1033,7 @@ void
 adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 {
   struct adaptra_pool_counts pool;
-  uint64_t limit;
+  struct adaptra_flight_estimate flight;
   size_t i;
 
   memset (out, 0, sizeof *out);
@@ -1056,8 +1056,8 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->backend_latency_ns = adaptra_bdp_latency_ns (&e->bdp);
   out->backend_bytes_per_sec = adaptra_bdp_bytes_per_sec (&e->bdp);
   out->backend_flight_bytes = adaptra_flight_running (&e->flight);
-  limit = adaptra_flight_limit (&e->flight, adaptra_now (e));
-  out->backend_flight_limit = limit == UINT64_MAX ? 0 : limit;
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &flight);
+  out->backend_flight_limit = flight.limit == UINT64_MAX ? 0 : flight.limit;
   out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;
   for (i = 0; i < e->nvolumes; i++)
     out->volumes_bypassed += e->volumes[i] && e->volumes[i]->bypass;

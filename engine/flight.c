@@ -136,39 +136,3 @@ adaptra_flight_estimate (const struct adaptra_flight *f, uint64_t now,
   if (est->rate > 0 && est->slow && est->bdp >= ADAPTRA_FLIGHT_MIN)
     est->limit = est->bdp * ADAPTRA_FLIGHT_GAIN_NUM / ADAPTRA_FLIGHT_GAIN_DEN;
 }
-
-uint64_t
-adaptra_flight_latency_ns (const struct adaptra_flight *f, uint64_t now)
-{
-  struct adaptra_flight_estimate est;
-
-  adaptra_flight_estimate (f, now, &est);
-  return est.latency_ns;
-}
-
-uint64_t
-adaptra_flight_bdp (const struct adaptra_flight *f, uint64_t now)
-{
-  struct adaptra_flight_estimate est;
-
-  adaptra_flight_estimate (f, now, &est);
-  return est.bdp;
-}
-
-bool
-adaptra_flight_slow (const struct adaptra_flight *f, uint64_t now)
-{
-  struct adaptra_flight_estimate est;
-
-  adaptra_flight_estimate (f, now, &est);
-  return est.slow;
-}
-
-uint64_t
-adaptra_flight_limit (const struct adaptra_flight *f, uint64_t now)
-{
-  struct adaptra_flight_estimate est;
-
-  adaptra_flight_estimate (f, now, &est);
-  return est.limit;
-}

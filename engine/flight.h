@@ -137,47 +137,28 @@ extern void adaptra_flight_sample (struct adaptra_flight *f, uint64_t bytes,
  * at each decision, each of which would scan both again.
  */
 struct adaptra_flight_estimate {
-  uint64_t rate;                /* R, bytes a second; 0: none */
-  uint64_t latency_ns;          /* L; 0: no read in the window */
-  uint64_t bdp;                 /* R x L; 0: not known */
-  uint64_t limit;               /* the limit; UINT64_MAX: none */
-  bool slow;                    /* L >= ADAPTRA_FLIGHT_LATENCY_MIN */
+  uint64_t rate;                /* R, bytes a second; 0: nothing was
+                                   delivered in the last second */
+  uint64_t latency_ns;          /* L; 0: no read completed in the
+                                   window */
+  uint64_t bdp;                 /* R x L, the bytes in flight that keep
+                                   the backend busy; 0: not known */
+  uint64_t limit;               /* 5/4 x R x L; UINT64_MAX: none (R or
+                                   L not known, L under
+                                   ADAPTRA_FLIGHT_LATENCY_MIN or R x L
+                                   under ADAPTRA_FLIGHT_MIN) */
+  bool slow;                    /* L known and at least
+                                   ADAPTRA_FLIGHT_LATENCY_MIN: a backend
+                                   whose latency reads in parallel hide,
+                                   a remote store, not the page cache */
 };
 
 extern void adaptra_flight_estimate (const struct adaptra_flight *f,
                                      uint64_t now,
                                      struct adaptra_flight_estimate *est);
 
-/* The fields of adaptra_flight_estimate, one at a time. */
-
-/* R at time now, bytes a second; 0 if nothing was delivered in the
- * last second.
- */
+/* R alone (the estimate's rate), at time now. */
 extern uint64_t adaptra_flight_rate (const struct adaptra_flight *f,
                                      uint64_t now);
-
-/* L at time now, ns; 0 if no read completed in the window. */
-extern uint64_t adaptra_flight_latency_ns (const struct adaptra_flight *f,
-                                           uint64_t now);
-
-/* R x L: the bytes in flight that keep the backend busy; 0 if not
- * known.
- */
-extern uint64_t adaptra_flight_bdp (const struct adaptra_flight *f,
-                                    uint64_t now);
-
-/* Is L known and at least ADAPTRA_FLIGHT_LATENCY_MIN at now?  A backend
- * whose latency reads in parallel hide: a remote store, not the page
- * cache.
- */
-extern bool adaptra_flight_slow (const struct adaptra_flight *f,
-                                 uint64_t now);
-
-/* The limit at now (above); UINT64_MAX (none) if R or L is not known,
- * L is under ADAPTRA_FLIGHT_LATENCY_MIN or R x L under
- * ADAPTRA_FLIGHT_MIN.
- */
-extern uint64_t adaptra_flight_limit (const struct adaptra_flight *f,
-                                      uint64_t now);
 
 #endif /* ADAPTRA_FLIGHT_H */

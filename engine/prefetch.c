@@ -505,6 +505,7 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   bool in_client;
   unsigned char *buf = fetch_target (e, first, frames, n, bytes, demand,
                                      &slot, &in_client);
+  struct adaptra_flight_estimate est;
   uint64_t t0 = 0, t1 = 0;
   uint32_t i;
   int err;
@@ -563,7 +564,8 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
    */
   if (e->queue_head)
     pthread_cond_signal (&e->job_queued);
-  e->flight_slow = adaptra_flight_slow (&e->flight, adaptra_now (e));
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  e->flight_slow = est.slow;
   if (e->flight_slow)
     pthread_cond_broadcast (&e->flight_on);
   return err;

@@ -26,6 +26,16 @@
 #define LATENCY (5 * MS)
 #define RATE (200 * MIB)
 
+/* f's estimate at now. */
+static struct adaptra_flight_estimate
+estimate (const struct adaptra_flight *f, uint64_t now)
+{
+  struct adaptra_flight_estimate est;
+
+  adaptra_flight_estimate (f, now, &est);
+  return est;
+}
+
 static uint64_t
 transfer_ns (uint64_t bytes, uint64_t rate)
 {
@@ -55,10 +65,10 @@ test_nothing_known (void **state)
 
   (void) state;
   assert_int_equal (adaptra_flight_rate (&f, 10 * SLOT), 0);
-  assert_int_equal (adaptra_flight_latency_ns (&f, 10 * SLOT), 0);
-  assert_int_equal (adaptra_flight_bdp (&f, 10 * SLOT), 0);
-  assert_true (adaptra_flight_limit (&f, 10 * SLOT) == UINT64_MAX);
-  assert_false (adaptra_flight_slow (&f, 10 * SLOT));
+  assert_int_equal (estimate (&f, 10 * SLOT).latency_ns, 0);
+  assert_int_equal (estimate (&f, 10 * SLOT).bdp, 0);
+  assert_true (estimate (&f, 10 * SLOT).limit == UINT64_MAX);
+  assert_false (estimate (&f, 10 * SLOT).slow);
 }
 
 /* R is the busiest slot that is over: 20 MiB in a 100 ms slot is
@@ -96,10 +106,10 @@ test_rate_forgets_after_a_second (void **state)
   last = saturate (&f, t0, t0 + 5 * SLOT, 256 * KIB, 4);
   assert_true (adaptra_flight_rate (&f, last) >= RATE * 98 / 100);
   assert_true (adaptra_flight_rate (&f, last) <= RATE * 102 / 100);
-  assert_true (adaptra_flight_limit (&f, last) != UINT64_MAX);
+  assert_true (estimate (&f, last).limit != UINT64_MAX);
   assert_true (adaptra_flight_rate (&f, t0 + 13 * SLOT) > 0);
   assert_int_equal (adaptra_flight_rate (&f, t0 + 16 * SLOT), 0);
-  assert_true (adaptra_flight_limit (&f, t0 + 16 * SLOT) == UINT64_MAX);
+  assert_true (estimate (&f, t0 + 16 * SLOT).limit == UINT64_MAX);
 }
 
 /* A read reported after its place in the ring was reused is too late
@@ -132,13 +142,13 @@ test_latency_from_fastest_read (void **state)
   adaptra_flight_sample (&f, 64 * KIB, t0,
                          t0 + LATENCY + transfer_ns (64 * KIB, RATE));
   last = saturate (&f, t0 + SLOT, t0 + 30 * SLOT, 128 * KIB, 120);
-  l = adaptra_flight_latency_ns (&f, last);
+  l = estimate (&f, last).latency_ns;
   assert_true (l >= LATENCY - 50000 && l <= LATENCY + 50000);
   /* limit = 5/4 x R x L: 5/4 x 1 MiB. */
-  assert_true (adaptra_flight_bdp (&f, last) >= MIB * 97 / 100);
-  assert_true (adaptra_flight_bdp (&f, last) <= MIB * 103 / 100);
-  assert_true (adaptra_flight_limit (&f, last) >= MIB * 5 / 4 * 97 / 100);
-  assert_true (adaptra_flight_limit (&f, last) <= MIB * 5 / 4 * 103 / 100);
+  assert_true (estimate (&f, last).bdp >= MIB * 97 / 100);
+  assert_true (estimate (&f, last).bdp <= MIB * 103 / 100);
+  assert_true (estimate (&f, last).limit >= MIB * 5 / 4 * 97 / 100);
+  assert_true (estimate (&f, last).limit <= MIB * 5 / 4 * 103 / 100);
 }
 
 /* After ADAPTRA_FLIGHT_LATENCY_NS the fast read is forgotten: a
@@ -154,7 +164,7 @@ test_latency_follows_slower_backend (void **state)
   adaptra_flight_sample (&f, 4 * KIB, t0, t0 + LATENCY);
   for (t = t0; t < t0 + ADAPTRA_FLIGHT_LATENCY_NS + 2 * SLOT; t += MS)
     adaptra_flight_sample (&f, 4 * KIB, t, t + 4 * LATENCY);
-  l = adaptra_flight_latency_ns (&f, t);
+  l = estimate (&f, t).latency_ns;
   assert_true (l > 3 * LATENCY && l <= 4 * LATENCY);
 }
 
@@ -171,25 +181,25 @@ test_no_limit_under_a_millisecond (void **state)
   (void) state;
   for (t = t0; t < t0 + 4 * SLOT; t += 20000)
     adaptra_flight_sample (&f, 64 * KIB, t, t + 15000);
-  assert_true (adaptra_flight_latency_ns (&f, t) < MS);
-  assert_false (adaptra_flight_slow (&f, t));
-  assert_true (adaptra_flight_limit (&f, t) == UINT64_MAX);
+  assert_true (estimate (&f, t).latency_ns < MS);
+  assert_false (estimate (&f, t).slow);
+  assert_true (estimate (&f, t).limit == UINT64_MAX);
   /* 1 MiB every 1 ms (1000 MiB/s), each read 2 ms + its transfer
    * (1 ms): R x L = 2 MiB.
    */
   for (t = t0; t < t0 + 4 * SLOT; t += MS)
     adaptra_flight_sample (&g, MIB, t - 3 * MS, t);
-  assert_true (adaptra_flight_bdp (&g, t) >= 2 * MIB * 95 / 100);
-  assert_true (adaptra_flight_bdp (&g, t) <= 2 * MIB * 105 / 100);
-  assert_true (adaptra_flight_limit (&g, t) >= 2 * MIB * 5 / 4 * 95 / 100);
-  assert_true (adaptra_flight_limit (&g, t) <= 2 * MIB * 5 / 4 * 105 / 100);
+  assert_true (estimate (&g, t).bdp >= 2 * MIB * 95 / 100);
+  assert_true (estimate (&g, t).bdp <= 2 * MIB * 105 / 100);
+  assert_true (estimate (&g, t).limit >= 2 * MIB * 5 / 4 * 95 / 100);
+  assert_true (estimate (&g, t).limit <= 2 * MIB * 5 / 4 * 105 / 100);
   /* 16 KiB every 1 ms, in 5 ms: R x L = 16 MiB/s x 4 ms, 64 KiB. */
   for (t = t0; t < t0 + 4 * SLOT; t += MS)
     adaptra_flight_sample (&h, 16 * KIB, t - LATENCY, t);
-  assert_true (adaptra_flight_bdp (&h, t) < 80 * KIB);
-  assert_true (adaptra_flight_latency_ns (&h, t) > MS);
-  assert_true (adaptra_flight_slow (&h, t));
-  assert_true (adaptra_flight_limit (&h, t) == UINT64_MAX);
+  assert_true (estimate (&h, t).bdp < 80 * KIB);
+  assert_true (estimate (&h, t).latency_ns > MS);
+  assert_true (estimate (&h, t).slow);
+  assert_true (estimate (&h, t).limit == UINT64_MAX);
 }
 
 static void
