@@ -559,15 +559,16 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
     add_flight (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
   /* Room in flight again: a worker held back (worker_main) may start;
-   * and on a backend whose latency parallel reads hide, the workers
-   * parked until it was known.
+   * and once the backend's latency is known to be one parallel reads
+   * hide, the workers parked until then (they wait only while
+   * flight_slow is false, so its turning true is the one wake-up).
    */
   if (e->queue_head)
     pthread_cond_signal (&e->job_queued);
   adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
-  e->flight_slow = est.slow;
-  if (e->flight_slow)
+  if (est.slow && !e->flight_slow)
     pthread_cond_broadcast (&e->flight_on);
+  e->flight_slow = est.slow;
   return err;
 }
 
