@@ -90,12 +90,12 @@ struct adaptra_volume {
                                    ones count their own) */
   uint64_t backend_bytes;       /* added atomically: the stepped-aside
                                    path counts without the lock */
-  uint64_t readahead_hits;
+  uint64_t readahead_hits;      /* added atomically, as backend_bytes */
 };
 
-/* A client.  used, requests, bytes and touched are read and written
- * with atomics: the hit path counts and touches without the engine
- * lock (engine.c).  The rest is the engine lock's.
+/* A client.  used, requests, bytes, readahead_hits and touched are
+ * read and written with atomics: the hit path counts and touches
+ * without the engine lock (engine.c).  The rest is the engine lock's.
  */
 struct adaptra_client {
   bool used;

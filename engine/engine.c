@@ -9,16 +9,19 @@
  *
  * One client read:
  *
- *   0. Without the lock (read_unlocked): if every page is a plain hit
- *      (READY, read by a client before, of no stream, without a
- *      look-ahead mark) or, on a volume that stepped aside, absent,
- *      pin each present page under its stripe lock (pool.c), count in
- *      this thread's counter shard, touch (an atomic ACTIVATE bit),
- *      copy, read the absent runs straight from the backend into the
- *      client's buffer, unpin; done.  Such a read would make no
- *      decision and move no stream, so the lock would add nothing but
- *      a serial section; it also skips the stream table's reaping,
- *      which the next locked read does.  Else nothing was done, and:
+ *   0. Without the lock (read_unlocked): if every page is READY and
+ *      without a look-ahead mark, and is either a plain hit (read by
+ *      a client before, of no stream) or a stream hit (of one live
+ *      stream, the read within ADAPTRA_STREAM_LAG of its expected
+ *      page), or, on a volume that stepped aside, absent: pin each
+ *      present page under its stripe lock (pool.c), count in this
+ *      thread's counter shard, touch (atomically), note the stream's
+ *      read time and hits in its atomic fields, copy, read the absent
+ *      runs straight from the backend into the client's buffer, unpin;
+ *      done.  Such a read would make no decision and would move its
+ *      stream less than the lag, so the lock would add nothing but a
+ *      serial section; it also skips the stream table's reaping, which
+ *      the next locked read does.  Else nothing was done, and:
  *   1. Under the lock, walk the request's pages once: the first page
  *      that is absent is a miss; the first mark taken (test and clear)
  *      is a look-ahead hit.  Make the request's single read-ahead
@@ -650,6 +653,33 @@ client_new_access (struct adaptra_client *c, uint64_t p)
   return __atomic_exchange_n (&c->touched, p + 1, __ATOMIC_RELAXED) != p + 1;
 }
 
+/* new_access (below) for a page of stream s: the stream's last page
+ * and reader.  An atomic exchange, for the hit path too.
+ */
+static bool
+stream_new_access (struct adaptra_stream *s, int client, uint64_t p)
+{
+  uint64_t key = adaptra_stream_touch_key (client, p);
+
+  return atomic_exchange_explicit (&s->touched, key, memory_order_relaxed)
+    != key;
+}
+
+/* Count the first client touch of a read-ahead page (adaptra_pool_touch
+ * said so) of the given method for client c and stream s (NULL: none
+ * lives).  Lock held or not: the counters are atomic.
+ */
+static void
+count_readahead_hit (struct adaptra_engine *e, struct adaptra_client *c,
+                     struct adaptra_stream *s, unsigned method)
+{
+  adaptra_stats_count_hits (adaptra_stats_here (e), method, 1);
+  __atomic_fetch_add (&c->readahead_hits, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&c->volume->readahead_hits, 1, __ATOMIC_RELAXED);
+  if (s)
+    atomic_fetch_add_explicit (&s->hits, 1, memory_order_relaxed);
+}
+
 /* Successive touches of one page by one reader are one access, as the
  * seed counts a page accessed only when prev_index != index.  A scan
  * in 512-byte reads touches each 4 KiB page 8 times; counted as 8
@@ -669,15 +699,10 @@ new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
 {
   struct adaptra_stream *s = adaptra_streams_get (&e->streams, id);
   struct adaptra_client *c;
-  bool fresh;
 
   assert_locked (e);
-  if (s) {
-    fresh = s->touched != p + 1 || s->touched_by != client;
-    s->touched = p + 1;
-    s->touched_by = client;
-    return fresh;
-  }
+  if (s)
+    return stream_new_access (s, client, p);
   if ((c = adaptra_client_of (e, client)) == NULL)
     return true;
   return client_new_access (c, p);
@@ -704,16 +729,10 @@ copy_ready (struct adaptra_engine *e, int client,
          ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
     if (new_access (e, client, page->stream_id, p + n) &&
-        adaptra_pool_touch (&e->pool, f)) {
-      struct adaptra_stream *s =
-        adaptra_streams_get (&e->streams, page->stream_id);
-
-      adaptra_stats_count_hits (adaptra_stats_here (e), page->method, 1);
-      c->readahead_hits++;
-      c->volume->readahead_hits++;
-      if (s)
-        s->hits++;
-    }
+        adaptra_pool_touch (&e->pool, f))
+      count_readahead_hit (e, c,
+                           adaptra_streams_get (&e->streams, page->stream_id),
+                           page->method);
     batch[n++] = f;
   }
   adaptra_unlock (e);
@@ -754,35 +773,73 @@ count_request (struct adaptra_client *c, uint32_t count)
   __atomic_fetch_add (&c->bytes, count, __ATOMIC_RELAXED);
 }
 
-/* May the hit path serve this page it pinned alone?  A page read by a
- * client before (so no first-touch accounting), of no stream (so no
- * stream to advance), without a look-ahead mark (so no decision).
+/* May the hit path serve this page it pinned alone?  One without a
+ * look-ahead mark (so no decision), of no stream or of the request's
+ * stream *stream (set here from the first page that has one): a
+ * request of pages of two streams takes the lock, which advances one.
  */
 static bool
-plain_hit (const struct adaptra_page *page)
+hit_alone (const struct adaptra_page *page, uint64_t *stream)
 {
-  uint8_t flags = page->flags;
+  if (page->flags & ADAPTRA_PG_MARK)
+    return false;
+  if (page->stream_id == 0)
+    return true;
+  if (*stream == 0)
+    *stream = page->stream_id;
+  return page->stream_id == *stream;
+}
 
-  return page->stream_id == 0 &&
-    (flags & (ADAPTRA_PG_REFERENCED | ADAPTRA_PG_READAHEAD | ADAPTRA_PG_MARK))
-    == ADAPTRA_PG_REFERENCED;
+/* *x = max (*x, v) if up, else min (*x, v), atomically. */
+static void
+extend_to (_Atomic uint64_t *x, uint64_t v, bool up)
+{
+  uint64_t old = atomic_load_explicit (x, memory_order_relaxed);
+
+  while ((up ? v > old : v < old) &&
+         !atomic_compare_exchange_weak_explicit (x, &old, v,
+                                                 memory_order_relaxed,
+                                                 memory_order_relaxed))
+    ;
+}
+
+/* Would a read of pages span of live stream s leave its expected page
+ * where it is (within ADAPTRA_STREAM_LAG)?  Lock not needed.
+ */
+static bool
+within_lag (const struct adaptra_stream *s, struct adaptra_span span)
+{
+  uint64_t next = atomic_load_explicit (&s->next, memory_order_relaxed);
+
+  return span.first + ADAPTRA_STREAM_LAG >= next &&
+    span.last <= next + ADAPTRA_STREAM_LAG;
 }
 
 /* The read path without the engine lock (docs/DESIGN.md §9), for the
  * requests that need no read-ahead decision: every page the request
- * wants is either READY, read by a client before, without a look-ahead
- * mark and of no stream (a plain hit: no first-touch accounting, no
- * stream to advance, no decision), or, if its volume stepped aside,
- * absent (read straight from the backend, caching nothing).  Such a
- * request needs only pins, the client's counters, the touch (the
- * ACTIVATE bit, atomic), the copies and the direct reads.  Each page is
- * found and pinned under its stripe lock (pool.c), so a page is either
- * pinned before an eviction or invalidation takes it out of the index
- * (and is then kept, or freed by the last unpin), or missed; a page
- * missed here and inserted meanwhile is read from the backend, which
- * holds the same bytes.  Anything else, or a request of more than
- * PIN_BATCH pages, returns false with nothing counted or pinned, for
- * the locked path.  Lock not held.
+ * wants is either READY and without a look-ahead mark (hit_alone), or,
+ * if its volume stepped aside, absent (read straight from the backend,
+ * caching nothing); and if its pages are a live stream's, the read is
+ * within ADAPTRA_STREAM_LAG of the stream's expected page, which the
+ * locked path would move by less than that.  Such a request needs
+ * only pins, the client's counters, the touch (REFERENCED or ACTIVATE,
+ * atomic), a first touch's read-ahead hit (atomic counters), the
+ * stream's read time and last touch (atomic fields), the copies and
+ * the direct reads.  Each page is found and pinned under its stripe
+ * lock (pool.c), so a page is either pinned before an eviction or
+ * invalidation takes it out of the index (and is then kept, or freed
+ * by the last unpin), or missed; a page missed here and inserted
+ * meanwhile is read from the backend, which holds the same bytes.
+ * The stream is found by id without the lock: if the table frees it
+ * and gives its slot to a new stream meanwhile (it was the least
+ * recently used one, or idle for ADAPTRA_STREAM_REAP_NS), this
+ * request's read time, last touch and hits land on the new stream,
+ * which read-ahead then takes for slightly more used than it is.
+ * A look-ahead mark set on a page while such a read copies it (a mark
+ * re-armed under congestion, readahead.c) is left for the next
+ * reader, as if it had been set just after.  Anything else, or a
+ * request of more than PIN_BATCH pages, returns false with nothing
+ * counted or pinned, for the locked path.  Lock not held.
  */
 static bool
 read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
@@ -790,10 +847,13 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
 {
   struct adaptra_client *c = adaptra_client_of (e, client);
   struct adaptra_request r = { .buf = buf, .count = count };
+  struct adaptra_stream *s = NULL;
+  const struct adaptra_page *page;
   const struct adaptra_volume *v;
   struct adaptra_span span;
   struct adaptra_stats *st;
   uint32_t batch[PIN_BATCH];
+  uint64_t stream = 0;
   uint32_t n, i, run;
   bool aside;
 
@@ -813,10 +873,15 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
 
     batch[n] = f;
     if (f == ADAPTRA_NO_FRAME ? !aside
-        : !plain_hit (adaptra_pool_page (&e->pool, f))) {
+        : !hit_alone (adaptra_pool_page (&e->pool, f), &stream)) {
       unpin_hits (e, batch, n + 1);
       return false;
     }
+  }
+  if (stream && (s = adaptra_streams_get (&e->streams, stream)) != NULL &&
+      !within_lag (s, span)) {
+    unpin_hits (e, batch, n);
+    return false;
   }
   st = adaptra_stats_here (e);
   adaptra_stat_add (&st->client_requests, 1);
@@ -834,11 +899,22 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
         *err = read_aside (e, c, ctx, &r, span.first + i, run);
       continue;
     }
-    if (client_new_access (c, span.first + i))
-      adaptra_pool_touch (&e->pool, batch[i]);
+    page = adaptra_pool_page (&e->pool, batch[i]);
+    if ((s && page->stream_id == stream
+         ? stream_new_access (s, client, span.first + i)
+         : client_new_access (c, span.first + i)) &&
+        adaptra_pool_touch (&e->pool, batch[i]))
+      count_readahead_hit (e, c, page->stream_id == stream ? s : NULL,
+                           page->method);
     if (adaptra_pool_has_data (&e->pool))
       adaptra_copy_out (&r, span.first + i, e->page_shift,
                         adaptra_pool_data (&e->pool, batch[i]));
+  }
+  if (s) {
+    atomic_store_explicit (&s->atime_ns, adaptra_now (e),
+                           memory_order_relaxed);
+    extend_to (&s->lockless_low, span.first, false);
+    extend_to (&s->lockless_high, span.last, true);
   }
   unpin_hits (e, batch, n);
   return true;
@@ -1104,13 +1180,14 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
     snprintf (r->volume_name, sizeof r->volume_name, "%s", v ? v->name : "");
     r->method = s->method;
     r->backward = s->backward;
-    r->position = (s->next << shift) - base;
+    r->position = (adaptra_stream_position (s) << shift) - base;
     r->window_offset = (s->ra_index << shift) - base;
     r->window_bytes = (s->readahead_index - s->ra_index) << shift;
     r->lookahead_bytes = s->backward
       ? (s->mark_index - s->ra_index) << shift
       : (s->readahead_index - s->mark_index) << shift;
-    r->idle_ns = now - s->atime_ns;
+    /* A stream hit without the lock may have read it since now. */
+    r->idle_ns = now - min_u64 (now, s->atime_ns);
   }
   adaptra_unlock (e);
   return n;
@@ -1136,7 +1213,8 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
     memcpy (r->volume_name, c->volume->name, sizeof r->volume_name);
     r->requests = __atomic_load_n (&c->requests, __ATOMIC_RELAXED);
     r->bytes = __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
-    r->readahead_hits = c->readahead_hits;
+    r->readahead_hits = __atomic_load_n (&c->readahead_hits,
+                                         __ATOMIC_RELAXED);
     r->backend_bytes = __atomic_load_n (&c->backend_bytes, __ATOMIC_RELAXED);
     r->streams_started = c->streams_started;
     r->streams_active = 0;
@@ -1191,7 +1269,8 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
         r->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
     }
     r->backend_bytes = __atomic_load_n (&v->backend_bytes, __ATOMIC_RELAXED);
-    r->readahead_hits = v->readahead_hits;
+    r->readahead_hits = __atomic_load_n (&v->readahead_hits,
+                                         __ATOMIC_RELAXED);
     n++;
   }
   adaptra_unlock (e);

@@ -77,6 +77,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -470,14 +471,17 @@ bool
 adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
-  bool readahead_hit;
+  uint8_t flags = atomic_load_explicit (&p->flags, memory_order_relaxed);
 
-  if (!(p->flags & ADAPTRA_PG_REFERENCED)) {
-    readahead_hit = (p->flags & ADAPTRA_PG_READAHEAD) != 0;
-    p->flags |= ADAPTRA_PG_REFERENCED;
-    p->flags &= ~ADAPTRA_PG_READAHEAD;
-    return readahead_hit;
-  }
+  /* The first touch in one step: two readers of a pinned page without
+   * the engine lock (engine.c: a stream hit) must not both count it.
+   */
+  while (!(flags & ADAPTRA_PG_REFERENCED))
+    if (atomic_compare_exchange_weak_explicit
+        (&p->flags, &flags,
+         (uint8_t) ((flags | ADAPTRA_PG_REFERENCED) & ~ADAPTRA_PG_READAHEAD),
+         memory_order_relaxed, memory_order_relaxed))
+      return (flags & ADAPTRA_PG_READAHEAD) != 0;
   adaptra_lru_reference (pool, f);
   return false;
 }

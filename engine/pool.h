@@ -182,12 +182,13 @@ extern bool adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f);
 extern void adaptra_pool_release (struct adaptra_pool *pool, uint32_t f);
 
 /* A client read the page.  The first touch sets REFERENCED and clears
- * READAHEAD, a later one sets ACTIVATE (delayed activation: the page
- * moves to the active list only when eviction reaches it).  Returns
- * true on the first touch of a page that read-ahead inserted.  The
- * engine lock is held, or the frame is pinned and already REFERENCED:
- * then the touch only sets the ACTIVATE bit, atomically, which the
- * policy consumes under the engine lock when eviction reaches the page.
+ * READAHEAD (one atomic step: exactly one touch returns true), a later
+ * one sets ACTIVATE (delayed activation: the page moves to the active
+ * list only when eviction reaches it).  Returns true on the first
+ * touch of a page that read-ahead inserted.  The engine lock is held,
+ * or the frame is pinned: then the touch changes only those flag bits,
+ * atomically, and the policy consumes ACTIVATE under the engine lock
+ * when eviction reaches the page.
  */
 extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
 

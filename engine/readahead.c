@@ -596,10 +596,12 @@ stream_of_miss (struct adaptra_engine *e, const struct event *ev,
   s = adaptra_streams_find (&e->streams, ev->reader);
   if (s && s->volume != v->id)
     s = NULL;
-  if (s && !s->backward && ev->reader > s->next + POSITION_SLACK)
+  if (s && !s->backward &&
+      ev->reader > adaptra_stream_position (s) + POSITION_SLACK)
     s = NULL;
   if (s && s->backward &&
-      (ev->last > s->next + 1 || ev->last + POSITION_SLACK < s->ra_index))
+      (ev->last > adaptra_stream_position (s) + 1 ||
+       ev->last + POSITION_SLACK < s->ra_index))
     s = NULL;
   *near = s;
   return NULL;

@@ -42,6 +42,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,7 +160,8 @@ adaptra_streams_find (struct adaptra_streams *t, uint64_t page)
     seen[nseen++] = b;
     for (i = t->buckets[b].head; i != NONE; i = t->slots[i].hash.next) {
       struct adaptra_stream *s = &t->slots[i];
-      uint64_t dist = s->next > page ? s->next - page : page - s->next;
+      uint64_t at = adaptra_stream_position (s);
+      uint64_t dist = at > page ? at - page : page - at;
 
       if (dist <= ADAPTRA_STREAM_TOLERANCE &&
           (!best || s->atime_ns > best->atime_ns))
@@ -183,11 +185,18 @@ bool
 adaptra_streams_reap_one (struct adaptra_streams *t, uint64_t now_ns)
 {
   struct adaptra_stream *s;
+  uint64_t atime;
 
   if (t->lru.tail == NONE)
     return false;
   s = &t->slots[t->lru.tail];
-  if (now_ns - s->atime_ns < ADAPTRA_STREAM_REAP_NS)
+  atime = s->atime_ns;
+  /* A stream hit without the lock may have read it after now_ns was
+   * sampled.  Such hits do not move it up the list either, so a stream
+   * idle past the limit may wait behind one they keep fresh until that
+   * one's next read under the lock (a few requests: ADAPTRA_STREAM_LAG).
+   */
+  if (atime >= now_ns || now_ns - atime < ADAPTRA_STREAM_REAP_NS)
     return false;
   adaptra_streams_free (t, s);
   return true;
@@ -208,7 +217,15 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   s = &t->slots[i];
   t->free_head = s->lru.next;
 
-  memset (s, 0, sizeof *s);
+  /* The atomic fields one by one: a stream hit that found this slot's
+   * last stream may still write them (engine/engine.c: read_unlocked).
+   */
+  memset ((char *) s + offsetof (struct adaptra_stream, client), 0,
+          sizeof *s - offsetof (struct adaptra_stream, client));
+  s->hits = 0;
+  s->touched = 0;
+  s->lockless_low = UINT64_MAX;
+  s->lockless_high = 0;
   /* Sequence 0 would give slot 0 the id 0, which means "none". */
   t->sequence = (t->sequence + 1) & ((UINT64_C (1) << 48) - 1);
   if (t->sequence == 0)

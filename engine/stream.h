@@ -6,6 +6,11 @@
 /* The stream table: the per-stream read-ahead state of the seed's
  * file_ra_state, kept pool-wide (not per connection) in a fixed table.
  * Like the pool, it does no locking: call it with the engine lock held.
+ * The one exception is the read path's stream hit (engine/engine.c:
+ * read_unlocked), which reads a stream's id and expected page and
+ * writes its hits, last read time and last touched page without the
+ * lock: those fields are atomic, and a stream's other fields and the
+ * table's lists are the lock's alone.
  */
 
 #ifndef ADAPTRA_STREAM_H
@@ -36,12 +41,43 @@ struct adaptra_job;
  */
 #define ADAPTRA_STREAM_REAP_NS (UINT64_C (600) * 1000000000)
 
+/* How far from its expected page a stream's read may be and still be
+ * served without the engine lock, which leaves the stream's expected
+ * page (next) and its place in the position hash as they are, and
+ * notes the read in lockless_low and lockless_high: half of
+ * ADAPTRA_STREAM_TOLERANCE, so that the position hash, probed a
+ * granule either side, still finds the stream within half its
+ * tolerance of its reader, and a sequential reader in 4 KiB requests
+ * takes the lock once in 128 reads (64 KiB: once in 8).
+ */
+#define ADAPTRA_STREAM_LAG (ADAPTRA_STREAM_TOLERANCE / 2)
+
 /* Largest table: ids keep the slot in their low 16 bits. */
 #define ADAPTRA_STREAMS_MAX 65536
 #define ADAPTRA_STREAM_SLOT_BITS 16
 
 struct adaptra_stream {
-  uint64_t id;                  /* (sequence << 16) | slot; 0 when free */
+  /* Read without the engine lock (written under it, atomically). */
+  _Atomic uint64_t id;          /* (sequence << 16) | slot; 0 when free */
+  _Atomic uint64_t next;        /* page the stream is expected to read
+                                   next */
+  /* Written without the engine lock too, by the stream hits. */
+  _Atomic uint64_t atime_ns;    /* last read */
+  _Atomic uint64_t hits;        /* its read-ahead pages read since the
+                                   window was issued */
+  /* The lowest first page and the highest end of its reads served
+   * without the lock (UINT64_MAX and 0: none): its reader's position
+   * beyond next (adaptra_stream_position).
+   */
+  _Atomic uint64_t lockless_low, lockless_high;
+  /* The last of its pages a reader touched and that reader's client,
+   * as one key (adaptra_stream_touch_key; 0: none): the next touch of
+   * the same page by the same reader is the same access
+   * (engine/engine.c).
+   */
+  _Atomic uint64_t touched;
+
+  /* The engine lock's. */
   int client;                   /* client that started it */
   int volume;                   /* volume it reads (set by its user) */
   uint8_t method;               /* method of the current window */
@@ -53,20 +89,11 @@ struct adaptra_stream {
    * method measures the stream's advance from there.
    */
   uint64_t ra_index, readahead_index, mark_index, reader_index;
-  uint64_t next;                /* page the stream is expected to read next */
   uint64_t age;                 /* pool aging clock when it was issued */
   uint64_t issue_ns;            /* time the window was issued */
-  uint64_t atime_ns;            /* last read */
   uint64_t lost;                /* its pages evicted unread since then */
-  uint64_t hits;                /* its read-ahead pages read since then */
   uint64_t cap;                 /* its own window cap (max=auto), pages */
   uint32_t late;                /* reads that waited for its read-ahead */
-  /* The last of its pages a reader touched, plus one (0: none), and
-   * that reader's client: the next touch of the same page by the same
-   * reader is the same access (engine/engine.c).
-   */
-  uint64_t touched;
-  int touched_by;
   /* Its jobs in the prefetch queue, and the last of them (prefetch.c:
    * the fair queue's tags follow a stream's last job).
    */
@@ -81,6 +108,33 @@ struct adaptra_stream {
   struct ilist_link hash;
   uint32_t bucket;
 };
+
+/* Where stream s's reader is: next, or the position its reads without
+ * the lock reached from there (at most ADAPTRA_STREAM_LAG on; a value
+ * further is a read that found the slot's previous stream, ignored).
+ * Lock held.
+ */
+static inline uint64_t
+adaptra_stream_position (const struct adaptra_stream *s)
+{
+  uint64_t next = s->next, low = s->lockless_low, high = s->lockless_high;
+
+  if (s->backward)
+    return low < next && low + ADAPTRA_STREAM_LAG >= next ? low : next;
+  return high > next && high <= next + ADAPTRA_STREAM_LAG ? high : next;
+}
+
+/* The key of client's touch of page p, for adaptra_stream.touched:
+ * exact for pages below 2^48 and clients below 2^16 (a 1 EiB export in
+ * 4 KiB pages, 65536 connections); beyond, two touches may share a key,
+ * and a touch then counts as the same access as another reader's: a
+ * read-ahead hit or an activation is not counted.
+ */
+static inline uint64_t
+adaptra_stream_touch_key (int client, uint64_t p)
+{
+  return ((uint64_t) (uint32_t) client << 48) ^ (p + 1);
+}
 
 struct adaptra_streams {
   struct adaptra_stream *slots;

@@ -2225,6 +2225,94 @@ test_concurrent_aside_stress (void **state)
 }
 
 
+/* Stream hits from many threads: 6 readers in 3 pairs, the two of a
+ * pair reading one region in 4 KiB requests side by side (so that they
+ * race for the first touch of each read-ahead page), each region
+ * twice, through a stream table of 2 slots (so that streams are pushed
+ * out and their slots reused while their readers hit their pages),
+ * with prefetch workers and a writer in a fourth region.  Every byte
+ * is the disk's; a read-ahead page's first touch counts once, so
+ * there are no more hits than pages read ahead, and the clients'
+ * hits add up to the engine's.
+ */
+#define STREAM_REGION (UINT64_C (3) * 1024 * 1024)
+
+static struct adaptra_volume_row volume_row (void);
+
+static void *
+stream_pair_reader (void *arg)
+{
+  uint64_t base = (uint64_t) (intptr_t) arg / 2 * STREAM_REGION;
+  int c = adaptra_client_open (e, volume, "stream");
+  unsigned char buf[PAGE];
+  uint64_t off;
+  intptr_t bad = c < 0;
+  unsigned pass;
+
+  for (pass = 0; pass < 2 && c >= 0; pass++)
+    for (off = 0; off < STREAM_REGION; off += PAGE)
+      if (adaptra_read (e, c, &client_ctx, buf, PAGE, base + off) != 0 ||
+          memcmp (buf, disk + base + off, PAGE) != 0)
+        bad++;
+  if (c >= 0)
+    adaptra_client_close (e, c);
+  return (void *) bad;
+}
+
+static void *
+stream_region_writer (void *arg)
+{
+  unsigned i;
+
+  (void) arg;
+  for (i = 0; i < 2000; i++) {
+    uint64_t off = 3 * STREAM_REGION + (i * UINT64_C (7919)) % STREAM_REGION;
+
+    pthread_mutex_lock (&disk_lock);
+    memset (disk + off, (int) i, 100);
+    pthread_mutex_unlock (&disk_lock);
+    adaptra_invalidate (e, volume, off, 100);
+  }
+  return NULL;
+}
+
+static void
+test_concurrent_stream_stress (void **state)
+{
+  void *ctxs[2] = { &worker_ctx, &worker_ctx };
+  struct adaptra_config cfg;
+  pthread_t readers[6], writer;
+  struct adaptra_stats s;
+  void *r;
+  unsigned i;
+
+  (void) state;
+  base_config (&cfg);
+  cfg.streams = 2;
+  adaptra_client_close (e, client);
+  restart_engine (&cfg);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
+  for (i = 0; i < 6; i++)
+    pthread_create (&readers[i], NULL, stream_pair_reader,
+                    (void *) (intptr_t) i);
+  pthread_create (&writer, NULL, stream_region_writer, NULL);
+  for (i = 0; i < 6; i++) {
+    pthread_join (readers[i], &r);
+    assert_null (r);
+  }
+  pthread_join (writer, &r);
+  adaptra_workers_stop (e);
+  s = stats ();
+  assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead > 0);
+  assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit <=
+               s.method[ADAPTRA_METHOD_NONE].pgreadahead);
+  assert_int_equal (volume_row ().readahead_hits,
+                    s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit);
+  assert_int_equal (s.pages_in_flight, 0);
+  read_check (0, DISK);
+}
+
 /* A second volume on disk2, for the volume tests. */
 static int
 open_second (unsigned flags, uint64_t size, int *client2)
@@ -2563,48 +2651,79 @@ test_step_aside_override (void **state)
   assert_true (stats ().method[ADAPTRA_METHOD_NONE].readahead > 0);
 }
 
-/* A read of a volume that stepped aside does not wait for the engine
- * lock: one thread holds it (in the trace line of the switch that
- * adaptra_engine_set_bypass makes, which is written under the lock)
- * while another reads pages the pool does not hold, and the read must
- * complete before the lock is released.  With the read under the
- * lock, the holder's wait times out and the test fails.
+/* Reads that must not wait for the engine lock: one thread holds it
+ * (in a trace line, which the engine writes under the lock) while
+ * another makes the read, which must complete before the lock is
+ * released.  With the read under the lock, the holder's wait times out
+ * and the test fails.
  */
-static sem_t aside_read_done;
-static bool aside_read_while_held;
-static pthread_t aside_thread;
+static struct {
+  sem_t done;
+  bool in_time;                 /* the read completed while held */
+  bool started;
+  pthread_t thread;
+  int client;
+  uint64_t offset;
+  uint32_t count;
+} held;
 
 static void *
-aside_reader (void *arg)
+held_reader (void *arg)
 {
-  unsigned char *buf = malloc (3 * PAGE + 5);
+  unsigned char *buf = malloc (held.count);
   void *bad = (void *) 1;
 
   (void) arg;
-  if (buf && adaptra_read (e, client, &client_ctx, buf, 3 * PAGE + 5,
-                           40 * PAGE + 7) == 0 &&
-      memcmp (buf, disk + 40 * PAGE + 7, 3 * PAGE + 5) == 0)
+  if (buf && adaptra_read (e, held.client, &client_ctx, buf, held.count,
+                           held.offset) == 0 &&
+      memcmp (buf, disk + held.offset, held.count) == 0)
     bad = NULL;
   free (buf);
-  sem_post (&aside_read_done);
+  sem_post (&held.done);
   return bad;
 }
 
-/* The trace hook: on the step-aside switch, start the reader and give
- * it 10 s to finish while this thread holds the lock.
+/* From a trace hook: start the read of count at offset by client c and
+ * give it 10 s to finish while this thread holds the lock.
  */
 static void
-hold_lock_for_a_read (const char *line)
+read_while_holding_lock (int c, uint64_t offset, uint32_t count)
 {
   struct timespec deadline;
 
-  if (strncmp (line, "bypass(", 7) != 0)
-    return;
+  held.client = c;
+  held.offset = offset;
+  held.count = count;
   clock_gettime (CLOCK_REALTIME, &deadline);
   deadline.tv_sec += 10;
-  assert_int_equal (pthread_create (&aside_thread, NULL, aside_reader, NULL),
+  assert_int_equal (pthread_create (&held.thread, NULL, held_reader, NULL),
                     0);
-  aside_read_while_held = sem_timedwait (&aside_read_done, &deadline) == 0;
+  held.started = true;
+  held.in_time = sem_timedwait (&held.done, &deadline) == 0;
+}
+
+/* The test's end: the read ran, without the lock, and read the bytes. */
+static void
+assert_read_while_held (void)
+{
+  void *r;
+
+  assert_true (held.started);
+  pthread_join (held.thread, &r);
+  assert_null (r);
+  assert_true (held.in_time);
+  sem_destroy (&held.done);
+}
+
+/* A read of a volume that stepped aside does not wait for the engine
+ * lock: the switch that adaptra_engine_set_bypass makes writes a trace
+ * line, and the read is of pages the pool does not hold.
+ */
+static void
+read_aside_while_held (const char *line)
+{
+  if (strncmp (line, "bypass(", 7) == 0)
+    read_while_holding_lock (client, 40 * PAGE + 7, 3 * PAGE + 5);
 }
 
 static void
@@ -2612,21 +2731,75 @@ test_step_aside_without_lock (void **state)
 {
   char why[128];
   uint64_t before;
-  void *r;
 
   (void) state;
-  sem_init (&aside_read_done, 0, 0);
-  aside_read_while_held = false;
+  sem_init (&held.done, 0, 0);
+  held.started = false;
   before = stats ().bypass_bytes;
-  during_trace = hold_lock_for_a_read;
+  during_trace = read_aside_while_held;
   assert_int_equal (adaptra_engine_set_bypass (e, ADAPTRA_BYPASS_ALWAYS,
                                                why, sizeof why), 0);
   during_trace = NULL;
-  pthread_join (aside_thread, &r);
-  assert_null (r);
-  assert_true (aside_read_while_held);
+  assert_read_while_held ();
   assert_int_equal (stats ().bypass_bytes, before + 3 * PAGE + 5);
-  sem_destroy (&aside_read_done);
+}
+
+/* A read of a live stream's read-ahead pages near its reader does not
+ * wait for the engine lock either: at the stream's third window
+ * (written under the lock as its mark at page index is taken), another
+ * client reads the two pages after the mark, read ahead by the window
+ * before and not read yet.  Their first touches count as read-ahead
+ * hits, once each.
+ */
+static int stream_reader2;
+
+/* Read-ahead hits of every method (the "none" row is their sum). */
+static uint64_t
+readahead_hits (void)
+{
+  return stats ().method[ADAPTRA_METHOD_NONE].pgreadahead_hit;
+}
+
+static void
+read_stream_while_held (const char *line)
+{
+  uint64_t index, start;
+
+  if (held.started ||
+      sscanf (line, "readahead-state(client=%*d, stream=%*u, index=%" SCNu64
+              ", ra=%" SCNu64, &index, &start) != 2 ||
+      start < index + 3)
+    return;
+  read_while_holding_lock (stream_reader2, (index + 1) * PAGE, 2 * PAGE);
+}
+
+static void
+test_stream_hit_without_lock (void **state)
+{
+  struct adaptra_client_row rows[2];
+  uint64_t hits, p;
+
+  (void) state;
+  stream_reader2 = adaptra_client_open (e, volume, "second reader");
+  assert_true (stream_reader2 >= 0);
+  sem_init (&held.done, 0, 0);
+  held.started = false;
+  during_trace = read_stream_while_held;
+  for (p = 0; p < 256 && !held.started; p++) {
+    read_check (p * PAGE, PAGE);
+    drain ();
+  }
+  during_trace = NULL;
+  assert_read_while_held ();
+  assert_int_equal (held.offset, p * PAGE);
+  hits = readahead_hits ();
+  /* The first reader reads on through them: not first touches. */
+  read_check (p * PAGE, 2 * PAGE);
+  drain ();
+  assert_int_equal (readahead_hits (), hits);
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 2), 2);
+  assert_int_equal (rows[1].readahead_hits, 2);
+  assert_int_equal (rows[0].readahead_hits + rows[1].readahead_hits, hits);
 }
 
 int
@@ -2687,6 +2860,7 @@ main (void)
     T (test_hint_worker_takes_hints_only),
     T (test_set_contexts_waits_only_to_drop),
     T (test_concurrent_stress),
+    T (test_concurrent_stream_stress),
     T (test_concurrent_hits_stress),
     T (test_concurrent_aside_stress),
     T (test_volumes_keep_their_bytes),
@@ -2697,6 +2871,7 @@ main (void)
     T (test_step_aside),
     T (test_step_aside_override),
     T (test_step_aside_without_lock),
+    T (test_stream_hit_without_lock),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
