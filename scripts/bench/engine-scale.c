@@ -9,9 +9,9 @@
  *   engine-scale [--seconds T] [--threads 1,2,4,8] [--hold]
  *
  * Each thread is a client of one volume and reads 4 KiB at random
- * offsets, as fast as it can, for T seconds (default 2), against a
- * backend that takes no time (it fills the buffer with a byte).  Three
- * cases, each at every thread count:
+ * offsets (or in sequence: stream), as fast as it can, for T seconds
+ * (default 2), against a backend that takes no time (it fills the
+ * buffer with a byte).  Four cases, each at every thread count:
  *
  *   hit     every page is in the pool (64 MiB of a 256 MiB pool, read
  *           once before): pin, copy, unpin, each under a stripe lock of
@@ -21,7 +21,15 @@
  *           around a backend call;
  *   bypass  the same export, the volume stepped aside: a lookup under
  *           a stripe lock, the backend call, and a throughput sample
- *           under the engine lock if it is free (trylock).
+ *           under the engine lock if it is free (trylock);
+ *   stream  the same export with read-ahead (adaptive) and one
+ *           prefetch worker thread: each thread reads its own part of
+ *           it in sequence, one stream each, so most reads are first
+ *           touches of a stream's read-ahead pages near its reader
+ *           (served without the engine lock); once a window its mark
+ *           is taken and the next window issued, and the worker reads
+ *           it, inserting and evicting its pages under the lock (its
+ *           time counts in --hold's share, not in ops).
  *
  * It prints one line per case and thread count: operations per second
  * in all and per thread, and the speed-up over one thread.  On a
@@ -60,7 +68,9 @@
 struct run {
   struct adaptra_engine *e;
   int client;
-  uint64_t span;                /* bytes read at random from 0 */
+  bool sequential;              /* in sequence from base, else at random */
+  uint64_t base;
+  uint64_t span;                /* bytes read from base */
   uint64_t seed;
   double deadline;
   uint64_t ops;
@@ -141,18 +151,24 @@ reader (void *arg)
 {
   struct run *r = arg;
   unsigned char buf[4096];
-  uint64_t x = r->seed | 1;
+  uint64_t x = r->seed | 1, next = 0;
 
   while (now () < r->deadline) {
     unsigned i;
 
     for (i = 0; i < 256; i++) {
-      x ^= x >> 12;
-      x ^= x << 25;
-      x ^= x >> 27;
+      uint64_t page;
+
+      if (r->sequential)
+        page = next++ % (r->span >> 12);
+      else {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        page = (x * UINT64_C (2685821657736338717)) % (r->span >> 12);
+      }
       if (adaptra_read (r->e, r->client, NULL, buf, sizeof buf,
-                        ((x * UINT64_C (2685821657736338717)) % (r->span >> 12))
-                        << 12) != 0) {
+                        r->base + (page << 12)) != 0) {
         fprintf (stderr, "engine-scale: read failed\n");
         exit (EXIT_FAILURE);
       }
@@ -180,6 +196,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
   uint64_t total = 0, held_total = 0, off;
   unsigned char *buf = malloc (1 << 20);
   double start, elapsed;
+  void *worker_ctx = NULL;
   int volume, c0;
   unsigned i;
 
@@ -187,7 +204,8 @@ measure (const char *what, unsigned n, double seconds, double *held)
   cfg.pool_bytes = hit ? UINT64_C (256) << 20 : UINT64_C (64) << 20;
   cfg.workers = 0;
   cfg.profile_workers = 0;
-  cfg.mode = ADAPTRA_MODE_OFF;
+  cfg.mode = strcmp (what, "stream") == 0
+    ? ADAPTRA_MODE_ADAPTIVE : ADAPTRA_MODE_OFF;
   cfg.bypass = strcmp (what, "bypass") == 0
     ? ADAPTRA_BYPASS_ALWAYS : ADAPTRA_BYPASS_NEVER;
   e = adaptra_engine_new (&cfg, &backend, &clock);
@@ -200,13 +218,24 @@ measure (const char *what, unsigned n, double seconds, double *held)
   learning = true;
   adaptra_engine_get_config (e, &cfg);
   learning = false;
+  if (cfg.mode == ADAPTRA_MODE_ADAPTIVE &&
+      (adaptra_volume_set_contexts (e, volume, 1, &worker_ctx) != 0 ||
+       adaptra_workers_start (e, 1, 0) != 0)) {
+    perror ("engine-scale: workers");
+    exit (EXIT_FAILURE);
+  }
   for (off = 0; hit && off < size; off += 1 << 20)
     adaptra_read (e, c0, NULL, buf, 1 << 20, off);
   for (i = 0; i < n; i++) {
     runs[i] = (struct run) {
       .e = e, .client = adaptra_client_open (e, volume, "reader"),
+      .sequential = cfg.mode == ADAPTRA_MODE_ADAPTIVE,
       .span = size, .seed = 0x9e3779b97f4a7c15 * (i + 1),
     };
+    if (runs[i].sequential) {
+      runs[i].span = size / n;
+      runs[i].base = i * runs[i].span;
+    }
   }
   start = now ();
   for (i = 0; i < n; i++) {
@@ -219,6 +248,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
     held_total += runs[i].held_ns;
   }
   elapsed = now () - start;
+  adaptra_workers_stop (e);
   adaptra_engine_free (e);
   free (runs);
   free (tids);
@@ -230,7 +260,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
 int
 main (int argc, char **argv)
 {
-  static const char *const cases[] = { "hit", "miss", "bypass" };
+  static const char *const cases[] = { "hit", "miss", "bypass", "stream" };
   unsigned threads[16] = { 1, 2, 4, 8 }, nthreads = 4, c, t;
   double held, held_one = 0;
   double seconds = 2;
@@ -259,7 +289,7 @@ main (int argc, char **argv)
   printf ("%-7s %7s %12s %12s %8s", "case", "threads", "ops/s",
           "ops/s/thread", "speedup");
   printf (timing ? " %10s %6s\n" : "\n", "held ns/op", "held");
-  for (c = 0; c < 3; c++) {
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     double one = 0, two = 0;
 
     for (t = 0; t < nthreads; t++) {
