@@ -6,7 +6,7 @@
 
 /* How do reads through the engine scale with threads?
  *
- *   engine-scale [--seconds T] [--threads 1,2,4,8] [--hold]
+ *   engine-scale [--seconds T] [--threads 1,2,4,8] [--hold] [--case C]
  *
  * Each thread is a client of one volume and reads 4 KiB at random
  * offsets (or in sequence: stream), as fast as it can, for T seconds
@@ -31,7 +31,8 @@
  *           it, inserting and evicting its pages under the lock (its
  *           time counts in --hold's share, not in ops).
  *
- * It prints one line per case and thread count: operations per second
+ * (--case runs one of them only.)  It prints one line per case and
+ * thread count: operations per second
  * in all and per thread, and the speed-up over one thread.  On a
  * machine with fewer cores than threads the per-thread figure falls
  * by itself; the serial fraction s of Amdahl's law, fitted from the
@@ -262,6 +263,7 @@ main (int argc, char **argv)
 {
   static const char *const cases[] = { "hit", "miss", "bypass", "stream" };
   unsigned threads[16] = { 1, 2, 4, 8 }, nthreads = 4, c, t;
+  const char *only = NULL;
   double held, held_one = 0;
   double seconds = 2;
   int i;
@@ -271,6 +273,8 @@ main (int argc, char **argv)
       timing = true;
     else if (strcmp (argv[i], "--seconds") == 0 && i + 1 < argc)
       seconds = atof (argv[++i]);
+    else if (strcmp (argv[i], "--case") == 0 && i + 1 < argc)
+      only = argv[++i];
     else if (strcmp (argv[i], "--threads") == 0 && i + 1 < argc) {
       char *p = argv[++i];
 
@@ -282,15 +286,27 @@ main (int argc, char **argv)
     }
     else {
       fprintf (stderr, "usage: engine-scale [--seconds T] "
-               "[--threads 1,2,4,8] [--hold]\n");
+               "[--threads 1,2,4,8] [--hold] "
+               "[--case hit|miss|bypass|stream]\n");
       return EXIT_FAILURE;
     }
+  }
+  for (c = 0; only && c < sizeof cases / sizeof cases[0] &&
+         strcmp (only, cases[c]) != 0; c++)
+    ;
+  if (c == sizeof cases / sizeof cases[0]) {
+    fprintf (stderr, "engine-scale: --case %s: expected hit, miss, bypass "
+             "or stream\n", only);
+    return EXIT_FAILURE;
   }
   printf ("%-7s %7s %12s %12s %8s", "case", "threads", "ops/s",
           "ops/s/thread", "speedup");
   printf (timing ? " %10s %6s\n" : "\n", "held ns/op", "held");
   for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     double one = 0, two = 0;
+
+    if (only && strcmp (only, cases[c]) != 0)
+      continue;
 
     for (t = 0; t < nthreads; t++) {
       double ops = measure (cases[c], threads[t], seconds, &held);
