@@ -932,6 +932,17 @@ adaptra_workers_start (struct adaptra_engine *e, unsigned n, unsigned hints)
   return 0;
 }
 
+int
+adaptra_workers_simulate (struct adaptra_engine *e, unsigned n)
+{
+  if (e->workers)
+    return EBUSY;
+  adaptra_lock (e);
+  e->nworkers = n;
+  adaptra_unlock (e);
+  return 0;
+}
+
 void
 adaptra_workers_stop (struct adaptra_engine *e)
 {
