@@ -277,6 +277,9 @@ engine_open (struct sim *s, uint64_t pool_bytes)
   s->e = adaptra_engine_new (&cfg, &backend, &clock);
   if (!s->e)
     cli_die ("cannot create the engine: %s", strerror (errno));
+  /* Windows split for the virtual workers as for the filter's threads. */
+  if (adaptra_workers_simulate (s->e, s->nworkers) != 0)
+    cli_die ("internal error: the engine runs worker threads");
   s->volume = adaptra_volume_open (s->e, "sim", s->export_size, 0);
   if (s->volume < 0)
     cli_die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
@@ -359,8 +362,8 @@ engine_close (struct sim *s)
 /* ------------------------------------------------------------------ */
 /* The backend model, as the engine's pread. */
 
-/* Book a backend read of count at offset issued at now: when it
- * completes.
+/* Book a client's backend read of count at offset issued at now: when
+ * it completes.
  */
 static uint64_t
 model_read (struct sim *s, uint64_t now, uint64_t offset, uint64_t count)
@@ -370,6 +373,31 @@ model_read (struct sim *s, uint64_t now, uint64_t offset, uint64_t count)
   if (done == UINT64_MAX)
     cli_die ("out of memory");
   return done;
+}
+
+static void ev_push (struct sim *s, uint64_t t, enum ev_kind kind,
+                     size_t idx);
+
+/* Worker i's read is due at done now (reads booked after it may have
+ * delayed it, or a client waited for it): schedule its completion
+ * there.  The event at the time before goes stale (on_worker).
+ */
+static void
+retime_worker (struct sim *s, unsigned i, uint64_t done)
+{
+  struct worker *w = &s->workers[i];
+
+  if (done == UINT64_MAX)
+    cli_die ("out of memory");
+  /* Never before now: two runs of the bucket from different
+   * checkpoints may round a nanosecond apart.
+   */
+  if (done < s->now)
+    done = s->now;
+  if (done == w->done)
+    return;
+  w->done = done;
+  ev_push (s, done, EV_WORKER, i);
 }
 
 /* The busy worker whose job holds the read of count at offset. */
@@ -413,7 +441,10 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
   S->waited = true;
   w = started_job (S, offset, count);
   if (w) {
+    /* Its completion is this request's now: final. */
     w->stolen = true;
+    retime_worker (S, (unsigned) (w - S->workers),
+                   sim_model_pin (&S->model, (unsigned) (w - S->workers)));
     done = w->done;
   }
   else
@@ -514,11 +545,24 @@ start_workers (struct sim *s)
     w->busy = true;
     w->stolen = false;
     w->start = s->now;
-    w->done = model_read (s, s->now, w->offset, w->count);
-    ev_push (s, w->done, EV_WORKER, i);
+    w->done = 0;
+    if (sim_model_start (&s->model, s->now, w->offset, w->count, i) == -1)
+      cli_die ("out of memory");
+    retime_worker (s, i, sim_model_done (&s->model, i));
     running += count;
     busy++;
   }
+}
+
+/* The reads booked during an event may have delayed the workers'. */
+static void
+retime_workers (struct sim *s)
+{
+  unsigned i;
+
+  for (i = 0; i < s->nworkers; i++)
+    if (s->workers[i].busy)
+      retime_worker (s, i, sim_model_done (&s->model, i));
 }
 
 static void
@@ -536,6 +580,7 @@ finish_worker (struct sim *s, size_t i)
   if (ran == 0 && !w->stolen)
     cli_die ("internal error: worker %zu found no job", i);
   w->busy = false;
+  sim_model_finish (&s->model, (unsigned) i);
   /* Back to the event's time, which a job a reader took all of did not
    * move the clock to: the workers that start next start now, not at
    * this one's start, in the pipe's past.
@@ -816,9 +861,9 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   s.client_ctx.worker = -1;
   s.running_worker = -1;
   clock_gettime (CLOCK_MONOTONIC, &t0);
+  s.nworkers = o->cfg.workers ? o->cfg.workers : 1;
   engine_open (&s, pool_bytes);
 
-  s.nworkers = o->cfg.workers ? o->cfg.workers : 1;
   s.workers = calloc (s.nworkers, sizeof *s.workers);
   for (i = 0; s.workers && i < s.nworkers; i++)
     s.workers[i].ctx.worker = (int) i;
@@ -892,6 +937,10 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
 
     if (ev.t > s.end)
       break;
+    /* A worker's completion that moved later since it was scheduled. */
+    if (ev.kind == EV_WORKER &&
+        (!s.workers[ev.idx].busy || s.workers[ev.idx].done != ev.t))
+      continue;
     s.now = ev.t;
     sim_model_forget (&s.model, s.now);
     switch ((enum ev_kind) ev.kind) {
@@ -903,6 +952,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     case EV_SAMPLE: on_sample (&s); break;
     }
     start_workers (&s);
+    retime_workers (&s);
   }
 
   engine_stats (&s, &res->st);
