@@ -87,8 +87,8 @@ int
 sim_model_parse (const char *spec, struct sim_model *m, char *why,
                  size_t len)
 {
-  char latency[64], bandwidth[64], burst[64] = "0.05";
-  uint64_t bw, burst_ns;
+  char latency[64], bandwidth[64], burst[64] = "0.05", copy[64] = "3G";
+  uint64_t bw, burst_ns, copy_rate;
 
   memset (m, 0, sizeof *m);
   if (strcmp (spec, "disk") == 0) {
@@ -99,11 +99,11 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
     m->max_seek_ns = 8000000;
     return 0;
   }
-  if (sscanf (spec, "remote:%63[^:]:%63[^:]:%63s", latency, bandwidth,
-              burst) < 2 ||
+  if (sscanf (spec, "remote:%63[^:]:%63[^:]:%63[^:]:%63s", latency,
+              bandwidth, burst, copy) < 2 ||
       strncmp (spec, "remote:", 7) != 0) {
     snprintf (why, len, "--backend=%s: expected remote:LATENCY:BANDWIDTH"
-              "[:BURST] (e.g. remote:5ms:200M) or disk", spec);
+              "[:BURST[:COPY]] (e.g. remote:5ms:200M) or disk", spec);
     return -1;
   }
   m->kind = SIM_REMOTE;
@@ -125,6 +125,12 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
   }
   /* The bucket starts full (bucket_init). */
   m->burst_bytes = m->level = m->bandwidth * (double) burst_ns / 1e9;
+  if (sim_parse_size (copy, &copy_rate) == -1) {
+    snprintf (why, len, "--backend=%s: cannot parse copy rate '%s' "
+              "(bytes per second, e.g. 3G, or 0)", spec, copy);
+    return -1;
+  }
+  m->copy_rate = (double) copy_rate;
   return 0;
 }
 
@@ -493,6 +499,8 @@ add_open (struct sim_model *m, uint64_t now, uint64_t count, unsigned key)
   if (o->arrival < m->checkpoint)
     o->arrival = m->checkpoint;
   o->left = (double) count;
+  if (m->copy_rate > 0)
+    o->copy_ns = (uint64_t) llround ((double) count * 1e9 / m->copy_rate);
   return o;
 }
 
@@ -537,7 +545,8 @@ sim_model_read (struct sim_model *m, uint64_t now, uint64_t offset,
   if (!add_open (m, now, count, UINT_MAX) ||
       pin_open (m, m->nopen - 1) == -1)
     return UINT64_MAX;
-  done = m->open[--m->nopen].done;
+  m->nopen--;
+  done = m->open[m->nopen].done + m->open[m->nopen].copy_ns;
   return done;
 }
 
@@ -569,7 +578,7 @@ sim_model_done (struct sim_model *m, unsigned key)
       return UINT64_MAX;
     m->stale = false;
   }
-  return o->done;
+  return o->done + o->copy_ns;
 }
 
 uint64_t
@@ -581,7 +590,7 @@ sim_model_pin (struct sim_model *m, unsigned key)
     return UINT64_MAX;
   if (!o->pinned && pin_open (m, (size_t) (o - m->open)) == -1)
     return UINT64_MAX;
-  return o->done;
+  return o->done + o->copy_ns;
 }
 
 void

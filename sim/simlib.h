@@ -43,7 +43,15 @@ extern int sim_parse_duration (const char *s, uint64_t *ns);
  *           arrival order.  The model is that mechanism as a fluid:
  *           arrivals take the bucket's level, and its flow goes to the
  *           waiting read that lacks least (shortest remaining first,
- *           ties in arrival order).
+ *           ties in arrival order).  Then the file plugin copies the
+ *           bytes from the page cache, each read in its own thread:
+ *           count / copy_rate more (64 KiB in 15-30 us on the bench's
+ *           machine, bdp.h; 3 GiB/s unless given).  Small as it is,
+ *           that cost is what gives the engine's fitted line (bdp.c)
+ *           a slope on an idle link, where the bucket costs nothing:
+ *           without it the fit falls back to a read's mean size over
+ *           its mean time (0.8 MB/s for 4 KiB in 5 ms), and the
+ *           replayed W5-seed read ahead 4% more pages than the filter.
  *
  *           Reads of two kinds.  A client's read (sim_model_read) is
  *           synchronous in the simulator: its completion is returned
@@ -83,7 +91,8 @@ struct sim_open {
   bool arrived;                 /* took the level, before the checkpoint */
   uint64_t arrival;             /* issue + latency */
   double left;                  /* bytes it lacked at the checkpoint */
-  uint64_t done;                /* completion, as last computed */
+  uint64_t done;                /* its tokens' arrival, as last computed */
+  uint64_t copy_ns;             /* then the plugin's copy */
   /* The same two during a run of the bucket from the checkpoint. */
   bool run_arrived;
   double run_left;
@@ -101,6 +110,7 @@ struct sim_model {
    * before checkpoint - latency any more), and what comes after.
    */
   double burst_bytes;           /* the bucket's capacity */
+  double copy_rate;             /* bytes per second; 0: no copy cost */
   uint64_t checkpoint;
   double level;                 /* bytes in the bucket then (< 0: owed) */
   struct sim_flow *flows;       /* pinned reads' flow, in order */
@@ -113,10 +123,11 @@ struct sim_model {
   bool stale;                   /* open reads' done need recomputing */
 };
 
-/* "remote:LATENCY:BANDWIDTH[:BURST]" (e.g. remote:5ms:200M, bandwidth
- * per second in binary units, burst the seconds of bandwidth the
- * bucket holds, 0.05 unless given) or "disk" (150M/s, 0.5 ms to 8 ms
- * seeks, as the bench).  Returns 0, or -1 with a message in why.
+/* "remote:LATENCY:BANDWIDTH[:BURST[:COPY]]" (e.g. remote:5ms:200M,
+ * bandwidth per second in binary units, burst the seconds of bandwidth
+ * the bucket holds, 0.05 unless given, copy the plugin's bytes per
+ * second, 3G unless given, 0 for none) or "disk" (150M/s, 0.5 ms to
+ * 8 ms seeks, as the bench).  Returns 0, or -1 with a message in why.
  */
 extern int sim_model_parse (const char *spec, struct sim_model *m,
                             char *why, size_t len);

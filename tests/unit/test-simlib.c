@@ -67,8 +67,8 @@ test_durations (void **state)
 #define XFER_64K UINT64_C (312500)
 #define XFER_1M (5 * MS)
 
-/* remote:5ms:200M: 5 ms, then nbdkit's rate filter, a bucket of 10 MiB
- * (0.05 s of 200 MiB/s) that starts full.
+/* remote:5ms:200M:0.05:0: 5 ms, then nbdkit's rate filter, a bucket of
+ * 10 MiB (0.05 s of 200 MiB/s) that starts full; no copy cost.
  */
 static void
 test_remote_burst (void **state)
@@ -79,8 +79,8 @@ test_remote_burst (void **state)
   int i;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
-                    0);
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0.05:0", &m, why,
+                                     sizeof why), 0);
   /* An idle link: a read costs the latency only, 10 of 1 MiB at once
    * too (the bucket holds them).
    */
@@ -111,6 +111,9 @@ test_remote_burst (void **state)
   assert_int_equal (sim_model_parse ("remote:5ms:200M:x", &m, why,
                                      sizeof why), -1);
   assert_non_null (strstr (why, "burst 'x'"));
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:y", &m, why,
+                                     sizeof why), -1);
+  assert_non_null (strstr (why, "copy rate 'y'"));
   assert_int_equal (sim_model_parse ("tape", &m, why, sizeof why), -1);
 }
 
@@ -125,7 +128,7 @@ test_remote_shortest_first (void **state)
   uint64_t t;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0", &m, why,
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:0", &m, why,
                                      sizeof why), 0);
   /* A worker's 4 MiB: 5 ms, then 20 ms of flow. */
   assert_int_equal (sim_model_start (&m, 0, 0, 4 << 20, 7), 0);
@@ -165,7 +168,7 @@ test_remote_pin (void **state)
   uint64_t t;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0", &m, why,
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:0", &m, why,
                                      sizeof why), 0);
   assert_int_equal (sim_model_start (&m, 0, 0, 4 << 20, 1), 0);
   assert_int_equal (sim_model_pin (&m, 1), 25 * MS);
@@ -182,6 +185,31 @@ test_remote_pin (void **state)
   assert_int_equal (t, 40 * MS);
   t = sim_model_read (&m, 29 * MS, 0, 1 << 20);
   assert_int_equal (t, 44 * MS);
+  sim_model_free (&m);
+}
+
+/* The plugin's copy comes after the bucket, each read its own: at
+ * 62.5 MiB/s (remote:...:62.5M), 64 KiB take 1 ms more.
+ */
+static void
+test_remote_copy (void **state)
+{
+  struct sim_model m;
+  char why[128];
+
+  (void) state;
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:62.5M", &m, why,
+                                     sizeof why), 0);
+  assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10),
+                    6 * MS + XFER_64K);
+  assert_int_equal (sim_model_start (&m, 0, 0, 64 << 10, 1), 0);
+  assert_int_equal (sim_model_done (&m, 1), 6 * MS + 2 * XFER_64K);
+  assert_int_equal (sim_model_pin (&m, 1), 6 * MS + 2 * XFER_64K);
+  sim_model_free (&m);
+  /* The default, 3 GiB/s: 64 KiB in 20 us. */
+  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
+                    0);
+  assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10), 5 * MS + 20345);
   sim_model_free (&m);
 }
 
@@ -353,6 +381,7 @@ main (void)
     cmocka_unit_test (test_remote_burst),
     cmocka_unit_test (test_remote_shortest_first),
     cmocka_unit_test (test_remote_pin),
+    cmocka_unit_test (test_remote_copy),
     cmocka_unit_test (test_remote_bandwidth),
     cmocka_unit_test (test_disk_model),
     cmocka_unit_test (test_trace_csv),
