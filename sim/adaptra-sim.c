@@ -110,6 +110,7 @@ struct options {
   const char *trace;
   uint64_t duration_ns;
   bool duration_set;
+  uint64_t client_rtt_ns;       /* a request's time outside the engine */
   bool json;
   const char *plot;
   uint64_t sweep[MAX_SWEEP];
@@ -588,7 +589,9 @@ finish_worker (struct sim *s, size_t i)
   s->now = w->done;
 }
 
-/* One client read now; returns when it completed. */
+/* One client read now; returns when its client has the reply: when
+ * its backend reads completed, and --client-rtt after.
+ */
 static uint64_t
 client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
 {
@@ -604,6 +607,7 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
   s->now = t;
   s->requests++;
   s->hits += !s->waited;
+  s->req_done += s->o->client_rtt_ns;
   if (sim_latency_add (&s->lat, (double) (s->req_done - t) / 1e6) == -1)
     cli_die ("out of memory");
   return s->req_done;
@@ -1115,14 +1119,15 @@ usage (FILE *f)
     "  --max SIZE|auto        largest window (auto)\n"
     "  --streams N            stream table size (1024)\n"
     "  --workers N            prefetch workers (32)\n"
-    "  --backend SPEC         remote:LATENCY:BANDWIDTH (remote:5ms:200M)"
-    " or disk\n"
+    "  --backend SPEC         remote:LATENCY:BANDWIDTH[:BURST[:COPY]]\n"
+    "                         (remote:5ms:200M) or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
     "                         random:IOPS:REQ[:SPAN] or\n"
     "                         interleave:N:REQ[:SPAN]\n"
     "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
     "                         nbdkit log filter trace, maybe gzipped\n"
     "  --duration SECONDS     virtual time (60, or the trace's length)\n"
+    "  --client-rtt TIME      a request's round trip outside the backend (0)\n"
     "  --sweep pool=S1,S2,... one run per pool size\n"
     "  --json                 one JSON object per run, the last line\n"
     "  --plot FILE.png        window size and pool use over time\n"
@@ -1277,7 +1282,8 @@ parse_sweep (struct options *o, const char *arg)
 enum {
   OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
   OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
-  OPT_DURATION, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_SEED, OPT_HELP,
+  OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_SEED,
+  OPT_HELP,
 };
 
 static const struct option long_options[] = {
@@ -1293,6 +1299,7 @@ static const struct option long_options[] = {
   { "workload", required_argument, NULL, OPT_WORKLOAD },
   { "trace", required_argument, NULL, OPT_TRACE },
   { "duration", required_argument, NULL, OPT_DURATION },
+  { "client-rtt", required_argument, NULL, OPT_CLIENT_RTT },
   { "sweep", required_argument, NULL, OPT_SWEEP },
   { "json", no_argument, NULL, OPT_JSON },
   { "plot", required_argument, NULL, OPT_PLOT },
@@ -1352,6 +1359,10 @@ parse_options (int argc, char **argv, struct options *o)
         cli_die ("--duration=%s: not a positive time (seconds, or e.g. 500ms)",
              optarg);
       o->duration_set = true;
+      break;
+    case OPT_CLIENT_RTT:
+      if (sim_parse_duration (optarg, &o->client_rtt_ns) == -1)
+        cli_die ("--client-rtt=%s: not a time (e.g. 80us)", optarg);
       break;
     case OPT_SWEEP: parse_sweep (o, optarg); break;
     case OPT_JSON: o->json = true; break;
