@@ -1042,6 +1042,10 @@ print_json (const struct options *o, const struct result *r)
           ", \"windows\": %" PRIu64 ", \"rescues\": %" PRIu64
           ", \"streams_resumed\": %" PRIu64
           ", \"mean_latency_ms\": %.4f, \"p99_latency_ms\": %.4f"
+          ", \"backend_latency_ns\": %" PRIu64
+          ", \"backend_bytes_per_sec\": %" PRIu64
+          ", \"backend_flight_limit\": %" PRIu64
+          ", \"window_max_bytes\": %" PRIu64
           ", \"wall_s\": %.3f}\n",
           r->pool_bytes, o->cfg.page_size, adaptra_mode_name (o->cfg.mode),
           o->backend, r->virtual_s, r->st.client_requests,
@@ -1049,7 +1053,8 @@ print_json (const struct options *o, const struct result *r)
           f.hit, f.ra_hit, f.ra_settled, f.ra_pending, f.ra_pages,
           f.unread_pages, f.unread, f.ampl, f.windows,
           r->st.readahead_rescue, r->st.streams_resumed, r->mean_ms,
-          r->p99_ms, r->wall_s);
+          r->p99_ms, r->st.backend_latency_ns, r->st.backend_bytes_per_sec,
+          r->st.backend_flight_limit, r->st.window_max_bytes, r->wall_s);
 }
 
 static void
