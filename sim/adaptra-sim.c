@@ -18,7 +18,9 @@
  *             the engine's fair order), the model books its read, and
  *             at the virtual time the read completes the job runs
  *             (adaptra_prefetch_run_within: what a reader left of it),
- *             which fills its pages as a worker thread would.
+ *             which fills its pages as a worker thread would.  The
+ *             engine splits windows for them as for the filter's
+ *             threads (adaptra_workers_simulate).
  *
  * Everything else -- streams, windows, marks, the pool's LRU lists,
  * eviction, rescue, the congestion limit -- is the engine's own code.
@@ -28,13 +30,22 @@
  * moves the clock to the read's completion inside pread.  A client's
  * request then ends at the latest completion of its reads; the event
  * loop puts the clock back to the request's start afterwards, so a
- * request's decisions take effect at the time it was made.
+ * request's decisions take effect at the time it was made.  A client's
+ * read is therefore final when booked; a worker's stays open in the
+ * remote model, which moves its completion (and this program its
+ * EV_WORKER event) when reads booked after it go ahead of it in the
+ * rate filter's bucket, until a client waits for it (simlib.h).
  *
- * Simplifications, each a few percent at most on the figures: the
- * remote model's pipe serves reads in the order they arrive, but a
- * read booked later fills an idle gap only if it fits whole
- * (simlib.h); the engine splits a large window across workers only
- * when threads run (nworkers), so here each window is one job; a
+ * Simplifications: a client's read, once booked, keeps its share of
+ * the bucket, so a smaller read booked after it (a worker's, or
+ * another request's issued earlier in virtual time) cannot slip past
+ * it as the filter's would; the model is the rate filter's mechanism
+ * as a fluid (the waiting read that lacks least takes the flow), not
+ * its sleeps and wake-ups; a client's request costs nothing outside
+ * the backend unless --client-rtt says so, and nothing models the
+ * filter's thread wake-ups or the jitter of the delay filter's sleep,
+ * so a reader and its window's completion that tie in virtual time tie
+ * every time (W1 fixed: 50% or 75% hit, against 59.9% measured); a
  * reader that needs a page of a job a worker has taken waits for that
  * job's completion, but the pages are ready for everyone from the
  * moment it asked (the engine times its read from the worker's start:
