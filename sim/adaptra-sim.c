@@ -45,7 +45,8 @@
  * the backend unless --client-rtt says so, and nothing models the
  * filter's thread wake-ups or the jitter of the delay filter's sleep,
  * so a reader and its window's completion that tie in virtual time tie
- * every time (W1 fixed: 50% or 75% hit, against 59.9% measured); a
+ * every time (W1 fixed: 50% hit, 75% with --client-rtt 80us, against
+ * 59.9% measured; random jitter on the latency alone gave 51%); a
  * reader that needs a page of a job a worker has taken waits for that
  * job's completion, but the pages are ready for everyone from the
  * moment it asked (the engine times its read from the worker's start:
