@@ -231,7 +231,8 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
   if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
       s->queued_last == job)
     s->queued_last = walk_last (e, job->stream);
-  e->queued_bytes -= (uint64_t) job->npages << e->page_shift;
+  if (job->started_ns == ADAPTRA_NOT_STARTED)
+    e->queued_bytes -= (uint64_t) job->npages << e->page_shift;
   return job;
 }
 
@@ -268,14 +269,17 @@ chunk_bytes (const struct adaptra_engine *e,
   return UINT64_C (1) << (63 - __builtin_clzll (chunk));
 }
 
-/* Has a stream other than stream prefetch queued?  Lock held. */
+/* Has a stream other than stream prefetch queued?  (Not counting a
+ * job adaptra-sim's workers started, which stays queued until its read
+ * completes where a thread's leaves the queue.)  Lock held.
+ */
 static bool
 contended (const struct adaptra_engine *e, uint64_t stream)
 {
   const struct adaptra_job *job;
 
   for (job = e->queue_head; job; job = job->next)
-    if (job->stream != stream)
+    if (job->stream != stream && job->started_ns == ADAPTRA_NOT_STARTED)
       return true;
   return false;
 }
@@ -738,6 +742,8 @@ adaptra_prefetch_started (struct adaptra_engine *e, size_t k)
   adaptra_lock (e);
   for (job = e->queue_head; job && k > 0; job = job->next)
     k--;
+  if (job && job->started_ns == ADAPTRA_NOT_STARTED)
+    e->queued_bytes -= (uint64_t) job->npages << e->page_shift;
   if (job)
     job->started_ns = adaptra_now (e);
   adaptra_unlock (e);
@@ -928,6 +934,17 @@ adaptra_workers_start (struct adaptra_engine *e, unsigned n, unsigned hints)
   adaptra_lock (e);
   e->nworkers = n;
   e->nhint_workers = hints;
+  adaptra_unlock (e);
+  return 0;
+}
+
+int
+adaptra_workers_simulate (struct adaptra_engine *e, unsigned n)
+{
+  if (e->workers)
+    return EBUSY;
+  adaptra_lock (e);
+  e->nworkers = n;
   adaptra_unlock (e);
   return 0;
 }

@@ -18,7 +18,9 @@
  *             the engine's fair order), the model books its read, and
  *             at the virtual time the read completes the job runs
  *             (adaptra_prefetch_run_within: what a reader left of it),
- *             which fills its pages as a worker thread would.
+ *             which fills its pages as a worker thread would.  The
+ *             engine splits windows for them as for the filter's
+ *             threads (adaptra_workers_simulate).
  *
  * Everything else -- streams, windows, marks, the pool's LRU lists,
  * eviction, rescue, the congestion limit -- is the engine's own code.
@@ -28,13 +30,23 @@
  * moves the clock to the read's completion inside pread.  A client's
  * request then ends at the latest completion of its reads; the event
  * loop puts the clock back to the request's start afterwards, so a
- * request's decisions take effect at the time it was made.
+ * request's decisions take effect at the time it was made.  A client's
+ * read is therefore final when booked; a worker's stays open in the
+ * remote model, which moves its completion (and this program its
+ * EV_WORKER event) when reads booked after it go ahead of it in the
+ * rate filter's bucket, until a client waits for it (simlib.h).
  *
- * Simplifications, each a few percent at most on the figures: the
- * remote model's pipe serves reads in the order they arrive, but a
- * read booked later fills an idle gap only if it fits whole
- * (simlib.h); the engine splits a large window across workers only
- * when threads run (nworkers), so here each window is one job; a
+ * Simplifications: a client's read, once booked, keeps its share of
+ * the bucket, so a smaller read booked after it (a worker's, or
+ * another request's issued earlier in virtual time) cannot slip past
+ * it as the filter's would; the model is the rate filter's mechanism
+ * as a fluid (the waiting read that lacks least takes the flow), not
+ * its sleeps and wake-ups; a client's request costs nothing outside
+ * the backend unless --client-rtt says so, and nothing models the
+ * filter's thread wake-ups or the jitter of the delay filter's sleep,
+ * so a reader and its window's completion that tie in virtual time tie
+ * every time (W1 fixed: 50% hit, 75% with --client-rtt 80us, against
+ * 59.9% measured; random jitter on the latency alone gave 51%); a
  * reader that needs a page of a job a worker has taken waits for that
  * job's completion, but the pages are ready for everyone from the
  * moment it asked (the engine times its read from the worker's start:
@@ -110,6 +122,7 @@ struct options {
   const char *trace;
   uint64_t duration_ns;
   bool duration_set;
+  uint64_t client_rtt_ns;       /* a request's time outside the engine */
   bool json;
   const char *plot;
   uint64_t sweep[MAX_SWEEP];
@@ -277,6 +290,9 @@ engine_open (struct sim *s, uint64_t pool_bytes)
   s->e = adaptra_engine_new (&cfg, &backend, &clock);
   if (!s->e)
     cli_die ("cannot create the engine: %s", strerror (errno));
+  /* Windows split for the virtual workers as for the filter's threads. */
+  if (adaptra_workers_simulate (s->e, s->nworkers) != 0)
+    cli_die ("internal error: the engine runs worker threads");
   s->volume = adaptra_volume_open (s->e, "sim", s->export_size, 0);
   if (s->volume < 0)
     cli_die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
@@ -359,8 +375,8 @@ engine_close (struct sim *s)
 /* ------------------------------------------------------------------ */
 /* The backend model, as the engine's pread. */
 
-/* Book a backend read of count at offset issued at now: when it
- * completes.
+/* Book a client's backend read of count at offset issued at now: when
+ * it completes.
  */
 static uint64_t
 model_read (struct sim *s, uint64_t now, uint64_t offset, uint64_t count)
@@ -370,6 +386,31 @@ model_read (struct sim *s, uint64_t now, uint64_t offset, uint64_t count)
   if (done == UINT64_MAX)
     cli_die ("out of memory");
   return done;
+}
+
+static void ev_push (struct sim *s, uint64_t t, enum ev_kind kind,
+                     size_t idx);
+
+/* Worker i's read is due at done now (reads booked after it may have
+ * delayed it, or a client waited for it): schedule its completion
+ * there.  The event at the time before goes stale (on_worker).
+ */
+static void
+retime_worker (struct sim *s, unsigned i, uint64_t done)
+{
+  struct worker *w = &s->workers[i];
+
+  if (done == UINT64_MAX)
+    cli_die ("out of memory");
+  /* Never before now: two runs of the bucket from different
+   * checkpoints may round a nanosecond apart.
+   */
+  if (done < s->now)
+    done = s->now;
+  if (done == w->done)
+    return;
+  w->done = done;
+  ev_push (s, done, EV_WORKER, i);
 }
 
 /* The busy worker whose job holds the read of count at offset. */
@@ -413,7 +454,10 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
   S->waited = true;
   w = started_job (S, offset, count);
   if (w) {
+    /* Its completion is this request's now: final. */
     w->stolen = true;
+    retime_worker (S, (unsigned) (w - S->workers),
+                   sim_model_pin (&S->model, (unsigned) (w - S->workers)));
     done = w->done;
   }
   else
@@ -514,11 +558,24 @@ start_workers (struct sim *s)
     w->busy = true;
     w->stolen = false;
     w->start = s->now;
-    w->done = model_read (s, s->now, w->offset, w->count);
-    ev_push (s, w->done, EV_WORKER, i);
+    w->done = 0;
+    if (sim_model_start (&s->model, s->now, w->offset, w->count, i) == -1)
+      cli_die ("out of memory");
+    retime_worker (s, i, sim_model_done (&s->model, i));
     running += count;
     busy++;
   }
+}
+
+/* The reads booked during an event may have delayed the workers'. */
+static void
+retime_workers (struct sim *s)
+{
+  unsigned i;
+
+  for (i = 0; i < s->nworkers; i++)
+    if (s->workers[i].busy)
+      retime_worker (s, i, sim_model_done (&s->model, i));
 }
 
 static void
@@ -536,6 +593,7 @@ finish_worker (struct sim *s, size_t i)
   if (ran == 0 && !w->stolen)
     cli_die ("internal error: worker %zu found no job", i);
   w->busy = false;
+  sim_model_finish (&s->model, (unsigned) i);
   /* Back to the event's time, which a job a reader took all of did not
    * move the clock to: the workers that start next start now, not at
    * this one's start, in the pipe's past.
@@ -543,7 +601,9 @@ finish_worker (struct sim *s, size_t i)
   s->now = w->done;
 }
 
-/* One client read now; returns when it completed. */
+/* One client read now; returns when its client has the reply: when
+ * its backend reads completed, and --client-rtt after.
+ */
 static uint64_t
 client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
 {
@@ -559,6 +619,7 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
   s->now = t;
   s->requests++;
   s->hits += !s->waited;
+  s->req_done += s->o->client_rtt_ns;
   if (sim_latency_add (&s->lat, (double) (s->req_done - t) / 1e6) == -1)
     cli_die ("out of memory");
   return s->req_done;
@@ -816,9 +877,9 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   s.client_ctx.worker = -1;
   s.running_worker = -1;
   clock_gettime (CLOCK_MONOTONIC, &t0);
+  s.nworkers = o->cfg.workers ? o->cfg.workers : 1;
   engine_open (&s, pool_bytes);
 
-  s.nworkers = o->cfg.workers ? o->cfg.workers : 1;
   s.workers = calloc (s.nworkers, sizeof *s.workers);
   for (i = 0; s.workers && i < s.nworkers; i++)
     s.workers[i].ctx.worker = (int) i;
@@ -892,6 +953,10 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
 
     if (ev.t > s.end)
       break;
+    /* A worker's completion that moved later since it was scheduled. */
+    if (ev.kind == EV_WORKER &&
+        (!s.workers[ev.idx].busy || s.workers[ev.idx].done != ev.t))
+      continue;
     s.now = ev.t;
     sim_model_forget (&s.model, s.now);
     switch ((enum ev_kind) ev.kind) {
@@ -903,6 +968,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     case EV_SAMPLE: on_sample (&s); break;
     }
     start_workers (&s);
+    retime_workers (&s);
   }
 
   engine_stats (&s, &res->st);
@@ -988,6 +1054,10 @@ print_json (const struct options *o, const struct result *r)
           ", \"windows\": %" PRIu64 ", \"rescues\": %" PRIu64
           ", \"streams_resumed\": %" PRIu64
           ", \"mean_latency_ms\": %.4f, \"p99_latency_ms\": %.4f"
+          ", \"backend_latency_ns\": %" PRIu64
+          ", \"backend_bytes_per_sec\": %" PRIu64
+          ", \"backend_flight_limit\": %" PRIu64
+          ", \"window_max_bytes\": %" PRIu64
           ", \"wall_s\": %.3f}\n",
           r->pool_bytes, o->cfg.page_size, adaptra_mode_name (o->cfg.mode),
           o->backend, r->virtual_s, r->st.client_requests,
@@ -995,7 +1065,8 @@ print_json (const struct options *o, const struct result *r)
           f.hit, f.ra_hit, f.ra_settled, f.ra_pending, f.ra_pages,
           f.unread_pages, f.unread, f.ampl, f.windows,
           r->st.readahead_rescue, r->st.streams_resumed, r->mean_ms,
-          r->p99_ms, r->wall_s);
+          r->p99_ms, r->st.backend_latency_ns, r->st.backend_bytes_per_sec,
+          r->st.backend_flight_limit, r->st.window_max_bytes, r->wall_s);
 }
 
 static void
@@ -1065,14 +1136,15 @@ usage (FILE *f)
     "  --max SIZE|auto        largest window (auto)\n"
     "  --streams N            stream table size (1024)\n"
     "  --workers N            prefetch workers (32)\n"
-    "  --backend SPEC         remote:LATENCY:BANDWIDTH (remote:5ms:200M)"
-    " or disk\n"
+    "  --backend SPEC         remote:LATENCY:BANDWIDTH[:BURST[:COPY]]\n"
+    "                         (remote:5ms:200M) or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
     "                         random:IOPS:REQ[:SPAN] or\n"
     "                         interleave:N:REQ[:SPAN]\n"
     "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
     "                         nbdkit log filter trace, maybe gzipped\n"
     "  --duration SECONDS     virtual time (60, or the trace's length)\n"
+    "  --client-rtt TIME      a request's round trip outside the backend (0)\n"
     "  --sweep pool=S1,S2,... one run per pool size\n"
     "  --json                 one JSON object per run, the last line\n"
     "  --plot FILE.png        window size and pool use over time\n"
@@ -1227,7 +1299,8 @@ parse_sweep (struct options *o, const char *arg)
 enum {
   OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
   OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
-  OPT_DURATION, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_SEED, OPT_HELP,
+  OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_SEED,
+  OPT_HELP,
 };
 
 static const struct option long_options[] = {
@@ -1243,6 +1316,7 @@ static const struct option long_options[] = {
   { "workload", required_argument, NULL, OPT_WORKLOAD },
   { "trace", required_argument, NULL, OPT_TRACE },
   { "duration", required_argument, NULL, OPT_DURATION },
+  { "client-rtt", required_argument, NULL, OPT_CLIENT_RTT },
   { "sweep", required_argument, NULL, OPT_SWEEP },
   { "json", no_argument, NULL, OPT_JSON },
   { "plot", required_argument, NULL, OPT_PLOT },
@@ -1302,6 +1376,10 @@ parse_options (int argc, char **argv, struct options *o)
         cli_die ("--duration=%s: not a positive time (seconds, or e.g. 500ms)",
              optarg);
       o->duration_set = true;
+      break;
+    case OPT_CLIENT_RTT:
+      if (sim_parse_duration (optarg, &o->client_rtt_ns) == -1)
+        cli_die ("--client-rtt=%s: not a time (e.g. 80us)", optarg);
       break;
     case OPT_SWEEP: parse_sweep (o, optarg); break;
     case OPT_JSON: o->json = true; break;

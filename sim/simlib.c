@@ -12,11 +12,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "simlib.h"
@@ -85,8 +87,8 @@ int
 sim_model_parse (const char *spec, struct sim_model *m, char *why,
                  size_t len)
 {
-  char latency[64], bandwidth[64];
-  uint64_t bw;
+  char latency[64], bandwidth[64], burst[64] = "0.05", copy[64] = "3G";
+  uint64_t bw, burst_ns, copy_rate;
 
   memset (m, 0, sizeof *m);
   if (strcmp (spec, "disk") == 0) {
@@ -97,10 +99,11 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
     m->max_seek_ns = 8000000;
     return 0;
   }
-  if (sscanf (spec, "remote:%63[^:]:%63s", latency, bandwidth) != 2 ||
+  if (sscanf (spec, "remote:%63[^:]:%63[^:]:%63[^:]:%63s", latency,
+              bandwidth, burst, copy) < 2 ||
       strncmp (spec, "remote:", 7) != 0) {
-    snprintf (why, len, "--backend=%s: expected remote:LATENCY:BANDWIDTH "
-              "(e.g. remote:5ms:200M) or disk", spec);
+    snprintf (why, len, "--backend=%s: expected remote:LATENCY:BANDWIDTH"
+              "[:BURST[:COPY]] (e.g. remote:5ms:200M) or disk", spec);
     return -1;
   }
   m->kind = SIM_REMOTE;
@@ -115,6 +118,19 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
     return -1;
   }
   m->bandwidth = (double) bw;
+  if (sim_parse_duration (burst, &burst_ns) == -1) {
+    snprintf (why, len, "--backend=%s: cannot parse burst '%s' "
+              "(seconds of bandwidth, e.g. 0.05)", spec, burst);
+    return -1;
+  }
+  /* The bucket starts full (bucket_init). */
+  m->burst_bytes = m->level = m->bandwidth * (double) burst_ns / 1e9;
+  if (sim_parse_size (copy, &copy_rate) == -1) {
+    snprintf (why, len, "--backend=%s: cannot parse copy rate '%s' "
+              "(bytes per second, e.g. 3G, or 0)", spec, copy);
+    return -1;
+  }
+  m->copy_rate = (double) copy_rate;
   return 0;
 }
 
@@ -124,66 +140,388 @@ transfer_ns (const struct sim_model *m, uint64_t count)
   return (uint64_t) llround ((double) count * 1e9 / m->bandwidth);
 }
 
-/* Book d ns of the remote pipe from arrival a on: the first gap of the
- * calendar from a on that holds d (simlib.h).
+/* What a read got from the bucket in a run: the bytes it took from
+ * the level (on arrival, or when a debt was repaid), and the intervals
+ * the flow was its.
+ */
+struct share {
+  struct sim_grab *grabs;
+  size_t ngrabs, capgrabs;
+  struct sim_flow *flows;
+  size_t n, cap;
+};
+
+/* A thousandth of a byte: what a read may lack and be complete, so
+ * that the rounding of bytes to nanoseconds (200 MiB/s is 0.2097152
+ * bytes a nanosecond, inexact in binary) costs no extra step.
+ */
+#define BYTE_EPS 1e-3
+
+/* Nanoseconds for the bucket's flow to bring bytes (> 0), at least 1
+ * so that every step of a run moves on.
  */
 static uint64_t
-book (struct sim_model *m, uint64_t a, uint64_t d)
+ns_for (double bytes, double rate)
 {
-  size_t lo = 0, hi = m->nbusy, i;
-  uint64_t start = a;
+  double ns = ceil ((bytes - BYTE_EPS) / rate);
 
-  /* The first interval that ends after a (ends are in order too). */
+  return ns < 1 ? 1 : (uint64_t) ns;
+}
+
+/* The first pinned flow that ends after t. */
+static size_t
+first_flow (const struct sim_model *m, uint64_t t)
+{
+  size_t lo = 0, hi = m->nflows;
+
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
 
-    if (m->busy[mid].end <= a)
+    if (m->flows[mid].end <= t)
       lo = mid + 1;
     else
       hi = mid;
   }
-  for (i = lo; i < m->nbusy && m->busy[i].start < start + d; i++)
-    if (m->busy[i].end > start)
-      start = m->busy[i].end;
-  /* [start, start + d) goes before interval i, after i - 1. */
-  if (i > 0 && m->busy[i - 1].end == start) {
-    m->busy[i - 1].end += d;
-    if (i < m->nbusy && m->busy[i].start == m->busy[i - 1].end) {
-      m->busy[i - 1].end = m->busy[i].end;
-      memmove (&m->busy[i], &m->busy[i + 1],
-               (m->nbusy - i - 1) * sizeof m->busy[0]);
-      m->nbusy--;
-    }
-    return start + d;
-  }
-  if (i < m->nbusy && m->busy[i].start == start + d) {
-    m->busy[i].start = start;
-    return start + d;
-  }
-  if (m->nbusy == m->capbusy) {
-    size_t cap = m->capbusy ? 2 * m->capbusy : 256;
-    struct sim_busy *b = realloc (m->busy, cap * sizeof *b);
-
-    if (!b)
-      return UINT64_MAX;
-    m->busy = b;
-    m->capbusy = cap;
-  }
-  memmove (&m->busy[i + 1], &m->busy[i], (m->nbusy - i) * sizeof m->busy[0]);
-  m->busy[i].start = start;
-  m->busy[i].end = start + d;
-  m->nbusy++;
-  return start + d;
+  return lo;
 }
 
-uint64_t
-sim_model_read (struct sim_model *m, uint64_t now, uint64_t offset,
-                uint64_t count)
+/* The first pinned grab at or after t. */
+static size_t
+first_grab (const struct sim_model *m, uint64_t t)
+{
+  size_t lo = 0, hi = m->ngrabs;
+
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+
+    if (m->grabs[mid].at < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The waiting open read that lacks least (ties: the first to arrive,
+ * then the first booked), which the bucket's flow serves; -1 if none.
+ */
+static ssize_t
+shortest (const struct sim_model *m)
+{
+  ssize_t best = -1;
+  size_t i;
+
+  for (i = 0; i < m->nopen; i++) {
+    const struct sim_open *o = &m->open[i];
+
+    if (o->pinned || !o->run_arrived || o->run_left <= BYTE_EPS)
+      continue;
+    if (best < 0 || o->run_left < m->open[best].run_left ||
+        (o->run_left == m->open[best].run_left &&
+         o->arrival < m->open[best].arrival))
+      best = (ssize_t) i;
+  }
+  return best;
+}
+
+static int
+grow (void **v, size_t *cap, size_t n, size_t size)
+{
+  size_t c;
+  void *p;
+
+  if (n < *cap)
+    return 0;
+  c = *cap ? 2 * *cap : 64;
+  p = realloc (*v, c * size);
+  if (!p)
+    return -1;
+  *v = p;
+  *cap = c;
+  return 0;
+}
+
+static int
+share_grab (struct share *rec, uint64_t at, double bytes)
+{
+  if (grow ((void **) &rec->grabs, &rec->capgrabs, rec->ngrabs,
+            sizeof *rec->grabs) == -1)
+    return -1;
+  rec->grabs[rec->ngrabs].at = at;
+  rec->grabs[rec->ngrabs].bytes = bytes;
+  rec->ngrabs++;
+  return 0;
+}
+
+static int
+share_flow (struct share *rec, uint64_t start, uint64_t end)
+{
+  if (rec->n > 0 && rec->flows[rec->n - 1].end == start) {
+    rec->flows[rec->n - 1].end = end;
+    return 0;
+  }
+  if (rec->n == rec->cap) {
+    size_t cap = rec->cap ? 2 * rec->cap : 16;
+    struct sim_flow *f = realloc (rec->flows, cap * sizeof *f);
+
+    if (!f)
+      return -1;
+    rec->flows = f;
+    rec->cap = cap;
+  }
+  rec->flows[rec->n].start = start;
+  rec->flows[rec->n].end = end;
+  rec->n++;
+  return 0;
+}
+
+/* Open read o completes at t in this run. */
+static void
+complete (struct sim_open *o, uint64_t t, size_t *pending)
+{
+  o->run_left = 0;
+  o->done = t;
+  (*pending)--;
+}
+
+/* Run the bucket from the checkpoint (simlib.h), event by event: the
+ * pinned reads' grabs and flow as booked, the open reads' arrivals,
+ * the rest of the flow to the waiting open read that lacks least, or
+ * into the bucket.  It runs up to stop, or with stop UINT64_MAX until
+ * every open read has completed (setting their done); with a target
+ * (an index into m->open, else -1) until that one has, recording its
+ * share in rec.  commit: the state at stop becomes the checkpoint.
+ * Returns 0, or -1 when out of memory.
+ */
+static int
+run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
+            struct share *rec, bool commit)
+{
+  const double rate = m->bandwidth / 1e9;       /* bytes a ns */
+  uint64_t t = m->checkpoint;
+  double level = m->level;
+  size_t fi = first_flow (m, t), gi = first_grab (m, t), pending = 0, i;
+  bool target_done = false;
+
+  for (i = 0; i < m->nopen; i++) {
+    struct sim_open *o = &m->open[i];
+
+    o->run_left = o->left;
+    o->run_arrived = o->arrived;
+    if (!o->pinned && (o->left > BYTE_EPS || !o->arrived))
+      pending++;
+  }
+  if (target >= 0 && m->open[target].left <= BYTE_EPS &&
+      m->open[target].arrived)
+    return 0;                   /* complete before the checkpoint */
+  while (!target_done && (stop != UINT64_MAX || pending > 0)) {
+    uint64_t next = stop;
+    bool in_flow = fi < m->nflows && m->flows[fi].start <= t;
+    ssize_t serving = -1;
+    double bytes;
+
+    if (gi < m->ngrabs && m->grabs[gi].at < next)
+      next = m->grabs[gi].at;
+    for (i = 0; i < m->nopen; i++)
+      if (!m->open[i].pinned && !m->open[i].run_arrived &&
+          m->open[i].arrival < next)
+        next = m->open[i].arrival;
+    if (in_flow) {
+      if (m->flows[fi].end < next)
+        next = m->flows[fi].end;
+    }
+    else {
+      if (fi < m->nflows && m->flows[fi].start < next)
+        next = m->flows[fi].start;
+      if (level < -BYTE_EPS) {
+        if (t + ns_for (-level, rate) < next)
+          next = t + ns_for (-level, rate);
+      }
+      else if ((serving = shortest (m)) >= 0 &&
+               t + ns_for (m->open[serving].run_left, rate) < next)
+        next = t + ns_for (m->open[serving].run_left, rate);
+    }
+
+    /* The flow from t to next. */
+    bytes = (double) (next - t) * rate;
+    if (in_flow)
+      ;                         /* a pinned read's */
+    else if (level < -BYTE_EPS)
+      level += bytes;           /* repays what pinned reads took */
+    else if (serving >= 0) {
+      struct sim_open *o = &m->open[serving];
+
+      o->run_left -= bytes;
+      if (serving == target && next > t && rec &&
+          share_flow (rec, t, next) == -1)
+        return -1;
+      if (o->run_left <= BYTE_EPS) {
+        complete (o, next, &pending);
+        target_done = serving == target;
+      }
+    }
+    else if ((level += bytes) > m->burst_bytes)
+      level = m->burst_bytes;   /* a full bucket drops what comes in */
+    t = next;
+    if (t >= stop)
+      break;
+
+    /* The events at t: pinned reads' and open reads' arrivals. */
+    while (gi < m->ngrabs && m->grabs[gi].at <= t)
+      level -= m->grabs[gi++].bytes;
+    while (fi < m->nflows && m->flows[fi].end <= t)
+      fi++;
+    for (i = 0; i < m->nopen; i++) {
+      struct sim_open *o = &m->open[i];
+
+      if (o->pinned || o->run_arrived || o->arrival > t)
+        continue;
+      o->run_arrived = true;
+      if (level > 0) {
+        double take = level < o->run_left ? level : o->run_left;
+
+        o->run_left -= take;
+        level -= take;
+        if ((ssize_t) i == target && rec && share_grab (rec, t, take) == -1)
+          return -1;
+      }
+      if (o->run_left <= BYTE_EPS) {
+        complete (o, t, &pending);
+        target_done |= (ssize_t) i == target;
+      }
+    }
+    /* What the bucket holds goes to the waiting reads, least first
+     * (after a debt is repaid, a step may bring a few bytes more).
+     */
+    while (level > BYTE_EPS && !in_flow && (serving = shortest (m)) >= 0) {
+      struct sim_open *o = &m->open[serving];
+      double take = level < o->run_left ? level : o->run_left;
+
+      o->run_left -= take;
+      level -= take;
+      if (serving == target && rec && share_grab (rec, t, take) == -1)
+        return -1;
+      if (o->run_left <= BYTE_EPS) {
+        complete (o, t, &pending);
+        target_done |= serving == target;
+      }
+    }
+  }
+  if (commit) {
+    m->checkpoint = t;
+    m->level = level;
+    for (i = 0; i < m->nopen; i++) {
+      m->open[i].left = m->open[i].run_left;
+      m->open[i].arrived = m->open[i].run_arrived;
+    }
+  }
+  return 0;
+}
+
+/* Pin a read's share: its grabs and flow join the calendars. */
+static int
+pin_share (struct sim_model *m, const struct share *rec)
+{
+  size_t i, k;
+
+  for (i = 0; i < rec->ngrabs; i++) {
+    if (grow ((void **) &m->grabs, &m->capgrabs, m->ngrabs,
+              sizeof *m->grabs) == -1)
+      return -1;
+    /* After the grabs of the same time: they were booked first. */
+    k = first_grab (m, rec->grabs[i].at + 1);
+    memmove (&m->grabs[k + 1], &m->grabs[k],
+             (m->ngrabs - k) * sizeof *m->grabs);
+    m->grabs[k] = rec->grabs[i];
+    m->ngrabs++;
+  }
+  for (i = 0; i < rec->n; i++) {
+    const struct sim_flow *f = &rec->flows[i];
+
+    /* The run gave it only flow no pinned read had: it goes between
+     * them, joining its neighbours where it touches them.
+     */
+    k = first_flow (m, f->start);
+    if (k > 0 && m->flows[k - 1].end == f->start) {
+      m->flows[k - 1].end = f->end;
+      if (k < m->nflows && m->flows[k].start == f->end) {
+        m->flows[k - 1].end = m->flows[k].end;
+        memmove (&m->flows[k], &m->flows[k + 1],
+                 (m->nflows - k - 1) * sizeof *m->flows);
+        m->nflows--;
+      }
+      continue;
+    }
+    if (k < m->nflows && m->flows[k].start == f->end) {
+      m->flows[k].start = f->start;
+      continue;
+    }
+    if (grow ((void **) &m->flows, &m->capflows, m->nflows,
+              sizeof *m->flows) == -1)
+      return -1;
+    memmove (&m->flows[k + 1], &m->flows[k],
+             (m->nflows - k) * sizeof *m->flows);
+    m->flows[k] = *f;
+    m->nflows++;
+  }
+  return 0;
+}
+
+/* Run the bucket with open read i as the target, and pin its share. */
+static int
+pin_open (struct sim_model *m, size_t i)
+{
+  struct share rec = { 0 };
+  int r = run_bucket (m, UINT64_MAX, (ssize_t) i, &rec, false);
+
+  if (r == 0)
+    r = pin_share (m, &rec);
+  free (rec.grabs);
+  free (rec.flows);
+  m->open[i].pinned = true;
+  m->stale = true;
+  return r;
+}
+
+/* A new open read: the one after the last. */
+static struct sim_open *
+add_open (struct sim_model *m, uint64_t now, uint64_t count, unsigned key)
+{
+  struct sim_open *o;
+
+  if (grow ((void **) &m->open, &m->capopen, m->nopen, sizeof *m->open) == -1)
+    return NULL;
+  o = &m->open[m->nopen++];
+  memset (o, 0, sizeof *o);
+  o->key = key;
+  o->arrival = now + m->latency_ns;
+  /* No read arrives before the checkpoint (sim_model_forget). */
+  if (o->arrival < m->checkpoint)
+    o->arrival = m->checkpoint;
+  o->left = (double) count;
+  if (m->copy_rate > 0)
+    o->copy_ns = (uint64_t) llround ((double) count * 1e9 / m->copy_rate);
+  return o;
+}
+
+static struct sim_open *
+find_open (struct sim_model *m, unsigned key)
+{
+  size_t i;
+
+  for (i = 0; i < m->nopen; i++)
+    if (m->open[i].key == key)
+      return &m->open[i];
+  return NULL;
+}
+
+/* The disk's head: every request in arrival order. */
+static uint64_t
+disk_read (struct sim_model *m, uint64_t now, uint64_t offset,
+           uint64_t count)
 {
   uint64_t start, seek = 0, distance;
 
-  if (m->kind == SIM_REMOTE)
-    return book (m, now + m->latency_ns, transfer_ns (m, count));
   distance = offset > m->head ? offset - m->head : m->head - offset;
   if (distance > 0 && m->size > 0)
     seek = m->min_seek_ns +
@@ -195,29 +533,115 @@ sim_model_read (struct sim_model *m, uint64_t now, uint64_t offset,
   return m->free_at;
 }
 
+uint64_t
+sim_model_read (struct sim_model *m, uint64_t now, uint64_t offset,
+                uint64_t count)
+{
+  uint64_t done;
+
+  if (m->kind == SIM_DISK)
+    return disk_read (m, now, offset, count);
+  /* Booked as an open read, pinned, and no longer open. */
+  if (!add_open (m, now, count, UINT_MAX) ||
+      pin_open (m, m->nopen - 1) == -1)
+    return UINT64_MAX;
+  m->nopen--;
+  done = m->open[m->nopen].done + m->open[m->nopen].copy_ns;
+  return done;
+}
+
+int
+sim_model_start (struct sim_model *m, uint64_t now, uint64_t offset,
+                 uint64_t count, unsigned key)
+{
+  struct sim_open *o = add_open (m, now, count, key);
+
+  if (!o)
+    return -1;
+  if (m->kind == SIM_DISK) {
+    o->done = disk_read (m, now, offset, count);
+    o->pinned = true;
+  }
+  m->stale = true;
+  return 0;
+}
+
+uint64_t
+sim_model_done (struct sim_model *m, unsigned key)
+{
+  struct sim_open *o = find_open (m, key);
+
+  if (!o)
+    return UINT64_MAX;
+  if (!o->pinned && m->stale) {
+    if (run_bucket (m, UINT64_MAX, -1, NULL, false) == -1)
+      return UINT64_MAX;
+    m->stale = false;
+  }
+  return o->done + o->copy_ns;
+}
+
+uint64_t
+sim_model_pin (struct sim_model *m, unsigned key)
+{
+  struct sim_open *o = find_open (m, key);
+
+  if (!o)
+    return UINT64_MAX;
+  if (!o->pinned && pin_open (m, (size_t) (o - m->open)) == -1)
+    return UINT64_MAX;
+  return o->done + o->copy_ns;
+}
+
+void
+sim_model_finish (struct sim_model *m, unsigned key)
+{
+  struct sim_open *o = find_open (m, key);
+
+  if (!o)
+    return;
+  *o = m->open[--m->nopen];
+}
+
 void
 sim_model_forget (struct sim_model *m, uint64_t now)
 {
-  size_t n = 0;
+  uint64_t checkpoint = now + m->latency_ns;
+  size_t n;
 
-  /* A read issued from now on arrives at now + latency or later, and
-   * book's search passes over what ended before; drop it once it is
-   * half of the calendar, so that the move costs O(1) a read.
-   */
-  while (n < m->nbusy && m->busy[n].end <= now + m->latency_ns)
-    n++;
-  if (n == 0 || n < m->nbusy / 2)
+  if (m->kind == SIM_DISK || checkpoint <= m->checkpoint)
     return;
-  memmove (m->busy, m->busy + n, (m->nbusy - n) * sizeof m->busy[0]);
-  m->nbusy -= n;
+  /* Reads issued from now on arrive at checkpoint or later: what the
+   * bucket did before is settled.  (No memory is taken by a run
+   * without a target.)
+   */
+  run_bucket (m, checkpoint, -1, NULL, true);
+  /* Drop the calendars' past once it is half of them, so that the move
+   * costs O(1) a read.
+   */
+  n = first_flow (m, checkpoint);
+  if (n > 0 && n >= m->nflows / 2) {
+    memmove (m->flows, m->flows + n, (m->nflows - n) * sizeof *m->flows);
+    m->nflows -= n;
+  }
+  n = first_grab (m, checkpoint);
+  if (n > 0 && n >= m->ngrabs / 2) {
+    memmove (m->grabs, m->grabs + n, (m->ngrabs - n) * sizeof *m->grabs);
+    m->ngrabs -= n;
+  }
 }
 
 void
 sim_model_free (struct sim_model *m)
 {
-  free (m->busy);
-  m->busy = NULL;
-  m->nbusy = m->capbusy = 0;
+  free (m->flows);
+  free (m->grabs);
+  free (m->open);
+  m->flows = NULL;
+  m->grabs = NULL;
+  m->open = NULL;
+  m->nflows = m->capflows = m->ngrabs = m->capgrabs = 0;
+  m->nopen = m->capopen = 0;
 }
 
 /* Seconds since the epoch of a log line's "YYYY-MM-DD HH:MM:SS.US". */

@@ -27,31 +27,75 @@ extern int sim_parse_duration (const char *s, uint64_t *ns);
 
 /* A backend model: when does a read issued at now complete?
  *
- *   remote  the bench's remote model (nbdkit's delay filter, then its
- *           rate filter): every request waits latency_ns, then its
- *           bytes go through one pipe of bandwidth bytes/s shared by
- *           all requests, in the order they reach it.  The simulator
- *           books a read when it is issued, and a request's second
- *           read is issued at its first one's completion, ahead of
- *           reads other clients issue meanwhile: so the pipe keeps a
- *           calendar of its busy intervals, and a read takes the first
- *           idle gap from its arrival (issue + latency) that holds its
- *           transfer.  Booking at the pipe's end instead left an idle
- *           latency in front of every such read that no earlier read
- *           could use: with 10000 streams of 16 KiB/s (2 reads a
- *           request while they catch up) the pipe's backlog grew to
- *           5.8 s at 80% load.
+ *   remote  the bench's remote model: nbdkit's delay filter (every
+ *           read sleeps latency_ns), then its rate filter, a token
+ *           bucket (filters/rate/bucket.c) of bandwidth bytes a second
+ *           that holds burst_ns of them (the bench's burstiness=0.05:
+ *           10 MiB at 200 MiB/s) and starts full.  A read that arrives
+ *           (issue + latency) takes what the bucket holds, up to its
+ *           size; if that is short it sleeps for what it lacks at the
+ *           rate, wakes, takes what has come in since, and so on.  So
+ *           on an idle link a read costs its latency only, and on a
+ *           saturated one the tokens go to whichever waiting read
+ *           wakes first: one that lacks less sleeps less, so a 64 KiB
+ *           read (0.3 ms of tokens) slips past a 4 MiB one (20 ms) that
+ *           arrived before it, and reads of one size go about in
+ *           arrival order.  The model is that mechanism as a fluid:
+ *           arrivals take the bucket's level, and its flow goes to the
+ *           waiting read that lacks least (shortest remaining first,
+ *           ties in arrival order).  Then the file plugin copies the
+ *           bytes from the page cache, each read in its own thread:
+ *           count / copy_rate more (64 KiB in 15-30 us on the bench's
+ *           machine, bdp.h; 3 GiB/s unless given).  Small as it is,
+ *           that cost is what gives the engine's fitted line (bdp.c)
+ *           a slope on an idle link, where the bucket costs nothing:
+ *           without it the fit falls back to a read's mean size over
+ *           its mean time (0.8 MB/s for 4 KiB in 5 ms), and the
+ *           replayed W5-seed read ahead 4% more pages than the filter.
+ *
+ *           Reads of two kinds.  A client's read (sim_model_read) is
+ *           synchronous in the simulator: its completion is returned
+ *           once and stays, so its share of the flow is pinned (a
+ *           calendar of the intervals the flow was its, and what it
+ *           took on arrival); a read booked later cannot take from it,
+ *           even if the filter's would have.  A prefetch worker's read
+ *           (sim_model_start) stays open: its completion
+ *           (sim_model_done) is recomputed as reads that go ahead of it
+ *           are booked, until a client waits for it (sim_model_pin) or
+ *           its time passes.
  *   disk    the bench's disk model (scripts/bench/disk-model-filter.c):
  *           one head serving requests in arrival order, each for
  *           seek + count / bandwidth, seek 0 when it starts where the
  *           previous one ended, else min_seek + (max_seek - min_seek)
- *           * distance / size.
+ *           * distance / size.  Every read is final when booked.
  */
 enum sim_model_kind { SIM_REMOTE, SIM_DISK };
 
-/* [start, end) in nanoseconds: the remote pipe is transferring. */
-struct sim_busy {
+/* [start, end) in nanoseconds: the remote bucket's flow belongs to a
+ * pinned read.
+ */
+struct sim_flow {
   uint64_t start, end;
+};
+
+/* A pinned read took bytes from the bucket's level when it arrived. */
+struct sim_grab {
+  uint64_t at;
+  double bytes;
+};
+
+/* An open read: a worker's, whose completion may still move. */
+struct sim_open {
+  unsigned key;                 /* the caller's name for it */
+  bool pinned;                  /* final: done no longer moves */
+  bool arrived;                 /* took the level, before the checkpoint */
+  uint64_t arrival;             /* issue + latency */
+  double left;                  /* bytes it lacked at the checkpoint */
+  uint64_t done;                /* its tokens' arrival, as last computed */
+  uint64_t copy_ns;             /* then the plugin's copy */
+  /* The same two during a run of the bucket from the checkpoint. */
+  bool run_arrived;
+  double run_left;
 };
 
 struct sim_model {
@@ -62,28 +106,63 @@ struct sim_model {
   uint64_t size;                /* disk: export size, scales the seek */
   uint64_t free_at;             /* disk: head free from then on */
   uint64_t head;                /* disk: end of the last request */
-  struct sim_busy *busy;        /* remote: busy intervals, in order */
-  size_t nbusy, capbusy;
+  /* Remote: the bucket, as it was at checkpoint (no read is issued
+   * before checkpoint - latency any more), and what comes after.
+   */
+  double burst_bytes;           /* the bucket's capacity */
+  double copy_rate;             /* bytes per second; 0: no copy cost */
+  uint64_t checkpoint;
+  double level;                 /* bytes in the bucket then (< 0: owed) */
+  struct sim_flow *flows;       /* pinned reads' flow, in order */
+  size_t nflows, capflows;
+  struct sim_grab *grabs;       /* pinned reads' arrivals, in order */
+  size_t ngrabs, capgrabs;
+  /* Both: the open reads. */
+  struct sim_open *open;
+  size_t nopen, capopen;
+  bool stale;                   /* open reads' done need recomputing */
 };
 
-
-/* "remote:LATENCY:BANDWIDTH" (e.g. remote:5ms:200M, bandwidth per
- * second in binary units) or "disk" (150M/s, 0.5 ms to 8 ms seeks, as
- * the bench).  Returns 0, or -1 with a message in why.
+/* "remote:LATENCY:BANDWIDTH[:BURST[:COPY]]" (e.g. remote:5ms:200M,
+ * bandwidth per second in binary units, burst the seconds of bandwidth
+ * the bucket holds, 0.05 unless given, copy the plugin's bytes per
+ * second, 3G unless given, 0 for none) or "disk" (150M/s, 0.5 ms to
+ * 8 ms seeks, as the bench).  Returns 0, or -1 with a message in why.
  */
 extern int sim_model_parse (const char *spec, struct sim_model *m,
                             char *why, size_t len);
 
-/* Book a read of count bytes at offset issued at now; returns when it
- * completes, or UINT64_MAX when the calendar is out of memory.
+/* A client's read of count bytes at offset issued at now: when it
+ * completes, which no later read changes; UINT64_MAX when out of
+ * memory.
  */
 extern uint64_t sim_model_read (struct sim_model *m, uint64_t now,
                                 uint64_t offset, uint64_t count);
 
-/* No read will be issued before now any more: forget what is past. */
+/* A worker's read of count bytes at offset issued at now, open under
+ * key (unique among the open reads).  Returns 0, or -1 when out of
+ * memory.
+ */
+extern int sim_model_start (struct sim_model *m, uint64_t now,
+                            uint64_t offset, uint64_t count, unsigned key);
+
+/* When the open read key completes, as far as the reads booked so far
+ * say; only later as more are booked.  UINT64_MAX when out of memory.
+ */
+extern uint64_t sim_model_done (struct sim_model *m, unsigned key);
+
+/* A client waits for the open read key: its completion (as
+ * sim_model_done) becomes final.  UINT64_MAX when out of memory.
+ */
+extern uint64_t sim_model_pin (struct sim_model *m, unsigned key);
+
+/* The open read key has completed and been delivered: forget it. */
+extern void sim_model_finish (struct sim_model *m, unsigned key);
+
+/* No read will be issued before now any more: settle what is past. */
 extern void sim_model_forget (struct sim_model *m, uint64_t now);
 
-/* Free what sim_model_read allocated. */
+/* Free what the model allocated. */
 extern void sim_model_free (struct sim_model *m);
 
 /* One request of a trace. */

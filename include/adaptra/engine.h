@@ -173,6 +173,13 @@ extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n,
  */
 extern void adaptra_workers_stop (struct adaptra_engine *e);
 
+/* Split windows for n workers the caller runs itself, as for n threads
+ * (jobs peeked, started and run with the calls below): for
+ * adaptra-sim, which starts no thread.  Returns 0, or EBUSY when
+ * threads run.
+ */
+extern int adaptra_workers_simulate (struct adaptra_engine *e, unsigned n);
+
 /* Run the next queued prefetch job (in fair order) of volume in the
  * caller's thread with ctx.  Returns false when the volume has none
  * queued.  (Readers of a volume without contexts run its read-ahead

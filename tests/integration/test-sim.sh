@@ -64,16 +64,29 @@ if not f["evicted_unread_pct"] >= 10 * max(a["evicted_unread_pct"], 0.1):
 PY
 
 # The backend model's bandwidth holds: 16 closed-loop streams of 64 KiB
-# reads (W2) read at most what a 200 MiB/s pipe delivers in 2 s, read
-# ahead or not.  (A worker whose job a reader took once started the
-# next job in the pipe's past, and this ran at 1.6x the pipe.)
+# reads (W2) read at most what a 200 MiB/s link delivers in 2 s and
+# the 10 MiB its bucket holds at the start, read ahead or not; without
+# the burst (BURST 0), 200 MiB/s.  (A worker whose job a reader took
+# once started the next job in the pipe's past, and this ran at 1.6x
+# the pipe.)
 for mode in adaptive fixed; do
   sim --pool 64M --mode $mode --workload streams:16:100G:64K:0 \
     --duration 2 --json > "$tmpdir/w2-$mode.json"
   check "$tmpdir/w2-$mode.json" \
-    'd["backend_bytes"] <= 200 * 2**20 * 2 * 1.01' \
+    'd["backend_bytes"] <= (200 * 2 + 10) * 2**20' \
+    'd["client_bytes"] >= 200 * 2**20 * 2 * 0.8'
+  sim --pool 64M --mode $mode --workload streams:16:100G:64K:0 \
+    --backend remote:5ms:200M:0 --duration 2 --json > "$tmpdir/w2-$mode.json"
+  check "$tmpdir/w2-$mode.json" \
+    'd["backend_bytes"] <= 200 * 2**20 * 2' \
     'd["client_bytes"] >= 200 * 2**20 * 2 * 0.8'
 done
+
+# A client's round trip outside the backend (--client-rtt) adds to every
+# request's latency: W1 without read-ahead, 5 ms, 20 us of copy, 80 us.
+sim --pool 64M --mode off --workload streams:1:100G:64K:0 --duration 1 \
+  --client-rtt 80us --json > "$tmpdir/rtt.json"
+check "$tmpdir/rtt.json" 'abs(d["mean_latency_ms"] - 5.1003) < 0.001'
 
 # Deterministic: the same run twice gives the same figures.
 sim "${tight[@]}" --json | sed 's/"wall_s": [0-9.]*//' > "$tmpdir/again1"
@@ -98,13 +111,14 @@ check "$tmpdir/random" 'd["windows"] == 0 and d["amplification"] <= 1' \
   'd["hit_pct"] < 5 and 3000 < d["client_requests"] < 5000'
 
 # Interleaved streams on one client at depth 1 (the bench's W3): one
-# read at a time, so at most 200 MiB/s of 64 KiB reads; read ahead,
-# they wait for the backend on few of them.
+# read at a time, so at most 200 MiB/s of 64 KiB reads and the 10 MiB
+# the bucket starts with; read ahead, they wait for the backend on few
+# of them.
 sim --pool 64M --workload interleave:8:64K --duration 2 --json \
   > "$tmpdir/interleave"
 check "$tmpdir/interleave" 'd["hit_pct"] > 80' \
   'd["client_bytes"] / 2 / 2**20 > 150' 'd["amplification"] < 1.05' \
-  'd["client_bytes"] / 2 / 2**20 <= 200'
+  'd["client_bytes"] / 2**20 <= 200 * 2 + 10'
 
 # Traces: CSV, the same gzipped, and nbdkit's log filter format.
 {
@@ -156,11 +170,14 @@ rejects '--max=.*1/4 of --pool' --max 1T "${w[@]}"
 rejects '--backend=remote:5ms' --backend remote:5ms "${w[@]}"
 rejects "--backend=remote:x:1M: cannot parse latency 'x'" \
   --backend remote:x:1M "${w[@]}"
+rejects "--backend=remote:5ms:1M:x: cannot parse burst 'x'" \
+  --backend remote:5ms:1M:x "${w[@]}"
 rejects '--workload=streams:1:1K' --workload streams:1:1K
 rejects "--workload=random:x:4K: IOPS 'x'" --workload random:x:4K
 rejects "--workload=interleave:8:64K:256K: SPAN must hold" \
   --workload interleave:8:64K:256K
 rejects '--duration=0' --duration 0 "${w[@]}"
+rejects '--client-rtt=fast' --client-rtt fast "${w[@]}"
 rejects "--sweep=pool=1M,zz: 'zz'" --sweep pool=1M,zz "${w[@]}"
 rejects '--pool needs a value' "${w[@]}" --pool
 rejects "unknown option '--frob'" --frob

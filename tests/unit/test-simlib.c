@@ -63,49 +63,44 @@ test_durations (void **state)
   assert_int_equal (sim_parse_duration ("1e30", &ns), -1);
 }
 
-/* remote:5ms:200M: 5 ms, then the bytes through one 200 MiB/s pipe. */
+/* 64 KiB and 1 MiB at 200 MiB/s, in ns. */
+#define XFER_64K UINT64_C (312500)
+#define XFER_1M (5 * MS)
+
+/* remote:5ms:200M:0.05:0: 5 ms, then nbdkit's rate filter, a bucket of
+ * 10 MiB (0.05 s of 200 MiB/s) that starts full; no copy cost.
+ */
 static void
-test_remote_model (void **state)
+test_remote_burst (void **state)
 {
   struct sim_model m;
   char why[128];
-  uint64_t a, b, c;
+  uint64_t t;
+  int i;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
-                    0);
-  /* 1 MiB takes 5 ms + 5 ms. */
-  a = sim_model_read (&m, 0, 0, 1 << 20);
-  assert_int_equal (a, 10 * MS);
-  /* A second one issued at the same time shares the pipe: its bytes
-   * follow the first one's.
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0.05:0", &m, why,
+                                     sizeof why), 0);
+  /* An idle link: a read costs the latency only, 10 of 1 MiB at once
+   * too (the bucket holds them).
    */
-  b = sim_model_read (&m, 0, 1 << 20, 1 << 20);
-  assert_int_equal (b, 15 * MS);
-  /* Much later: latency only, plus its own transfer (4 KiB: 19.5 us). */
-  c = sim_model_read (&m, 100 * MS, 0, 4096);
-  assert_int_equal (c, 105 * MS + 19531);
-  /* A read issued earlier but booked later (a request's first read
-   * ended at 100 ms and it issued its second one then, before another
-   * client's read at 50 ms was simulated) takes the idle pipe before
-   * 105 ms, not the end of the calendar.
+  for (i = 0; i < 10; i++)
+    assert_int_equal (sim_model_read (&m, 0, 0, 1 << 20), 5 * MS);
+  /* The bucket is empty now: the next ones wait for its flow, one
+   * after the other.
    */
-  c = sim_model_read (&m, 50 * MS, 0, 4096);
-  assert_int_equal (c, 55 * MS + 19531);
-  /* One that does not fit in the gap before the 100 ms read waits for
-   * it: 1 MiB from 104 ms does not fit before 105 ms.
-   */
-  c = sim_model_read (&m, 99 * MS, 0, 1 << 20);
-  assert_int_equal (c, 105 * MS + 19531 + 5 * MS);
-  /* Forgetting the past keeps what may still hold up a read: at
-   * 100 ms, the pipe is busy from 105 ms to the last read's end.
-   */
-  sim_model_forget (&m, 100 * MS);
-  assert_int_equal (m.nbusy, 1);
-  assert_int_equal (m.busy[0].start, 105 * MS);
-  c = sim_model_read (&m, 100 * MS, 0, 4096);
-  assert_int_equal (c, 110 * MS + 2 * 19531);
+  assert_int_equal (sim_model_read (&m, 0, 0, 1 << 20), 5 * MS + XFER_1M);
+  assert_int_equal (sim_model_read (&m, 0, 0, 1 << 20),
+                    5 * MS + 2 * XFER_1M);
+  /* 50 ms later the bucket is full again (it filled from 15 ms on). */
+  sim_model_forget (&m, 60 * MS);
+  t = sim_model_read (&m, 60 * MS, 0, 8 << 20);
+  assert_int_equal (t, 65 * MS);
+  /* 2 MiB left in it: a read of 4 MiB takes them, then 2 MiB of flow. */
+  t = sim_model_read (&m, 60 * MS, 0, 4 << 20);
+  assert_int_equal (t, 65 * MS + 2 * XFER_1M);
   sim_model_free (&m);
+
   assert_int_equal (sim_model_parse ("remote:5ms", &m, why, sizeof why), -1);
   assert_non_null (strstr (why, "remote:LATENCY:BANDWIDTH"));
   assert_int_equal (sim_model_parse ("remote:x:200M", &m, why, sizeof why),
@@ -113,7 +108,164 @@ test_remote_model (void **state)
   assert_non_null (strstr (why, "latency 'x'"));
   assert_int_equal (sim_model_parse ("remote:5ms:0", &m, why, sizeof why),
                     -1);
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:x", &m, why,
+                                     sizeof why), -1);
+  assert_non_null (strstr (why, "burst 'x'"));
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:y", &m, why,
+                                     sizeof why), -1);
+  assert_non_null (strstr (why, "copy rate 'y'"));
   assert_int_equal (sim_model_parse ("tape", &m, why, sizeof why), -1);
+}
+
+/* A saturated link (burst 0: an empty bucket): the flow goes to the
+ * waiting read that lacks least, as the rate filter's sleeps give it.
+ */
+static void
+test_remote_shortest_first (void **state)
+{
+  struct sim_model m;
+  char why[128];
+  uint64_t t;
+
+  (void) state;
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:0", &m, why,
+                                     sizeof why), 0);
+  /* A worker's 4 MiB: 5 ms, then 20 ms of flow. */
+  assert_int_equal (sim_model_start (&m, 0, 0, 4 << 20, 7), 0);
+  assert_int_equal (sim_model_done (&m, 7), 25 * MS);
+  /* A client's 64 KiB issued 1 ms later arrives when the 4 MiB still
+   * lack 3.8: it goes first, in its own transfer time, and the worker's
+   * read ends that much later.
+   */
+  t = sim_model_read (&m, 1 * MS, 0, 64 << 10);
+  assert_int_equal (t, 6 * MS + XFER_64K);
+  assert_int_equal (sim_model_done (&m, 7), 25 * MS + XFER_64K);
+  /* A second worker's 1 MiB issued at 2 ms lacks less than the 4 MiB
+   * from its arrival on: 7 ms + 5 ms; the 4 MiB, 5 ms later again.
+   */
+  assert_int_equal (sim_model_start (&m, 2 * MS, 0, 1 << 20, 8), 0);
+  assert_int_equal (sim_model_done (&m, 8), 12 * MS);
+  assert_int_equal (sim_model_done (&m, 7), 30 * MS + XFER_64K);
+  /* Settling the past changes no completion. */
+  sim_model_forget (&m, 3 * MS);
+  assert_int_equal (sim_model_done (&m, 8), 12 * MS);
+  assert_int_equal (sim_model_done (&m, 7), 30 * MS + XFER_64K);
+  sim_model_finish (&m, 8);
+  /* Reads of one size go in arrival order. */
+  assert_int_equal (sim_model_start (&m, 3 * MS, 0, 1 << 20, 9), 0);
+  assert_int_equal (sim_model_start (&m, 3 * MS, 0, 1 << 20, 10), 0);
+  assert_int_equal (sim_model_done (&m, 9), 13 * MS);
+  assert_int_equal (sim_model_done (&m, 10), 18 * MS);
+  sim_model_free (&m);
+}
+
+/* A read a client waits for is final: later reads cannot take from it. */
+static void
+test_remote_pin (void **state)
+{
+  struct sim_model m;
+  char why[128];
+  uint64_t t;
+
+  (void) state;
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:0", &m, why,
+                                     sizeof why), 0);
+  assert_int_equal (sim_model_start (&m, 0, 0, 4 << 20, 1), 0);
+  assert_int_equal (sim_model_pin (&m, 1), 25 * MS);
+  /* The 64 KiB that went first above now waits for the 4 MiB. */
+  t = sim_model_read (&m, 1 * MS, 0, 64 << 10);
+  assert_int_equal (t, 25 * MS + XFER_64K);
+  assert_int_equal (sim_model_done (&m, 1), 25 * MS);
+  /* A client's read issued later than another but simulated first (a
+   * request's second read) is not moved by the other either, which
+   * takes the flow from its arrival to the first's and after it:
+   * 34-35 ms, then 40-44 ms.
+   */
+  t = sim_model_read (&m, 30 * MS, 0, 1 << 20);
+  assert_int_equal (t, 40 * MS);
+  t = sim_model_read (&m, 29 * MS, 0, 1 << 20);
+  assert_int_equal (t, 44 * MS);
+  sim_model_free (&m);
+}
+
+/* The plugin's copy comes after the bucket, each read its own: at
+ * 62.5 MiB/s (remote:...:62.5M), 64 KiB take 1 ms more.
+ */
+static void
+test_remote_copy (void **state)
+{
+  struct sim_model m;
+  char why[128];
+
+  (void) state;
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:62.5M", &m, why,
+                                     sizeof why), 0);
+  assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10),
+                    6 * MS + XFER_64K);
+  assert_int_equal (sim_model_start (&m, 0, 0, 64 << 10, 1), 0);
+  assert_int_equal (sim_model_done (&m, 1), 6 * MS + 2 * XFER_64K);
+  assert_int_equal (sim_model_pin (&m, 1), 6 * MS + 2 * XFER_64K);
+  sim_model_free (&m);
+  /* The default, 3 GiB/s: 64 KiB in 20 us. */
+  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
+                    0);
+  assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10), 5 * MS + 20345);
+  sim_model_free (&m);
+}
+
+/* Whatever the order reads are booked in, the bytes delivered by any
+ * time t are at most the bucket's 10 MiB and 200 MiB/s x t.
+ */
+static void
+test_remote_bandwidth (void **state)
+{
+  enum { N = 3000 };
+  const double rate = 200.0 * 1024 * 1024 / 1e9;       /* bytes a ns */
+  static uint64_t done[N], bytes[N];
+  struct sim_model m;
+  char why[128];
+  uint64_t rng = 42, now = 0, sum = 0;
+  unsigned open = 0;
+  int i, j;
+
+  (void) state;
+  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
+                    0);
+  for (i = 0; i < N; i++) {
+    /* Events every 0-2 ms; a client's reads from up to 3 ms after the
+     * event; a worker's (open, finished once settled) at the event.
+     */
+    uint64_t issue = now + sim_random (&rng) % (3 * MS);
+
+    bytes[i] = 4096 + sim_random (&rng) % (1 << 20);
+    if (i % 3 == 0) {
+      assert_int_equal (sim_model_start (&m, now, 0, bytes[i], open), 0);
+      done[i] = sim_model_pin (&m, open++);
+    }
+    else
+      done[i] = sim_model_read (&m, issue, 0, bytes[i]);
+    assert_true (done[i] >= (i % 3 == 0 ? now : issue) + 5 * MS);
+    now += sim_random (&rng) % (2 * MS);
+    sim_model_forget (&m, now);
+  }
+  /* Sorted by completion, the bytes delivered by each. */
+  for (i = 1; i < N; i++)
+    for (j = i; j > 0 && done[j - 1] > done[j]; j--) {
+      uint64_t d = done[j], b = bytes[j];
+
+      done[j] = done[j - 1];
+      bytes[j] = bytes[j - 1];
+      done[j - 1] = d;
+      bytes[j - 1] = b;
+    }
+  for (i = 0; i < N; i++) {
+    sum += bytes[i];
+    assert_true ((double) sum <= 10.0 * 1024 * 1024 + rate * (double) done[i]
+                 + 1);
+  }
+  /* And the link was kept busy: 1.5 GiB offered in about 3 s. */
+  assert_true ((double) sum / (double) (done[N - 1] - done[0]) > 0.9 * rate);
+  sim_model_free (&m);
 }
 
 /* The disk: sequential requests pay no seek, a jump across the whole
@@ -226,7 +378,11 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_sizes),
     cmocka_unit_test (test_durations),
-    cmocka_unit_test (test_remote_model),
+    cmocka_unit_test (test_remote_burst),
+    cmocka_unit_test (test_remote_shortest_first),
+    cmocka_unit_test (test_remote_pin),
+    cmocka_unit_test (test_remote_copy),
+    cmocka_unit_test (test_remote_bandwidth),
     cmocka_unit_test (test_disk_model),
     cmocka_unit_test (test_trace_csv),
     cmocka_unit_test (test_trace_log),
