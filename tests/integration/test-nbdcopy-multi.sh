@@ -37,7 +37,15 @@ while kill -0 "$copier" 2>/dev/null; do
 done > "$tmpdir/clients"
 wait "$copier"
 cmp "$img" "$tmpdir/copy.img"
-expect_readahead_hits $((size * 9 / 10)) "nbdcopy"
+# Read-ahead serves 97-99% of the copy on a quiet machine (262-266 MB).
+# Under CI's parallel ASan load it served 86.6% and 86.9% in two runs:
+# nbdkit's starved threads take the 64 requests in flight out of
+# order, and a request that overtook the ones before it, with no page
+# read behind it, is classified random by design (readahead.c:
+# stream_of_miss), 107 and 110 of the 1024 requests.  Without
+# read-ahead the hits would be none, and with a connection's stream
+# not recognised at most half: 80% tells those apart.
+expect_readahead_hits $((size * 8 / 10)) "nbdcopy"
 # Columns: id client requests bytes ra_hits ...; the id is per connection.
 busy=$(awk '$1 ~ /^[0-9]+$/ && $5 > 0 { print $1 }' "$tmpdir/clients" |
          sort -u | wc -l)
