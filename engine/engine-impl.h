@@ -90,7 +90,10 @@ struct adaptra_volume {
                                    ones count their own) */
   uint64_t backend_bytes;       /* added atomically: the stepped-aside
                                    path counts without the lock */
-  uint64_t readahead_hits;      /* added atomically, as backend_bytes */
+  uint64_t readahead_hits;      /* of its closed clients, as client_bytes:
+                                   a counter every reader of the volume
+                                   bumped would be one cache line shared
+                                   by every core's hits */
 };
 
 /* A client.  used, requests, bytes, readahead_hits and touched are

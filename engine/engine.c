@@ -395,6 +395,8 @@ adaptra_client_close (struct adaptra_engine *e, int client)
     __atomic_store_n (&c->used, false, __ATOMIC_RELAXED);
     c->volume->clients--;
     c->volume->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
+    c->volume->readahead_hits += __atomic_load_n (&c->readahead_hits,
+                                                  __ATOMIC_RELAXED);
   }
   adaptra_unlock (e);
 }
@@ -675,7 +677,6 @@ count_readahead_hit (struct adaptra_engine *e, struct adaptra_client *c,
 {
   adaptra_stats_count_hits (adaptra_stats_here (e), method, 1);
   __atomic_fetch_add (&c->readahead_hits, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add (&c->volume->readahead_hits, 1, __ATOMIC_RELAXED);
   if (s)
     atomic_fetch_add_explicit (&s->hits, 1, memory_order_relaxed);
 }
@@ -1262,15 +1263,17 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->backend_read_ns = (uint64_t) v->bdp.t;
     r->pages = pages ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
+    r->readahead_hits = v->readahead_hits;
     for (j = 0; j < e->nclients; j++) {
       const struct adaptra_client *c = adaptra_client_at (e, j);
 
-      if (c->used && c->volume == v)
+      if (c->used && c->volume == v) {
         r->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
+        r->readahead_hits += __atomic_load_n (&c->readahead_hits,
+                                              __ATOMIC_RELAXED);
+      }
     }
     r->backend_bytes = __atomic_load_n (&v->backend_bytes, __ATOMIC_RELAXED);
-    r->readahead_hits = __atomic_load_n (&v->readahead_hits,
-                                         __ATOMIC_RELAXED);
     n++;
   }
   adaptra_unlock (e);
