@@ -848,7 +848,7 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
 {
   struct adaptra_client *c = adaptra_client_of (e, client);
   struct adaptra_request r = { .buf = buf, .count = count };
-  struct adaptra_stream *s = NULL;
+  struct adaptra_stream *s = NULL, *ps;  /* the request's, the page's */
   const struct adaptra_page *page;
   const struct adaptra_volume *v;
   struct adaptra_span span;
@@ -901,12 +901,11 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
       continue;
     }
     page = adaptra_pool_page (&e->pool, batch[i]);
-    if ((s && page->stream_id == stream
-         ? stream_new_access (s, client, span.first + i)
+    ps = page->stream_id == stream ? s : NULL;
+    if ((ps ? stream_new_access (ps, client, span.first + i)
          : client_new_access (c, span.first + i)) &&
         adaptra_pool_touch (&e->pool, batch[i]))
-      count_readahead_hit (e, c, page->stream_id == stream ? s : NULL,
-                           page->method);
+      count_readahead_hit (e, c, ps, page->method);
     if (adaptra_pool_has_data (&e->pool))
       adaptra_copy_out (&r, span.first + i, e->page_shift,
                         adaptra_pool_data (&e->pool, batch[i]));
