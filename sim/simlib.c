@@ -148,7 +148,7 @@ struct share {
   struct sim_grab *grabs;
   size_t ngrabs, capgrabs;
   struct sim_flow *flows;
-  size_t n, cap;
+  size_t nflows, capflows;
 };
 
 /* A thousandth of a byte: what a read may lack and be complete, so
@@ -256,22 +256,16 @@ share_grab (struct share *rec, uint64_t at, double bytes)
 static int
 share_flow (struct share *rec, uint64_t start, uint64_t end)
 {
-  if (rec->n > 0 && rec->flows[rec->n - 1].end == start) {
-    rec->flows[rec->n - 1].end = end;
+  if (rec->nflows > 0 && rec->flows[rec->nflows - 1].end == start) {
+    rec->flows[rec->nflows - 1].end = end;
     return 0;
   }
-  if (rec->n == rec->cap) {
-    size_t cap = rec->cap ? 2 * rec->cap : 16;
-    struct sim_flow *f = realloc (rec->flows, cap * sizeof *f);
-
-    if (!f)
-      return -1;
-    rec->flows = f;
-    rec->cap = cap;
-  }
-  rec->flows[rec->n].start = start;
-  rec->flows[rec->n].end = end;
-  rec->n++;
+  if (grow ((void **) &rec->flows, &rec->capflows, rec->nflows,
+            sizeof *rec->flows) == -1)
+    return -1;
+  rec->flows[rec->nflows].start = start;
+  rec->flows[rec->nflows].end = end;
+  rec->nflows++;
   return 0;
 }
 
@@ -435,7 +429,7 @@ pin_share (struct sim_model *m, const struct share *rec)
     m->grabs[k] = rec->grabs[i];
     m->ngrabs++;
   }
-  for (i = 0; i < rec->n; i++) {
+  for (i = 0; i < rec->nflows; i++) {
     const struct sim_flow *f = &rec->flows[i];
 
     /* The run gave it only flow no pinned read had: it goes between
@@ -603,11 +597,22 @@ sim_model_finish (struct sim_model *m, unsigned key)
   *o = m->open[--m->nopen];
 }
 
+/* Drop the first past of the *n entries of a calendar once they are
+ * half of it, so that the move costs O(1) a read.
+ */
+static void
+drop_past (void *entries, size_t *n, size_t past, size_t size)
+{
+  if (past == 0 || past < *n / 2)
+    return;
+  memmove (entries, (char *) entries + past * size, (*n - past) * size);
+  *n -= past;
+}
+
 void
 sim_model_forget (struct sim_model *m, uint64_t now)
 {
   uint64_t checkpoint = now + m->latency_ns;
-  size_t n;
 
   if (m->kind == SIM_DISK || checkpoint <= m->checkpoint)
     return;
@@ -616,19 +621,10 @@ sim_model_forget (struct sim_model *m, uint64_t now)
    * without a target.)
    */
   run_bucket (m, checkpoint, -1, NULL, true);
-  /* Drop the calendars' past once it is half of them, so that the move
-   * costs O(1) a read.
-   */
-  n = first_flow (m, checkpoint);
-  if (n > 0 && n >= m->nflows / 2) {
-    memmove (m->flows, m->flows + n, (m->nflows - n) * sizeof *m->flows);
-    m->nflows -= n;
-  }
-  n = first_grab (m, checkpoint);
-  if (n > 0 && n >= m->ngrabs / 2) {
-    memmove (m->grabs, m->grabs + n, (m->ngrabs - n) * sizeof *m->grabs);
-    m->ngrabs -= n;
-  }
+  drop_past (m->flows, &m->nflows, first_flow (m, checkpoint),
+             sizeof *m->flows);
+  drop_past (m->grabs, &m->ngrabs, first_grab (m, checkpoint),
+             sizeof *m->grabs);
 }
 
 void
