@@ -262,7 +262,9 @@ int
 main (int argc, char **argv)
 {
   static const char *const cases[] = { "hit", "miss", "bypass", "stream" };
-  unsigned threads[16] = { 1, 2, 4, 8 }, nthreads = 4, c, t;
+  const size_t ncases = sizeof cases / sizeof cases[0];
+  unsigned threads[16] = { 1, 2, 4, 8 }, nthreads = 4, t;
+  size_t c, first = 0, end = ncases;
   const char *only = NULL;
   double held, held_one = 0;
   double seconds = 2;
@@ -291,22 +293,21 @@ main (int argc, char **argv)
       return EXIT_FAILURE;
     }
   }
-  for (c = 0; only && c < sizeof cases / sizeof cases[0] &&
-         strcmp (only, cases[c]) != 0; c++)
-    ;
-  if (c == sizeof cases / sizeof cases[0]) {
-    fprintf (stderr, "engine-scale: --case %s: expected hit, miss, bypass "
-             "or stream\n", only);
-    return EXIT_FAILURE;
+  if (only) {
+    while (first < ncases && strcmp (only, cases[first]) != 0)
+      first++;
+    if (first == ncases) {
+      fprintf (stderr, "engine-scale: --case %s: expected hit, miss, "
+               "bypass or stream\n", only);
+      return EXIT_FAILURE;
+    }
+    end = first + 1;
   }
   printf ("%-7s %7s %12s %12s %8s", "case", "threads", "ops/s",
           "ops/s/thread", "speedup");
   printf (timing ? " %10s %6s\n" : "\n", "held ns/op", "held");
-  for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+  for (c = first; c < end; c++) {
     double one = 0, two = 0;
-
-    if (only && strcmp (only, cases[c]) != 0)
-      continue;
 
     for (t = 0; t < nthreads; t++) {
       double ops = measure (cases[c], threads[t], seconds, &held);
