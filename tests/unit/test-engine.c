@@ -202,6 +202,19 @@ restart_engine (const struct adaptra_config *cfg)
 }
 
 /* Read through the engine and compare with the disk. */
+/* A write of len bytes of byte at off reached the backend: the disk
+ * changes (not in the middle of a backend read) and the engine is
+ * told, as the filter tells it after a plugin's write.
+ */
+static void
+write_disk (uint64_t off, size_t len, int byte)
+{
+  pthread_mutex_lock (&disk_lock);
+  memset (disk + off, byte, len);
+  pthread_mutex_unlock (&disk_lock);
+  adaptra_invalidate (e, volume, off, len);
+}
+
 static void
 read_check (uint64_t offset, uint32_t count)
 {
@@ -1383,8 +1396,7 @@ test_steal_splits_chunk (void **state)
   assert_int_equal (offset, 10 * PAGE);
   assert_int_equal (count, 118 * PAGE);
   assert_false (adaptra_prefetch_peek (e, 1, &offset, &count));
-  memset (disk + 20 * PAGE, 0x3C, PAGE);
-  adaptra_invalidate (e, volume, 20 * PAGE, PAGE);
+  write_disk (20 * PAGE, PAGE, 0x3C);
   assert_int_equal (drain (), 1);
   s = stats ();
   assert_int_equal (calls, 2);
@@ -1491,8 +1503,7 @@ write_during_read (uint64_t offset, uint32_t count)
   (void) offset;
   (void) count;
   during_read = NULL;
-  memset (disk + 20 * PAGE + 5, 0xAB, 3 * PAGE);
-  adaptra_invalidate (e, volume, 20 * PAGE + 5, 3 * PAGE);
+  write_disk (20 * PAGE + 5, 3 * PAGE, 0xAB);
 }
 
 static void
@@ -1515,8 +1526,7 @@ test_invalidate_ready_pages (void **state)
   (void) state;
   read_check (0, 64 * PAGE);
   drain ();
-  memset (disk + 100, 0x5A, 2 * PAGE);
-  adaptra_invalidate (e, volume, 100, 2 * PAGE);
+  write_disk (100, 2 * PAGE, 0x5A);
   read_check (0, 64 * PAGE);
 }
 
@@ -1962,10 +1972,7 @@ stress_writer (void *arg)
       2 * 1024 * 1024 + (i * UINT64_C (5003)) % (2 * 1024 * 1024 - 9000);
     unsigned char buf[PAGE];
 
-    pthread_mutex_lock (&disk_lock);
-    memset (disk + off, (int) i, 9000);
-    pthread_mutex_unlock (&disk_lock);
-    adaptra_invalidate (e, volume, off, 9000);
+    write_disk (off, 9000, (int) i);
     /* Reading the written area races with nothing: check it. */
     if (adaptra_read (e, client, &client_ctx, buf, sizeof buf, off) != 0 ||
         memcmp (buf, disk + off, sizeof buf) != 0)
@@ -2268,10 +2275,7 @@ stream_region_writer (void *arg)
   for (i = 0; i < 2000; i++) {
     uint64_t off = 3 * STREAM_REGION + (i * UINT64_C (7919)) % STREAM_REGION;
 
-    pthread_mutex_lock (&disk_lock);
-    memset (disk + off, (int) i, 100);
-    pthread_mutex_unlock (&disk_lock);
-    adaptra_invalidate (e, volume, off, 100);
+    write_disk (off, 100, (int) i);
   }
   return NULL;
 }
