@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* The adaptra filter: nbdkit glue over the engine in engine/.
+/* The adaptra filter: nbdkit glue over the engine in core/.
  *
  * One engine serves the whole server: its pool, stream table and
  * prefetch workers are shared by every connection, because one

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "adaptra/config.h"
-#include "../../engine/range.h"
-#include "../../engine/stream.h"
+#include "../../core/range.h"
+#include "../../core/stream.h"
 #include "../../plugin/params.h"
 
 static void

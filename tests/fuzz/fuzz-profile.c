@@ -1,4 +1,4 @@
-/* libFuzzer harness for the profile loader (engine/profile.c): every
+/* libFuzzer harness for the profile loader (core/profile.c): every
  * input is a profile file.
  *
  * Copyright (C) 2026 The adaptra authors

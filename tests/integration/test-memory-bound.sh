@@ -63,7 +63,7 @@ budget_kib ()
 }
 # check WHAT BASE PEAK CLIENT_BYTES: the peak against the budget.
 # Backend reads that cannot land in their frames go through transfer
-# slots that are part of adaptra-pool (engine/bounce.c), so nothing
+# slots that are part of adaptra-pool (core/bounce.c), so nothing
 # adaptra holds grows with the connections or the threads.
 check ()
 {

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/bdp.c: fitting latency and throughput. */
+/* Unit tests of core/bdp.c: fitting latency and throughput. */
 
 #include <config.h>
 
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/bdp.h"
+#include "../../core/bdp.h"
 
 /* A backend with latency_ns per request and rate bytes per second. */
 static uint64_t

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/bounce.c: transfer buffers within a byte budget. */
+/* Unit tests of core/bounce.c: transfer buffers within a byte budget. */
 
 #include <config.h>
 
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "../../engine/bounce.h"
+#include "../../core/bounce.h"
 
 static void
 test_rejects_bad_sizes (void **state)

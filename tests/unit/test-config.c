@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/config.c: defaults, every rejection and its
+/* Unit tests of core/config.c: defaults, every rejection and its
  * message, mode names.
  */
 

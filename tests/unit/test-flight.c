@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/flight.c: delivery rate, latency, the limit. */
+/* Unit tests of core/flight.c: delivery rate, latency, the limit. */
 
 #include <config.h>
 
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/flight.h"
+#include "../../core/flight.h"
 
 #define MS UINT64_C (1000000)
 #define SLOT ADAPTRA_FLIGHT_SLOT_NS

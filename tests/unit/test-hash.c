@@ -1,4 +1,4 @@
-/* test-hash.c: Fibonacci hashing (engine/hash.h).
+/* test-hash.c: Fibonacci hashing (core/hash.h).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "../../engine/hash.h"
+#include "../../core/hash.h"
 
 /* The values themselves: a changed multiplier or shift would move
  * every page to another bucket (and the unit tests' timings with it).

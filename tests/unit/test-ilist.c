@@ -1,4 +1,4 @@
-/* test-ilist.c: index-linked lists (engine/ilist.h).
+/* test-ilist.c: index-linked lists (core/ilist.h).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/ilist.h"
+#include "../../core/ilist.h"
 
 /* Two lists through one array, links at different offsets. */
 struct item {

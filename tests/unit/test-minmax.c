@@ -1,4 +1,4 @@
-/* test-minmax.c: min_u64 and max_u64 (engine/minmax.h).
+/* test-minmax.c: min_u64 and max_u64 (core/minmax.h).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/minmax.h"
+#include "../../core/minmax.h"
 
 static void
 min_and_max_of_two (void **state)

@@ -1,9 +1,9 @@
-/* test-pool.c: the page pool and its LRU (engine/pool.c, lru.c).
+/* test-pool.c: the page pool and its LRU (core/pool.c, lru.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/pool.c and its eviction policy engine/lru.c:
+/* Unit tests of core/pool.c and its eviction policy core/lru.c:
  * budget, LRU order, delayed activation, eviction accounting, rescue,
  * history and invalidation.
  */
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../engine/pool.h"
+#include "../../core/pool.h"
 
 #define SHIFT 12                /* 4 KiB pages */
 /* The largest method number the 6-bit field must hold. */

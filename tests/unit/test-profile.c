@@ -1,4 +1,4 @@
-/* Unit tests of engine/profile.c: recorder, file format, merge, matcher.
+/* Unit tests of core/profile.c: recorder, file format, merge, matcher.
  *
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause

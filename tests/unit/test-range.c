@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/range.h"
+#include "../../core/range.h"
 
 static void
 span_of_aligned_and_unaligned_requests (void **state)

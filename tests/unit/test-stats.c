@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/stats.c: the field table and the counting helpers. */
+/* Unit tests of core/stats.c: the field table and the counting helpers. */
 
 #include <config.h>
 

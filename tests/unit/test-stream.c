@@ -1,9 +1,9 @@
-/* test-stream.c: the stream table (engine/stream.c).
+/* test-stream.c: the stream table (core/stream.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/stream.c: ids, position matching, reaping, reuse.
+/* Unit tests of core/stream.c: ids, position matching, reaping, reuse.
  * Stream recognition end to end (interleaved, reordered, backward,
  * random) is tested through the engine in test-engine.c.
  */
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/stream.h"
+#include "../../core/stream.h"
 
 #define SEC UINT64_C (1000000000)
 

@@ -1,9 +1,9 @@
-/* test-window.c: the window policy (engine/window.c).
+/* test-window.c: the window policy (core/window.c).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of engine/window.c, the pure window policy. */
+/* Unit tests of core/window.c, the pure window policy. */
 
 #include <config.h>
 
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../engine/window.h"
+#include "../../core/window.h"
 
 /* 4 KiB pages: min 16K, max 1M, ratio 50, no latency lead. */
 static const struct adaptra_window_bounds bounds = {

@@ -23,7 +23,7 @@
  *     stream sits in the chain of the granule (2^8 pages) holding its
  *     expected page, so a lookup walks three short chains.
  *
- * Streams are created only on sequential evidence (engine/readahead.c):
+ * Streams are created only on sequential evidence (core/readahead.c):
  * a random read never takes a slot, so a random scan cannot flush the
  * table.  A stream leaves the table when a new one needs its slot and
  * it is the least recently used, or after ADAPTRA_STREAM_REAP_NS (10
@@ -218,7 +218,7 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   t->free_head = s->lru.next;
 
   /* The atomic fields one by one: a stream hit that found this slot's
-   * last stream may still write them (engine/engine.c: read_unlocked).
+   * last stream may still write them (core/engine.c: read_unlocked).
    */
   memset ((char *) s + offsetof (struct adaptra_stream, client), 0,
           sizeof *s - offsetof (struct adaptra_stream, client));

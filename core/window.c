@@ -39,7 +39,7 @@
  * shows a stream that started there, and the accelerated variant
  * doubles the position at once (exponential ramp-up).
  *
- * The pure functions here take the measurements; engine/readahead.c
+ * The pure functions here take the measurements; core/readahead.c
  * takes them from the pool and the stream table under the lock.  The
  * mode (adaptive or the legacy fixed window) is decided here too, in
  * adaptra_window_fixed_mode.

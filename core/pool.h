@@ -7,7 +7,7 @@
  * page number, aged by the eviction policy of lru.h.
  *
  * Every function here must be called with the engine lock held (see
- * engine/engine.c), except the three of the hit path that say
+ * core/engine.c), except the three of the hit path that say
  * otherwise: adaptra_pool_pin_hit, adaptra_pool_unpin and (on a page
  * already read) adaptra_pool_touch.  For those the pool has stripe
  * locks of its own, one per group of hash buckets (pool.c explains
@@ -57,7 +57,7 @@ struct adaptra_page {
    * as the seed's mark page carries the stream's window size: the
    * size in pages of the window it marks, and the low 32 bits of the
    * aging clock when that window was issued.  A stream that left the
-   * table resumes from them (engine/readahead.c).  0 elsewhere.
+   * table resumes from them (core/readahead.c).  0 elsewhere.
    */
   uint32_t window;
   uint32_t age;
