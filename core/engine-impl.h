@@ -17,10 +17,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bdp.h"
-#include "flight.h"
 #include "bounce.h"
 #include "minmax.h"
+#include "model.h"
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "pool.h"
@@ -40,25 +39,16 @@
 #define ADAPTRA_STAT_SHARDS 16
 #define ADAPTRA_CACHE_LINE 64
 
-/* Smallest share of a window that is worth a request of its own. */
-#define ADAPTRA_JOB_MIN (256 * 1024)
-
-/* Workers reading at once until the backend's latency is known to be
- * one that parallel reads hide (flight.h: not measured yet, or under a
- * millisecond a read as the page cache): the 4 of before the flight
- * limit, and a window is split 4 ways, not 16.  More only
- * share the CPUs and the disk's head: with 16, a file in the page
- * cache read in 256 KiB windows on this 2-CPU machine took 330 us a
- * read, over the step-aside bound (bdp.h), and read-ahead stayed on;
- * 16 ways, disk W3 fell from 96 to 73 MiB/s (prefetch.c).
+/* Smallest share of a window that is worth a request of its own: the
+ * model's smallest chunk where its latency is not hidden in parallel.
  */
-#define ADAPTRA_UNLIMITED_WORKERS 4
+#define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
 
 /* Transfer buffers (bounce.c) take this fraction (1/N) of
  * adaptra-pool; one transfer is at most its share of one reader that
- * reads in bulk: a prefetch worker without a flight limit (at most
- * ADAPTRA_UNLIMITED_WORKERS of adaptra-workers; under a limit the
- * workers' chunks are small), an adaptra-profile-worker, and this many
+ * reads in bulk: a prefetch worker without a congestion limit (at most
+ * ADAPTRA_MODEL_DEPTH of adaptra-workers; under a limit the workers'
+ * chunks are small), an adaptra-profile-worker, and this many
  * more for the clients' own reads.  512 KiB in a 64 MiB pool.
  */
 #define ADAPTRA_BOUNCE_SHARE 16
@@ -78,10 +68,13 @@ struct adaptra_volume {
   unsigned nctx;
   unsigned running;             /* its jobs being read now */
   unsigned clients;             /* open clients */
-  struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
+  struct adaptra_model model;   /* its backend's reads, for step-aside */
   bool bypass;                  /* stepped aside: the backend is as fast
-                                   as the pool (adaptra_bdp_fast); written
-                                   atomically, the hit path reads it */
+                                   as the pool (adaptra_model_fast);
+                                   written atomically, the hit path reads
+                                   it */
+  bool served;                  /* its read-ahead served a client
+                                   (engine.c: served) */
   uint64_t aside_sampled_ns;    /* last throughput sample of the
                                    lockless stepped-aside path (atomic,
                                    engine.c: read_aside) */
@@ -173,9 +166,8 @@ struct adaptra_engine {
   pthread_cond_t hint_queued;   /* the same for workers of hints only:
                                    a cache hint's job was queued */
   pthread_cond_t job_done;      /* a volume's last running job ended */
-  pthread_cond_t flight_on;     /* the backend's latency is known to be
-                                   one parallel reads hide: the workers
-                                   past ADAPTRA_UNLIMITED_WORKERS read */
+  pthread_cond_t depth_grew;    /* the model's depth grew: workers
+                                   parked past it may read */
   struct adaptra_config cfg;    /* tunables may change at run time */
   struct adaptra_volume **volumes; /* by id; NULL: free */
   size_t nvolumes;
@@ -183,10 +175,11 @@ struct adaptra_engine {
   struct adaptra_bounce bounce; /* transfer buffers (own lock) */
   uint32_t slot_pages;          /* most pages of one transfer buffer */
   struct adaptra_streams streams;
-  struct adaptra_bdp bdp;
-  struct adaptra_flight flight; /* backend reads in flight, their limit */
+  struct adaptra_model model;   /* the backend, from all its reads */
   struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
   uint64_t queue_vtime;         /* tag of the last job a worker took */
+  uint64_t queue_budget;        /* the model's budget: bytes of start
+                                   tag a round of the queue */
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
@@ -196,8 +189,8 @@ struct adaptra_engine {
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */
   unsigned workers_busy;        /* of the first, reading a job now */
-  bool flight_slow;             /* the flight estimate's slow at the last
-                                   completion (worker_main) */
+  unsigned depth;               /* the model's depth at the last
+                                   completion (0: every worker reads) */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */
@@ -464,7 +457,7 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
  * not NULL) the pages are also touched and copied out to the request.
  * Unless the frames are consecutive in the arena or demand wants every
  * byte read, n is at most e->slot_pages.  The read is timed (for
- * bdp.c and flight.c) from started_ns, or from the call if that is
+ * model.c) from started_ns, or from the call if that is
  * ADAPTRA_NOT_STARTED.
  * Returns 0 or the backend's errno, in which case the frames are
  * dropped.

@@ -100,7 +100,7 @@ init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
 {
   uint64_t pool_pages = cfg->pool_bytes >> e->page_shift;
   uint64_t budget = pool_pages / ADAPTRA_BOUNCE_SHARE;
-  uint64_t shares = min_u64 (cfg->workers, ADAPTRA_UNLIMITED_WORKERS) +
+  uint64_t shares = min_u64 (cfg->workers, ADAPTRA_MODEL_DEPTH) +
     cfg->profile_workers + ADAPTRA_BOUNCE_READER_SLOTS;
 
   if (budget == 0)
@@ -135,6 +135,8 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->backend = *backend;
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
+  e->depth = ADAPTRA_MODEL_DEPTH;
+  e->queue_budget = ADAPTRA_MODEL_BUDGET;
   e->shards = aligned_alloc (ADAPTRA_CACHE_LINE,
                              ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   frame_bytes = e->shards ? init_bounce (e, cfg) : 0;
@@ -165,7 +167,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   pthread_cond_init (&e->job_queued, NULL);
   pthread_cond_init (&e->hint_queued, NULL);
   pthread_cond_init (&e->job_done, NULL);
-  pthread_cond_init (&e->flight_on, NULL);
+  pthread_cond_init (&e->depth_grew, NULL);
   return e;
 }
 
@@ -188,7 +190,7 @@ adaptra_engine_free (struct adaptra_engine *e)
     }
   free (e->volumes);
   pthread_cond_destroy (&e->job_done);
-  pthread_cond_destroy (&e->flight_on);
+  pthread_cond_destroy (&e->depth_grew);
   pthread_cond_destroy (&e->hint_queued);
   pthread_cond_destroy (&e->job_queued);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
@@ -519,9 +521,37 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
+/* Has volume v's read-ahead had its chance: has a window served a
+ * client, or has no client of it started a stream?  Stepping aside
+ * weighs the backend against the pool, so where streams read, the pool
+ * must have served first: a volume that stepped aside after its first
+ * 16 reads, before its first window was read, never read ahead at all
+ * (and neither did a test of read-ahead over the memory plugin).
+ * Random readers start no stream and step aside on the model alone.
+ * Lock held.
+ */
+static bool
+served (struct adaptra_engine *e, struct adaptra_volume *v)
+{
+  uint64_t hits = v->readahead_hits, streams = 0;
+  size_t i;
+
+  assert_locked (e);
+  for (i = 0; !v->served && i < e->nclients; i++) {
+    const struct adaptra_client *c = adaptra_client_at (e, i);
+
+    if (c->used && c->volume == v) {
+      hits += __atomic_load_n (&c->readahead_hits, __ATOMIC_RELAXED);
+      streams += c->streams_started;
+    }
+  }
+  v->served = v->served || hits > 0;
+  return v->served || streams == 0;
+}
+
 /* Does volume v step aside now (adaptra-bypass, else its backend's
- * speed: adaptra_bdp_fast)?  A switch is counted and traced.  Lock
- * held.
+ * speed: adaptra_model_fast, once served)?  A switch is counted and
+ * traced.  Lock held.
  */
 static bool
 steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
@@ -534,7 +564,8 @@ steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
   case ADAPTRA_BYPASS_ALWAYS: fast = true; break;
   case ADAPTRA_BYPASS_NEVER: fast = false; break;
   case ADAPTRA_BYPASS_AUTO: default:
-    fast = adaptra_bdp_fast (&v->bdp, v->bypass);
+    fast = adaptra_model_fast (&v->model, adaptra_now (e), v->bypass) &&
+      served (e, v);
     break;
   }
   if (fast != v->bypass) {
@@ -543,7 +574,7 @@ steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
     if (e->cfg.trace) {
       snprintf (line, sizeof line,
                 "bypass(volume=%d, read_ns=%.0f, bytes=%.0f) = %s", v->id,
-                v->bdp.t, v->bdp.n, fast ? "on" : "off");
+                v->model.t, v->model.n, fast ? "on" : "off");
       e->cfg.trace (e->cfg.trace_opaque, line);
     }
   }
@@ -577,7 +608,7 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
  * case: 11% of one thread's time, a serial fraction that would cap 64
  * cores at 8x); once a millisecond is 0.01%.  A slow backend (a read
  * of 1 ms or more) is still sampled at every read of a client at queue
- * depth 1, so read-ahead comes back as fast as before (bdp.h: 2-3
+ * depth 1, so read-ahead comes back as fast as before (model.h: 2-3
  * reads for a 10x slowdown), and at queue depth 16 within 16 times as
  * many reads.  Time-based, the samples are an unbiased pick of the
  * reads, where sampling every slow read and some of the fast ones
@@ -614,8 +645,10 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
       t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
       >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
     __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
-    adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
-    adaptra_bdp_sample (&c->volume->bdp, end - start, t1 - t0);
+    adaptra_model_sample (&e->model, end - start, t0, t1,
+                          ADAPTRA_MODEL_UNKNOWN);
+    adaptra_model_sample (&c->volume->model, end - start, t0, t1,
+                          ADAPTRA_MODEL_UNKNOWN);
     steps_aside (e, c->volume);
     adaptra_unlock (e);
   }
@@ -1109,7 +1142,7 @@ void
 adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
 {
   struct adaptra_pool_counts pool;
-  struct adaptra_flight_estimate flight;
+  struct adaptra_model_estimate model;
   size_t i;
 
   memset (out, 0, sizeof *out);
@@ -1129,11 +1162,11 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
     out->clients_active += adaptra_client_at (e, i)->used;
   out->prefetch_queued_bytes = e->queued_bytes;
   out->prefetch_flight_bytes = e->flight_bytes;
-  out->backend_latency_ns = adaptra_bdp_latency_ns (&e->bdp);
-  out->backend_bytes_per_sec = adaptra_bdp_bytes_per_sec (&e->bdp);
-  out->backend_flight_bytes = adaptra_flight_running (&e->flight);
-  adaptra_flight_estimate (&e->flight, adaptra_now (e), &flight);
-  out->backend_flight_limit = flight.limit == UINT64_MAX ? 0 : flight.limit;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &model);
+  out->backend_latency_ns = model.latency_ns;
+  out->backend_bytes_per_sec = model.bandwidth;
+  out->backend_flight_bytes = adaptra_model_running (&e->model);
+  out->backend_flight_limit = model.limit == UINT64_MAX ? 0 : model.limit;
   out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;
   for (i = 0; i < e->nvolumes; i++)
     out->volumes_bypassed += e->volumes[i] && e->volumes[i]->bypass;
@@ -1259,7 +1292,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->clients = v->clients;
     r->contexts = v->nctx;
     r->bypass = v->bypass;
-    r->backend_read_ns = (uint64_t) v->bdp.t;
+    r->backend_read_ns = (uint64_t) v->model.t;
     r->pages = pages ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
     r->readahead_hits = v->readahead_hits;

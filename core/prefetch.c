@@ -104,15 +104,6 @@
 #include "range.h"
 #include "engine-impl.h"
 
-/* The smallest and largest chunk a window is split into (chunk_bytes). */
-#define CHUNK_MIN (64 * 1024)
-#define CHUNK_MAX (1024 * 1024)
-
-/* The fair queue's round, in bytes of start tag: within a round, jobs
- * go in page order (above).
- */
-#define ROUND_BYTES (4 * CHUNK_MAX)
-
 /* Add (or take, with a negative n) n bytes to the prefetch in flight of
  * v and of the engine.
  */
@@ -164,13 +155,15 @@ stream_last (struct adaptra_engine *e, const struct adaptra_stream *s,
   return walk_last (e, stream);
 }
 
-/* Does job a go before job b of another stream?  By round (ROUND_BYTES
- * of start tag), then by page within a round (above).
+/* Does job a go before job b of another stream?  By round (the
+ * model's budget of start tag), then by page within a round (above).
  */
 static bool
-goes_before (const struct adaptra_job *a, const struct adaptra_job *b)
+goes_before (const struct adaptra_engine *e, const struct adaptra_job *a,
+             const struct adaptra_job *b)
 {
-  uint64_t round_a = a->tag / ROUND_BYTES, round_b = b->tag / ROUND_BYTES;
+  uint64_t round_a = a->tag / e->queue_budget;
+  uint64_t round_b = b->tag / e->queue_budget;
 
   return round_a != round_b ? round_a < round_b : a->first < b->first;
 }
@@ -192,10 +185,10 @@ enqueue (struct adaptra_engine *e, struct adaptra_job *job)
   job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
                                                  bytes, v->base + v->size);
   job->tag = finish > e->queue_vtime ? finish : e->queue_vtime;
-  if (e->queue_tail && !goes_before (job, e->queue_tail))
+  if (e->queue_tail && !goes_before (e, job, e->queue_tail))
     at = &e->queue_tail->next;
   else
-    while (*at && !goes_before (job, *at))
+    while (*at && !goes_before (e, job, *at))
       at = &(*at)->next;
   job->next = *at;
   *at = job;
@@ -236,39 +229,6 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
   return job;
 }
 
-/* The largest prefetch job while streams compete, in bytes: a
- * sixteenth of the backend's bandwidth-delay product (flight.h),
- * within [CHUNK_MIN, CHUNK_MAX], rounded down to a power of two; where
- * the workers have no flight limit (not measured yet, or a backend
- * that does not hide latency in parallel reads) the product of bdp.c's
- * fitted line, within [ADAPTRA_JOB_MIN, CHUNK_MAX].  The flight limit
- * keeps about twenty of them in flight, so a reader that catches up
- * with its read-ahead waits for about its own request, as it would
- * without the filter, not for a larger read sharing the link with the
- * others.  A power of two, because a window starts where a request
- * ended, so a client's aligned requests of a power of two up to the
- * chunk each lie in one chunk; an eighth of the remote model's product
- * was about 115 KiB, and a 64 KiB read straddled two chunks half the
- * time, the second often still queued.  On W2 (remote model, 3 runs
- * each, alternating; no filter 9.0 ms): p99 20.3 ms with an eighth,
- * 20.6 ms with a quarter rounded (128 KiB), 12.0 ms with a sixteenth
- * rounded (64 KiB), at 198-200 MiB/s each, 10% more CPU.
- */
-static uint64_t
-chunk_bytes (const struct adaptra_engine *e,
-             const struct adaptra_flight_estimate *est)
-{
-  uint64_t fit, chunk = est->bdp / 16;
-
-  if (est->limit == UINT64_MAX) {
-    fit = adaptra_bdp_bytes (&e->bdp);
-    return fit < ADAPTRA_JOB_MIN ? ADAPTRA_JOB_MIN
-      : fit < CHUNK_MAX ? fit : CHUNK_MAX;
-  }
-  chunk = chunk < CHUNK_MIN ? CHUNK_MIN : chunk < CHUNK_MAX ? chunk : CHUNK_MAX;
-  return UINT64_C (1) << (63 - __builtin_clzll (chunk));
-}
-
 /* Has a stream other than stream prefetch queued?  (Not counting a
  * job adaptra-sim's workers started, which stays queued until its read
  * completes where a thread's leaves the queue.)  Lock held.
@@ -284,40 +244,46 @@ contended (const struct adaptra_engine *e, uint64_t stream)
   return false;
 }
 
-/* How many ways a window is split: one a worker under a flight limit
- * (whose chunks are small anyway while streams compete), else
- * ADAPTRA_UNLIMITED_WORKERS at most, as before the limit.  Without a
- * limit, a slow backend still has every worker reading (flight_open),
- * for many streams' small windows, not for one window in 16 pieces: a
- * curl plugin 2 ms away read a scan's 64 MiB in 258 ranged GETs so,
- * against at most 256 in 4 pieces.  Lock held.
+/* How many ways a window is split: one a worker under a congestion
+ * limit (whose chunks are small anyway while streams compete), else
+ * the reads in flight the backend rewards, ADAPTRA_MODEL_DEPTH where
+ * it is latency-bound without a limit.  There every worker still reads
+ * (flight_open), for many streams' small windows, not for one window
+ * in 16 pieces: a curl plugin 2 ms away read a scan's 64 MiB in 258
+ * ranged GETs so, against at most 256 in 4 pieces.  Lock held.
  */
 static unsigned
 parallel_workers (const struct adaptra_engine *e,
-                  const struct adaptra_flight_estimate *est)
+                  const struct adaptra_model_estimate *est)
 {
+  unsigned depth = est->depth ? est->depth : ADAPTRA_MODEL_DEPTH;
+
   if (est->limit != UINT64_MAX)
     return e->nworkers;
-  return e->nworkers < ADAPTRA_UNLIMITED_WORKERS ? e->nworkers
-    : ADAPTRA_UNLIMITED_WORKERS;
+  return e->nworkers < depth ? e->nworkers : depth;
 }
 
 /* Pages per job for a window of n pages of stream: split so that every
- * worker that reads at once gets a share and the window arrives in about one backend
- * latency, but not below ADAPTRA_JOB_MIN bytes (a serialising backend
- * prefers fewer, larger requests) nor above ADAPTRA_REQUEST_MAX, or a
- * chunk (chunk_bytes) while other streams' prefetch is queued.
+ * worker that reads at once gets a share and the window arrives in
+ * about one backend latency, but not below ADAPTRA_JOB_MIN bytes (a
+ * serialising backend prefers fewer, larger requests) nor above
+ * ADAPTRA_REQUEST_MAX, or the model's chunk while other streams'
+ * prefetch is queued.  The chunk is a power of two where
+ * latency-bound, because a window starts where a request ended, so a
+ * client's aligned requests of a power of two up to the chunk each lie
+ * in one chunk.  Also sets the queue's budget (goes_before).
  */
 static uint32_t
-job_pages (const struct adaptra_engine *e, uint64_t n, uint64_t stream)
+job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream)
 {
-  struct adaptra_flight_estimate est;
+  struct adaptra_model_estimate est;
   uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
   uint64_t ceiling, share;
   unsigned ways;
 
-  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
-  ceiling = (contended (e, stream) ? chunk_bytes (e, &est)
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  e->queue_budget = est.budget;
+  ceiling = (contended (e, stream) ? est.chunk
              : ADAPTRA_REQUEST_MAX) >> e->page_shift;
   ways = parallel_workers (e, &est);
   share = ways > 1 ? (n + ways - 1) / ways : n;
@@ -420,10 +386,13 @@ adaptra_prefetch_congested (const struct adaptra_engine *e,
   uint64_t pool = e->cfg.pool_bytes;
   uint64_t four = adaptra_readahead_max_pages (e) << (e->page_shift + 2);
   uint64_t limit = four > pool / 8 ? four : pool / 8;
-  uint64_t second = adaptra_bdp_bytes_per_sec (&e->bdp);
+  struct adaptra_model_estimate est;
+  uint64_t second;
   unsigned sharing = e->volumes_in_flight + (v->flight_bytes == 0);
 
   assert_locked (e);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  second = est.bandwidth;
   if (limit > pool / 2)
     limit = pool / 2;
   if (second > 0 && (second > four ? second : four) < limit)
@@ -509,7 +478,8 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   bool in_client;
   unsigned char *buf = fetch_target (e, first, frames, n, bytes, demand,
                                      &slot, &in_client);
-  struct adaptra_flight_estimate est;
+  struct adaptra_model_estimate est;
+  enum adaptra_model_distance where = ADAPTRA_MODEL_UNKNOWN;
   uint64_t t0 = 0, t1 = 0;
   uint32_t i;
   int err;
@@ -518,11 +488,11 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   if (!buf && adaptra_pool_has_data (&e->pool))
     err = ENOMEM;
   else {
-    adaptra_flight_start (&e->flight, bytes);
+    where = adaptra_model_start (&e->model, first << e->page_shift, bytes);
     t0 = started_ns != ADAPTRA_NOT_STARTED ? started_ns : adaptra_now (e);
     err = e->backend.pread (ctx, buf, bytes, offset);
     t1 = adaptra_now (e);
-    adaptra_flight_end (&e->flight, bytes);
+    adaptra_model_end (&e->model, bytes);
   }
   if (!err && buf) {
     /* The frames are ours while IN_FLIGHT: fill them without the lock. */
@@ -540,9 +510,8 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   if (!err) {
     adaptra_stat_add (&e->stats.backend_bytes, bytes);
     __atomic_fetch_add (&v->backend_bytes, bytes, __ATOMIC_RELAXED);
-    adaptra_bdp_sample (&v->bdp, bytes, t1 - t0);
-    adaptra_bdp_sample (&e->bdp, bytes, t1 - t0);
-    adaptra_flight_sample (&e->flight, bytes, t0, t1);
+    adaptra_model_sample (&e->model, bytes, t0, t1, where);
+    adaptra_model_sample (&v->model, bytes, t0, t1, where);
     for (i = 0; i < n; i++) {
       if (!adaptra_pool_complete (&e->pool, frames[i])) {
         if (!demand)
@@ -563,16 +532,16 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
     add_flight (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
   /* Room in flight again: a worker held back (worker_main) may start;
-   * and once the backend's latency is known to be one parallel reads
-   * hide, the workers parked until then (they wait only while
-   * flight_slow is false, so its turning true is the one wake-up).
+   * and when the model's depth grows, the workers parked past the old
+   * one (they wait on depth_grew only, so its growing is the one
+   * wake-up).
    */
   if (e->queue_head)
     pthread_cond_signal (&e->job_queued);
-  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
-  if (est.slow && !e->flight_slow)
-    pthread_cond_broadcast (&e->flight_on);
-  e->flight_slow = est.slow;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  if (e->depth != 0 && (est.depth == 0 || est.depth > e->depth))
+    pthread_cond_broadcast (&e->depth_grew);
+  e->depth = est.depth;
   return err;
 }
 
@@ -778,22 +747,22 @@ adaptra_prefetch_drop_queue (struct adaptra_engine *e,
 }
 
 /* May a prefetch job start while running bytes are being read from
- * the backend, busy of them by workers?  Under a flight limit, while
- * the bytes are under it or none are; without one, on a backend whose
- * latency parallel reads hide (flight.h: many slow streams, whose
- * windows are a few pages, need many reads at once), always; else
- * while fewer than ADAPTRA_UNLIMITED_WORKERS jobs are.  Lock held.
+ * the backend, busy of them by workers?  Under the model's congestion
+ * limit, while the bytes are under it or none are; else while fewer
+ * than the model's depth of jobs are (any number where latency-bound:
+ * many slow streams, whose windows are a few pages, need many reads at
+ * once).  Lock held.
  */
 static bool
 flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 {
-  struct adaptra_flight_estimate est;
+  struct adaptra_model_estimate est;
 
   assert_locked (e);
-  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (est.limit != UINT64_MAX)
     return running == 0 || running < est.limit;
-  return est.slow || busy < ADAPTRA_UNLIMITED_WORKERS;
+  return est.depth == 0 || busy < est.depth;
 }
 
 bool
@@ -835,7 +804,7 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
 
   *prev = NULL;
   if (!w->hints_only &&
-      !flight_open (e, adaptra_flight_running (&e->flight), e->workers_busy))
+      !flight_open (e, adaptra_model_running (&e->model), e->workers_busy))
     return NULL;
   for (job = e->queue_head; job && !may_run (w, job);
        *prev = job, job = job->next)
@@ -843,17 +812,14 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   return job;
 }
 
-/* Is worker w parked?  Until the backend is known to have a latency
- * that parallel reads hide (flight.h), only the first
- * ADAPTRA_UNLIMITED_WORKERS read (engine-impl.h); the others wait on
- * flight_on, where the wake-ups meant for readers of jobs do not reach
- * them.  Lock held.
+/* Is worker w parked?  Only the first of them up to the model's depth
+ * read (all where it is 0); the others wait on depth_grew, where the
+ * wake-ups meant for readers of jobs do not reach them.  Lock held.
  */
 static bool
 parked (const struct adaptra_engine *e, const struct adaptra_worker *w)
 {
-  return !w->hints_only && w->index >= ADAPTRA_UNLIMITED_WORKERS &&
-    !e->flight_slow;
+  return !w->hints_only && e->depth != 0 && w->index >= e->depth;
 }
 
 static void *
@@ -870,7 +836,7 @@ worker_main (void *arg)
     job = prev = NULL;
     while (!e->stopping &&
            (parked (e, w) || (job = next_for_worker (e, w, &prev)) == NULL))
-      adaptra_wait (e, parked (e, w) ? &e->flight_on
+      adaptra_wait (e, parked (e, w) ? &e->depth_grew
                     : w->hints_only ? &e->hint_queued : &e->job_queued);
     if (e->stopping)
       break;
@@ -895,7 +861,7 @@ join_workers (struct adaptra_engine *e, unsigned n)
   adaptra_lock (e);
   e->stopping = true;
   pthread_cond_broadcast (&e->job_queued);
-  pthread_cond_broadcast (&e->flight_on);
+  pthread_cond_broadcast (&e->depth_grew);
   pthread_cond_broadcast (&e->hint_queued);
   adaptra_unlock (e);
   for (i = 0; i < n; i++)

@@ -104,11 +104,12 @@ adaptra_readahead_max_pages (const struct adaptra_engine *e)
 {
   unsigned shift = e->page_shift;
   uint64_t floor = ADAPTRA_AUTO_MAX_FLOOR >> shift;
+  struct adaptra_model_estimate est;
 
   assert_locked (e);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   return adaptra_window_max (e->cfg.max_bytes >> shift, floor ? floor : 1,
-                             adaptra_bdp_bytes (&e->bdp) >> shift,
-                             adaptra_pool_spare (&e->pool));
+                             est.bdp >> shift, adaptra_pool_spare (&e->pool));
 }
 
 uint64_t
@@ -157,11 +158,13 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
             uint64_t consumed, uint64_t window, uint64_t now)
 {
   uint64_t dt = now - s->issue_ns;
+  struct adaptra_model_estimate est;
   double fetch_ns, pages;
 
   if (dt == 0 || consumed == 0)
     return 0;
-  fetch_ns = (double) adaptra_bdp_fetch_ns (&e->bdp, window << e->page_shift);
+  adaptra_model_estimate (&e->model, now, &est);
+  fetch_ns = (double) adaptra_model_fetch_ns (&est, window << e->page_shift);
   pages = fetch_ns * (double) consumed / (double) dt;
   return (uint64_t) pages + 1;
 }
@@ -228,10 +231,12 @@ carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
 static bool
 queue_slow (const struct adaptra_engine *e)
 {
-  uint64_t rate = adaptra_bdp_bytes_per_sec (&e->bdp);
+  struct adaptra_model_estimate est;
 
-  return rate > 0 && (double) e->queued_bytes * 1e9 / (double) rate >
-    (double) adaptra_bdp_latency_ns (&e->bdp);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  return est.bandwidth > 0 &&
+    (double) e->queued_bytes * 1e9 / (double) est.bandwidth >
+    (double) est.latency_ns;
 }
 
 /* Issue the window pl: record it as its stream's current one and
@@ -344,8 +349,8 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * bandwidth-delay estimate; the pool bound still applies.  The
  * estimate alone cannot see the parallelism a backend offers.
  *
- * Where reads in parallel hide the backend's latency (flight.h: L of
- * a millisecond or more), the cap stops at LATE_CAP_BDPS times what the
+ * Where the model says the backend is latency-bound (model.h), the
+ * cap stops at LATE_CAP_BDPS times what the
  * backend delivered a latency in the last second (R x L there).  A
  * cap so far ahead of what arrives does not make the window come
  * sooner: a reader still late is waiting for bandwidth.  And R follows
@@ -355,9 +360,9 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * B), reading faster than the remote model delivers, doubled its cap
  * to a quarter of the pool, and the 64 MiB window past its stream's
  * end was read for nothing in one run of two: 50 MiB more from the
- * backend.  The disk model's fastest reads take no latency, and R is
- * not known until a slot of reads is over (flight.h): there the
- * ceiling is the pool's alone.
+ * backend.  The disk model seeks and is not latency-bound, and the
+ * bandwidth is not known until a slot of reads is over (model.h):
+ * there the ceiling is the pool's alone.
  */
 #define LATE_CAP_BDPS 8
 
@@ -372,10 +377,10 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
   if (e->cfg.max_bytes != 0)
     return;
   if (s->late > 0) {
-    struct adaptra_flight_estimate est;
+    struct adaptra_model_estimate est;
 
-    adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
-    if (est.slow && est.bdp > 0)
+    adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+    if (est.latency_bound && est.bdp > 0)
       ceiling = min_u64 (ceiling, max_u64 (b->max, LATE_CAP_BDPS * est.bdp
                                                    >> e->page_shift));
     s->cap = min_u64 (2 * max_u64 (s->cap, b->max), ceiling);

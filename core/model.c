@@ -1,0 +1,292 @@
+/* model.c: the one model of a backend, its filters and its estimate.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The filters behind the estimate (model.h): a ring of delivery
+ * slots (max-bandwidth), ten buckets of the fastest near and far read
+ * (min-latency), and moving averages of a read's size and time (the
+ * line fit, and the "as fast as the pool" test).  A read for a slot or
+ * bucket newer than the one in its place reuses the place (the old one
+ * left the window long ago); a read for an older one is too late to
+ * count.  Terms and which decision reads which field: docs/DESIGN.md
+ * §6.1.
+ */
+
+#include <config.h>
+
+#include <stddef.h>
+
+#include "model.h"
+
+#define BUCKET_NS (ADAPTRA_MODEL_LATENCY_NS / ADAPTRA_MODEL_BUCKETS)
+
+enum adaptra_model_distance
+adaptra_model_start (struct adaptra_model *m, uint64_t offset, uint64_t bytes)
+{
+  __atomic_fetch_add (&m->running, bytes, __ATOMIC_RELAXED);
+  return __atomic_exchange_n (&m->next_offset, offset + bytes,
+                              __ATOMIC_RELAXED) == offset
+    ? ADAPTRA_MODEL_NEAR : ADAPTRA_MODEL_FAR;
+}
+
+void
+adaptra_model_end (struct adaptra_model *m, uint64_t bytes)
+{
+  __atomic_fetch_sub (&m->running, bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t
+adaptra_model_running (const struct adaptra_model *m)
+{
+  return __atomic_load_n (&m->running, __ATOMIC_RELAXED);
+}
+
+/* Slot ids are the slot's number + 1, so that 0 is a place unused. */
+static uint64_t
+slot_id (uint64_t t)
+{
+  return t / ADAPTRA_MODEL_SLOT_NS + 1;
+}
+
+static void
+keep_fastest (struct adaptra_model_fastest *f, uint64_t bytes, uint64_t t)
+{
+  if (f->ns == 0 || t < f->ns) {
+    f->ns = t > 0 ? t : 1;
+    f->bytes = bytes;
+  }
+}
+
+void
+adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
+                      uint64_t t0, uint64_t t1,
+                      enum adaptra_model_distance where)
+{
+  uint64_t id = slot_id (t1), second = t1 / BUCKET_NS + 1;
+  uint64_t t = t1 > t0 ? t1 - t0 : 0;
+  struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
+  struct adaptra_model_bucket *b = &m->bucket[second % ADAPTRA_MODEL_BUCKETS];
+  double n = (double) bytes, dt = (double) t;
+
+  if (m->samples++ == 0) {
+    m->n = n;
+    m->t = dt;
+    m->nn = n * n;
+    m->nt = n * dt;
+  }
+  else {
+    m->n += (n - m->n) / ADAPTRA_MODEL_EWMA;
+    m->t += (dt - m->t) / ADAPTRA_MODEL_EWMA;
+    m->nn += (n * n - m->nn) / ADAPTRA_MODEL_EWMA;
+    m->nt += (n * dt - m->nt) / ADAPTRA_MODEL_EWMA;
+  }
+
+  if (id > m->newest)
+    m->newest = id;
+  if (s->id < id) {
+    s->id = id;
+    s->bytes = 0;
+  }
+  if (s->id == id)
+    s->bytes += bytes;
+
+  if (b->id < second) {
+    b->id = second;
+    b->near = b->far = (struct adaptra_model_fastest) { 0 };
+  }
+  if (b->id == second && where != ADAPTRA_MODEL_UNKNOWN)
+    keep_fastest (where == ADAPTRA_MODEL_NEAR ? &b->near : &b->far, bytes, t);
+}
+
+/* The line t = latency + n * slope through the averages; slope 0 when
+ * the sizes do not spread.
+ */
+static void
+fit (const struct adaptra_model *m, double *latency, double *slope)
+{
+  double var = m->nn - m->n * m->n;
+  double cov = m->nt - m->n * m->t;
+
+  *latency = m->t;
+  *slope = 0;
+  if (var > ADAPTRA_MODEL_FIT_SPREAD * m->n * m->n && cov > 0) {
+    *slope = cov / var;
+    *latency = m->t - m->n * *slope;
+    if (*latency < 0)
+      *latency = 0;
+  }
+}
+
+/* The max-bandwidth filter: the most of three lower bounds of what the
+ * backend moves a second (model.h).  *transfer is the most of the two
+ * that measure the transfer alone (the slots and the line), by which a
+ * read's transfer is taken off its time: a lone read's n / t would
+ * take all of it off.
+ */
+static uint64_t
+bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer)
+{
+  uint64_t id = slot_id (now), most = 0, rate;
+  double latency, slope;
+  size_t i;
+
+  for (i = 0; i < ADAPTRA_MODEL_SLOTS; i++) {
+    const struct adaptra_model_slot *s = &m->slot[i];
+
+    /* Over (two slots ago or older, by now and by what completed),
+     * and in the last second.
+     */
+    if (s->id + 2 <= id && s->id + 2 <= m->newest &&
+        s->id + 2 + ADAPTRA_MODEL_WINDOW_SLOTS > id && s->bytes > most)
+      most = s->bytes;
+  }
+  rate = (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS);
+  if (m->samples > 0) {
+    fit (m, &latency, &slope);
+    if (slope > 0 && 1e9 / slope > (double) rate)
+      rate = (uint64_t) (1e9 / slope);
+  }
+  *transfer = rate;
+  if (m->t > 0 && m->n * 1e9 / m->t > (double) rate)
+    rate = (uint64_t) (m->n * 1e9 / m->t);
+  return rate;
+}
+
+/* A fastest read's latency at bandwidth rate: its time less its
+ * transfer.  For the latency the engine sizes by (halve true), at most
+ * half its time comes off: under a light load (one read at a time, all
+ * of one size) the bandwidth is the reads themselves, whose whole time
+ * would pass for transfer.  For the distance test (halve false), all
+ * of it: a near read on a disk is all transfer, and its bandwidth is
+ * known from those very reads.
+ */
+static uint64_t
+latency_of (const struct adaptra_model_fastest *f, uint64_t rate, bool halve)
+{
+  uint64_t transfer = rate ? (uint64_t) ((double) f->bytes * 1e9 /
+                                         (double) rate) : 0;
+
+  if (halve && transfer > f->ns / 2)
+    transfer = f->ns / 2;
+  return f->ns > transfer ? f->ns - transfer : 0;
+}
+
+/* The min-latency filter over the buckets of the window, near and far
+ * reads apart; UINT64_MAX where none was seen.
+ */
+static void
+least_latency (const struct adaptra_model *m, uint64_t now, uint64_t rate,
+               bool halve, uint64_t *near, uint64_t *far)
+{
+  uint64_t second = now / BUCKET_NS + 1;
+  size_t i;
+
+  *near = *far = UINT64_MAX;
+  for (i = 0; i < ADAPTRA_MODEL_BUCKETS; i++) {
+    const struct adaptra_model_bucket *b = &m->bucket[i];
+    uint64_t l;
+
+    if (b->id == 0 || b->id > second ||
+        b->id + ADAPTRA_MODEL_BUCKETS <= second)
+      continue;
+    if (b->near.ns && (l = latency_of (&b->near, rate, halve)) < *near)
+      *near = l;
+    if (b->far.ns && (l = latency_of (&b->far, rate, halve)) < *far)
+      *far = l;
+  }
+}
+
+/* Does distance cost: does the fastest far read wait
+ * ADAPTRA_MODEL_SEEK_NS longer than the fastest near one?
+ */
+static bool
+seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
+{
+  uint64_t near, far;
+
+  least_latency (m, now, rate, false, &near, &far);
+  return near != UINT64_MAX && far != UINT64_MAX &&
+    far >= near + ADAPTRA_MODEL_SEEK_NS;
+}
+
+/* The largest power of two not over n (n > 0). */
+static uint64_t
+pow2_floor (uint64_t n)
+{
+  return UINT64_C (1) << (63 - __builtin_clzll (n));
+}
+
+static uint64_t
+clamp (uint64_t n, uint64_t lo, uint64_t hi)
+{
+  return n < lo ? lo : n > hi ? hi : n;
+}
+
+void
+adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
+                        struct adaptra_model_estimate *est)
+{
+  uint64_t near, far, least, transfer;
+  double fit_latency, slope;
+
+  est->bandwidth = bandwidth (m, now, &transfer);
+  least_latency (m, now, transfer, true, &near, &far);
+  least = near < far ? near : far;
+  est->latency_ns = least == UINT64_MAX ? 0 : least;
+  est->bdp = (uint64_t) ((double) est->bandwidth *
+                         (double) est->latency_ns / 1e9);
+  est->read_ns = (uint64_t) m->t;
+  est->seeks = seeks (m, now, transfer);
+  est->latency_bound = least != UINT64_MAX && !est->seeks &&
+    est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
+
+  est->depth = est->latency_bound ? 0
+    : est->seeks ? ADAPTRA_MODEL_SEEK_DEPTH : ADAPTRA_MODEL_DEPTH;
+  est->limit = UINT64_MAX;
+  if (est->latency_bound && est->bandwidth > 0 &&
+      est->bdp >= ADAPTRA_MODEL_LIMIT_MIN)
+    est->limit = est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+
+  if (est->limit != UINT64_MAX) {
+    est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
+                                    ADAPTRA_MODEL_CHUNK_MIN,
+                                    ADAPTRA_MODEL_CHUNK_MAX));
+    est->budget = est->chunk;
+  }
+  else {
+    /* The line's product: a read's fixed cost at the transfer rate. */
+    fit (m, &fit_latency, &slope);
+    est->chunk = clamp (m->samples && slope > 0
+                        ? (uint64_t) (fit_latency / slope)
+                        : (uint64_t) m->n,
+                        ADAPTRA_MODEL_CHUNK_FLOOR, ADAPTRA_MODEL_CHUNK_MAX);
+    est->budget = est->seeks ? ADAPTRA_MODEL_SEEK_BUDGET : ADAPTRA_MODEL_BUDGET;
+  }
+}
+
+uint64_t
+adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
+                        uint64_t bytes)
+{
+  if (est->bandwidth == 0)
+    return est->latency_ns;
+  return est->latency_ns +
+    (uint64_t) ((double) bytes * 1e9 / (double) est->bandwidth);
+}
+
+bool
+adaptra_model_fast (const struct adaptra_model *m, uint64_t now,
+                    bool was_fast)
+{
+  double slack = was_fast ? 2 : 1;
+  double bound = ADAPTRA_MODEL_FAST_LATENCY_NS +
+    m->n * 1e9 / (double) ADAPTRA_MODEL_FAST_BYTES_PER_SEC;
+  uint64_t transfer;
+
+  if (m->samples < ADAPTRA_MODEL_FAST_SAMPLES || m->t > slack * bound ||
+      m->n * 1e9 * slack < m->t * (double) ADAPTRA_MODEL_FAST_RATE)
+    return false;
+  bandwidth (m, now, &transfer);
+  return !seeks (m, now, transfer);
+}

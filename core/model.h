@@ -1,0 +1,233 @@
+/* model.h: the one model of a backend that every decision reads.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* One estimate per backend, from its reads: how long a read waits
+ * before its bytes flow (latency), how fast they flow (bandwidth),
+ * how many reads in flight it rewards, whether distance costs (a head
+ * that seeks), and whether it is as fast as the pool.  Every decision
+ * of the engine reads one field of struct adaptra_model_estimate
+ * (docs/DESIGN.md §6.1 lists which):
+ *
+ *   reads --sample--> filters --estimate--> latency, bandwidth, bdp
+ *                                           seeks, latency_bound, fast
+ *                                           depth, limit, chunk, budget
+ *
+ * The filters are BBR's (Cardwell et al., "BBR: congestion-based
+ * congestion control", ACM Queue 14(5), 2016): a read's time is a
+ * latency plus a transfer, queueing only ever adds to it and a light
+ * load only ever delivers less than the link can, so the latency is
+ * the least seen over a window (min-RTT) and the bandwidth the most
+ * (max-bandwidth).  Three bandwidth samples feed the max filter: the
+ * bytes delivered in a slot of ADAPTRA_MODEL_SLOT_NS (what many reads
+ * in parallel reach), the slope of the line t = L + n / B fitted
+ * through moving averages of reads of varying sizes (what one read at
+ * a time shows), and nothing else: a lone read's n / t mixes the two.
+ * A third filter, the moving averages of a read's size and time, says
+ * whether the backend is as fast as the pool now, so that a backend
+ * that turns slow brings read-ahead back within a few reads.
+ *
+ * Distance: a read that starts where the previous one ended is near,
+ * any other far.  Where the fastest far read waits
+ * ADAPTRA_MODEL_SEEK_NS longer than the fastest near one, distance
+ * costs: a disk's head (blk-mq calls such a device rotational and
+ * gives it one queue and an elevator).  A remote store or the page
+ * cache answers a far read as soon as a near one.
+ *
+ * No locking: the engine samples and asks under its lock, except for
+ * start and end (atomic: readers add to running without the lock).
+ */
+
+#ifndef ADAPTRA_MODEL_H
+#define ADAPTRA_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Max-bandwidth filter: bytes delivered per slot of 100 ms, the most
+ * of the slots of the last second that are over.  At 200 MiB/s a slot
+ * is 20 MiB in 80 or more reads, so that one read more or less is a
+ * few percent, and a burst a backend lets through after an idle
+ * moment at most half a slot.  A read counts in the slot it completes
+ * in, but reports when it returns, up to a latency after others that
+ * completed later, so a slot is over only when reads complete two
+ * slots later, and the ring keeps two slots more than the window.
+ */
+#define ADAPTRA_MODEL_SLOT_NS UINT64_C (100000000)
+#define ADAPTRA_MODEL_WINDOW_SLOTS 10
+#define ADAPTRA_MODEL_SLOTS (ADAPTRA_MODEL_WINDOW_SLOTS + 2)
+
+/* Min-latency filter: the fastest near and far read of each of ten
+ * buckets of a second: long enough to keep an unloaded read's time
+ * through a busy spell, short enough to follow a backend that slows
+ * down (as BBR's 10 s min-RTT window).
+ */
+#define ADAPTRA_MODEL_LATENCY_NS UINT64_C (10000000000)
+#define ADAPTRA_MODEL_BUCKETS 10
+
+/* Moving averages of a read's size and time: weight 1/8 a read; sizes
+ * must spread by 10% (variance 1% of n^2) for the line to be fitted.
+ */
+#define ADAPTRA_MODEL_EWMA 8.0
+#define ADAPTRA_MODEL_FIT_SPREAD 0.01
+
+/* Latency-bound: a latency of a millisecond or more, and no seeks.
+ * There reads in parallel hide the latency (a remote store), and the
+ * engine keeps the bandwidth-delay product in flight.  Under it the
+ * backend's reads queue behind the CPUs (the page cache) and more in
+ * parallel only share them.
+ */
+#define ADAPTRA_MODEL_LATENCY_MIN UINT64_C (1000000)
+
+/* Distance costs where the fastest far read takes this much longer
+ * than the fastest near one: the disk model's shortest seek is
+ * 0.5 ms, a remote store's and the page cache's reads differ by
+ * jitter of tens of microseconds.
+ */
+#define ADAPTRA_MODEL_SEEK_NS UINT64_C (250000)
+
+/* As fast as the pool: the averages of the recent reads within
+ * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC
+ * (a 64 KiB read within 115 us, 1 MiB within 1.1 ms: a file in the
+ * page cache takes 15-30 us for 64 KiB, the remote model 5 ms), AND
+ * delivering at least ADAPTRA_MODEL_FAST_RATE.  The second test is
+ * what tells a sequential disk from the page cache: 4 KiB reads that
+ * continue each other on a 150 MB/s disk take 27 us each, well within
+ * the first bound, at a seventh of the pool's speed; the memory
+ * plugin's take a few microseconds.  A backend that seeks is never as
+ * fast as the pool.  With hysteresis (both bounds twice as loose to
+ * stay fast), and not before ADAPTRA_MODEL_FAST_SAMPLES reads.
+ */
+#define ADAPTRA_MODEL_FAST_LATENCY_NS 50000
+#define ADAPTRA_MODEL_FAST_BYTES_PER_SEC UINT64_C (1000000000)
+#define ADAPTRA_MODEL_FAST_RATE UINT64_C (400000000)
+#define ADAPTRA_MODEL_FAST_SAMPLES 16
+
+/* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of the
+ * bandwidth-delay product in flight (a quarter over covers jitter in
+ * the latency and the gap between a read's end and the next start);
+ * none under ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
+ * window is split into alone), where chunks of a sixteenth of the
+ * product would only multiply the requests.
+ */
+#define ADAPTRA_MODEL_GAIN_NUM 5
+#define ADAPTRA_MODEL_GAIN_DEN 4
+#define ADAPTRA_MODEL_LIMIT_MIN (2 * ADAPTRA_MODEL_CHUNK_FLOOR)
+
+/* Chunks: while streams compete, no prefetch job is larger than a
+ * chunk.  Latency-bound: a sixteenth of the product, a power of two
+ * within [CHUNK_MIN, CHUNK_MAX] (about twenty of them fit the limit,
+ * so a reader that catches up waits for about its own request).
+ * Otherwise the fitted product within [CHUNK_FLOOR, CHUNK_MAX].
+ */
+#define ADAPTRA_MODEL_CHUNK_DIVISOR 16
+#define ADAPTRA_MODEL_CHUNK_MIN (64 * 1024)
+#define ADAPTRA_MODEL_CHUNK_FLOOR (256 * 1024)
+#define ADAPTRA_MODEL_CHUNK_MAX (1024 * 1024)
+
+/* Budgets (BFQ's, Valente and Checconi 2010; mq-deadline batches the
+ * same way): the bytes of a stream's consecutive chunks that go out
+ * together before the queue turns to another stream.  Where distance
+ * costs, long runs: every turn is a seek, ADAPTRA_MODEL_SEEK_BUDGET a
+ * turn keeps a 150 MB/s disk's shortest seeks under a tenth of its
+ * time.  Latency-bound, one chunk: streams interleave finely and a
+ * reader waits behind at most one chunk of each other stream.
+ * Otherwise ADAPTRA_MODEL_BUDGET bytes, the rounds of before.
+ */
+#define ADAPTRA_MODEL_SEEK_BUDGET (8 * 1024 * 1024)
+#define ADAPTRA_MODEL_BUDGET (4 * 1024 * 1024)
+
+/* Reads in flight a backend rewards: latency-bound, as many as the
+ * limit admits (depth 0: up to the workers' ceiling); where distance
+ * costs,
+ * ADAPTRA_MODEL_SEEK_DEPTH (one being read, one waiting, so the head
+ * never idles and never hops between more); otherwise (the page cache,
+ * not measured yet) ADAPTRA_MODEL_DEPTH: more only share the CPUs.
+ */
+#define ADAPTRA_MODEL_SEEK_DEPTH 2
+#define ADAPTRA_MODEL_DEPTH 4
+
+struct adaptra_model_slot {
+  uint64_t id;                  /* completion time / SLOT_NS, + 1 */
+  uint64_t bytes;               /* of the reads that completed in it */
+};
+
+struct adaptra_model_fastest {
+  uint64_t ns;                  /* the fastest read's time, 0: none */
+  uint64_t bytes;               /* and its size */
+};
+
+struct adaptra_model_bucket {
+  uint64_t id;                  /* completion time / a second, + 1 */
+  struct adaptra_model_fastest near, far;
+};
+
+struct adaptra_model {
+  uint64_t running;             /* bytes being read now (atomic) */
+  uint64_t next_offset;         /* where the last read started ends
+                                   (atomic) */
+  uint64_t samples;             /* reads sampled */
+  double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
+  uint64_t newest;              /* the latest slot id seen */
+  struct adaptra_model_slot slot[ADAPTRA_MODEL_SLOTS];
+  struct adaptra_model_bucket bucket[ADAPTRA_MODEL_BUCKETS];
+};
+
+/* What the model says at a time.  Zero fields: not known yet. */
+struct adaptra_model_estimate {
+  uint64_t latency_ns;          /* min filter, transfer taken off */
+  uint64_t bandwidth;           /* bytes a second, max filter */
+  uint64_t bdp;                 /* latency x bandwidth: bytes in flight
+                                   that keep the backend busy */
+  uint64_t read_ns;             /* the recent reads' mean time */
+  bool seeks;                   /* distance costs */
+  bool latency_bound;           /* reads in parallel hide its latency */
+  unsigned depth;               /* reads in flight it rewards; 0: as
+                                   many as limit admits (latency-bound) */
+  uint64_t limit;               /* most bytes in flight, UINT64_MAX:
+                                   none */
+  uint64_t chunk;               /* largest job while streams compete */
+  uint64_t budget;              /* a stream's bytes a turn of the queue */
+};
+
+/* Where a read starts: where the previous one started ended (near),
+ * elsewhere (far), or not known (a read the model did not see start).
+ */
+enum adaptra_model_distance {
+  ADAPTRA_MODEL_NEAR, ADAPTRA_MODEL_FAR, ADAPTRA_MODEL_UNKNOWN
+};
+
+/* A read of bytes at offset starts, or ends: running moves.  start
+ * says where the read starts.  Atomic, no lock needed.
+ */
+extern enum adaptra_model_distance
+adaptra_model_start (struct adaptra_model *m, uint64_t offset, uint64_t bytes);
+extern void adaptra_model_end (struct adaptra_model *m, uint64_t bytes);
+
+/* Bytes being read now. */
+extern uint64_t adaptra_model_running (const struct adaptra_model *m);
+
+/* Record a successful read of bytes from t0 to t1 (ns).  A read of
+ * unknown distance feeds every filter but the min-latency one.
+ */
+extern void adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
+                                  uint64_t t0, uint64_t t1,
+                                  enum adaptra_model_distance where);
+
+/* The estimate at time now, from one pass over the filters. */
+extern void adaptra_model_estimate (const struct adaptra_model *m,
+                                    uint64_t now,
+                                    struct adaptra_model_estimate *est);
+
+/* Expected time for one read of bytes: latency + bytes / bandwidth. */
+extern uint64_t adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
+                                        uint64_t bytes);
+
+/* Is the backend as fast as the pool now (see ADAPTRA_MODEL_FAST_*)?
+ * was_fast: the last answer, for the hysteresis.
+ */
+extern bool adaptra_model_fast (const struct adaptra_model *m, uint64_t now,
+                                bool was_fast);
+
+#endif /* ADAPTRA_MODEL_H */

@@ -1,0 +1,368 @@
+/* test-model.c: unit tests of core/model.c against fake backends.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* A fake backend is a function from a read (its offset and size) to
+ * its time.  Four of them: fast (the page cache), remote (5 ms, then
+ * 200 MiB/s), a seeking disk (one head at 150 MB/s, a seek from
+ * 0.5 ms up with the distance), and one that turns slow.  Each test
+ * reads through one as the engine would (model_start, the read,
+ * model_end, sample) and checks the estimate and every decision it
+ * feeds: latency-bound, seeks, depth, limit, chunk, budget, fast.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../../core/model.h"
+
+#define US UINT64_C (1000)
+#define MS UINT64_C (1000000)
+#define SEC UINT64_C (1000000000)
+#define KIB UINT64_C (1024)
+#define MIB (1024 * KIB)
+#define DISK_SIZE (64 * 1024 * MIB)
+
+enum kind { FAST, REMOTE, DISK, SLOW };
+
+/* The time a read takes on a backend of kind k. */
+static uint64_t
+read_ns (enum kind k, uint64_t offset, uint64_t bytes, uint64_t last_end)
+{
+  uint64_t distance;
+
+  switch (k) {
+  case FAST:
+    return 10 * US + bytes / 3;                 /* 3 GB/s */
+  case REMOTE:
+    return 5 * MS + bytes * SEC / (200 * MIB);
+  case SLOW:
+    return 50 * MS + bytes * SEC / (200 * MIB);
+  case DISK: default:
+    distance = offset > last_end ? offset - last_end : last_end - offset;
+    return (offset == last_end ? 0
+            : 500 * US + 7500 * US * distance / DISK_SIZE) +
+      bytes * SEC / (150 * 1000 * 1000);
+  }
+}
+
+struct backend {
+  struct adaptra_model m;
+  enum kind kind;
+  uint64_t now;                 /* virtual time, ns */
+  uint64_t last_end;            /* the disk head */
+};
+
+/* One read of bytes at offset, alone. */
+static void
+one_read (struct backend *b, uint64_t offset, uint64_t bytes)
+{
+  enum adaptra_model_distance where =
+    adaptra_model_start (&b->m, offset, bytes);
+  uint64_t t0 = b->now;
+
+  b->now += read_ns (b->kind, offset, bytes, b->last_end);
+  b->last_end = offset + bytes;
+  adaptra_model_end (&b->m, bytes);
+  adaptra_model_sample (&b->m, bytes, t0, b->now, where);
+}
+
+/* A sequential scan for seconds: demand reads of 64 KiB, each
+ * followed by a read-ahead window of 1 MiB, so that sizes spread.  On
+ * the disk, every eighth window is another stream's, far away.
+ */
+static void
+scan (struct backend *b, uint64_t seconds)
+{
+  uint64_t end = b->now + seconds * SEC, at = 0, other = DISK_SIZE / 2;
+  unsigned i;
+
+  for (i = 0; b->now < end; i++) {
+    one_read (b, at, 64 * KIB);
+    one_read (b, at + 64 * KIB, MIB);
+    at += 64 * KIB + MIB;
+    if (i % 8 == 7) {
+      one_read (b, other, MIB);
+      other += MIB;
+    }
+  }
+}
+
+/* Many reads in parallel on the remote backend, saturating its link
+ * for seconds: completions every chunk / 200 MiB/s, each read 5 ms
+ * plus the time the link takes for it and the reads ahead of it, up
+ * to 8 of them once the queue has built up.
+ */
+static void
+saturate (struct backend *b, uint64_t seconds, uint64_t chunk)
+{
+  uint64_t end = b->now + seconds * SEC;
+  uint64_t gap = chunk * SEC / (200 * MIB), at = 0, queued = 0;
+
+  for (; b->now < end; b->now += gap, at += chunk) {
+    enum adaptra_model_distance where =
+      adaptra_model_start (&b->m, at, chunk);
+
+    adaptra_model_end (&b->m, chunk);
+    adaptra_model_sample (&b->m, chunk, b->now - 5 * MS - (queued + 1) * gap,
+                          b->now, where);
+    queued += queued < 8;
+  }
+}
+
+static struct adaptra_model_estimate
+estimate (const struct backend *b)
+{
+  struct adaptra_model_estimate est;
+
+  adaptra_model_estimate (&b->m, b->now, &est);
+  return est;
+}
+
+static void
+assert_within (uint64_t got, uint64_t lo, uint64_t hi)
+{
+  if (got < lo || got > hi)
+    fail_msg ("%llu not in [%llu, %llu]", (unsigned long long) got,
+              (unsigned long long) lo, (unsigned long long) hi);
+}
+
+static void
+test_nothing_known (void **state)
+{
+  struct backend b = { .kind = FAST, .now = 10 * SEC };
+  struct adaptra_model_estimate est = estimate (&b);
+
+  (void) state;
+  assert_int_equal (est.latency_ns, 0);
+  assert_int_equal (est.bandwidth, 0);
+  assert_int_equal (est.bdp, 0);
+  assert_false (est.seeks);
+  assert_false (est.latency_bound);
+  assert_true (est.limit == UINT64_MAX);
+  assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
+  assert_int_equal (est.budget, ADAPTRA_MODEL_BUDGET);
+  assert_int_equal (est.chunk, ADAPTRA_MODEL_CHUNK_FLOOR);
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* The page cache: as fast as the pool, no seeks, not latency-bound:
+ * the default depth and budget, no limit.
+ */
+static void
+test_fast (void **state)
+{
+  struct backend b = { .kind = FAST, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  scan (&b, 1);
+  est = estimate (&b);
+  assert_true (est.latency_ns < 100 * US);
+  assert_true (est.bandwidth >= UINT64_C (2900000000));
+  assert_false (est.seeks);
+  assert_false (est.latency_bound);
+  assert_true (est.limit == UINT64_MAX);
+  assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
+  assert_int_equal (est.budget, ADAPTRA_MODEL_BUDGET);
+  assert_true (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* One scan at a time on the remote backend: latency-bound, with the
+ * line's bandwidth and the fastest read's latency, so a limit of 5/4
+ * of their product; chunks of a sixteenth of it (64 KiB) and a budget
+ * of one chunk: streams interleave finely.  Never as fast as the pool.
+ */
+static void
+test_remote (void **state)
+{
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  scan (&b, 3);
+  est = estimate (&b);
+  assert_within (est.latency_ns, 4900 * US, 5100 * US);
+  assert_within (est.bandwidth, 195 * MIB, 205 * MIB);
+  assert_within (est.bdp, MIB * 97 / 100, MIB * 103 / 100);
+  assert_true (est.latency_bound);
+  assert_false (est.seeks);
+  assert_int_equal (est.depth, 0);
+  assert_within (est.limit, est.bdp * 5 / 4, est.bdp * 5 / 4);
+  assert_int_equal (est.chunk, 64 * KIB);
+  assert_int_equal (est.budget, est.chunk);
+  assert_within (adaptra_model_fetch_ns (&est, MIB), 9900 * US, 10100 * US);
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* Saturated by many streams, the bandwidth is what was delivered a
+ * slot, and the latency still the fastest read's, queueing left out.
+ */
+static void
+test_remote_saturated (void **state)
+{
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  saturate (&b, 2, 64 * KIB);
+  est = estimate (&b);
+  assert_within (est.bandwidth, 196 * MIB, 204 * MIB);
+  assert_within (est.latency_ns, 4900 * US, 5100 * US);
+  assert_true (est.latency_bound);
+  assert_true (est.limit != UINT64_MAX);
+}
+
+/* A disk: reads that continue the last cost no seek, others do.
+ * Distance costs: depth ADAPTRA_MODEL_SEEK_DEPTH, long budgets, no
+ * limit, never latency-bound nor as fast as the pool, though its near
+ * reads take no latency at all.
+ */
+static void
+test_disk (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  scan (&b, 3);
+  est = estimate (&b);
+  assert_true (est.seeks);
+  assert_false (est.latency_bound);
+  assert_true (est.limit == UINT64_MAX);
+  assert_int_equal (est.depth, ADAPTRA_MODEL_SEEK_DEPTH);
+  assert_int_equal (est.budget, ADAPTRA_MODEL_SEEK_BUDGET);
+  assert_within (est.bandwidth, UINT64_C (135000000), UINT64_C (165000000));
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* A disk read sequentially in small requests: each within the pool's
+ * latency bound, but at a seventh of its speed: never as fast as the
+ * pool (stepping aside would lose the read-ahead a disk needs).
+ */
+static void
+test_sequential_disk_is_not_fast (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  uint64_t at;
+
+  (void) state;
+  for (at = 0; at < 64 * MIB; at += 4 * KIB)
+    one_read (&b, at, 4 * KIB);
+  assert_true (b.m.t < ADAPTRA_MODEL_FAST_LATENCY_NS);
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+  assert_false (estimate (&b).latency_bound);
+}
+
+/* The fast test waits for ADAPTRA_MODEL_FAST_SAMPLES reads. */
+static void
+test_fast_needs_samples (void **state)
+{
+  struct backend b = { .kind = FAST, .now = SEC };
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i + 1 < ADAPTRA_MODEL_FAST_SAMPLES; i++)
+    one_read (&b, i * 64 * KIB, 64 * KIB);
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+  one_read (&b, i * 64 * KIB, 64 * KIB);
+  assert_true (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* A fast backend that turns slow: the fast test follows within a few
+ * reads (moving averages), the latency and the decisions on it once
+ * the min filter's window has passed over the fast reads.
+ */
+static void
+test_turns_slow (void **state)
+{
+  struct backend b = { .kind = FAST, .now = SEC };
+  struct adaptra_model_estimate est;
+  unsigned i;
+
+  (void) state;
+  scan (&b, 1);
+  assert_true (adaptra_model_fast (&b.m, b.now, true));
+  assert_false (estimate (&b).latency_bound);
+  b.kind = SLOW;
+  for (i = 0; i < 4; i++)
+    one_read (&b, i * 64 * KIB, 64 * KIB);
+  assert_false (adaptra_model_fast (&b.m, b.now, true));
+  scan (&b, ADAPTRA_MODEL_LATENCY_NS / SEC + 1);
+  est = estimate (&b);
+  assert_within (est.latency_ns, 49 * MS, 51 * MS);
+  assert_true (est.latency_bound);
+  assert_true (est.limit != UINT64_MAX);
+  assert_int_equal (est.depth, 0);
+  assert_int_equal (est.budget, est.chunk);
+  /* A sixteenth of 50 ms x 200 MiB/s, 640 KiB, as a power of two. */
+  assert_int_equal (est.chunk, 512 * KIB);
+}
+
+/* The bandwidth of a slot counts once the slot is over (reads complete
+ * two slots later), and is forgotten after a second.
+ */
+static void
+test_slots (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  const uint64_t slot = ADAPTRA_MODEL_SLOT_NS, t0 = 10 * slot;
+  unsigned i;
+
+  (void) state;
+  /* 20 reads of 1 MiB in 100 ms each complete in one slot: alone,
+   * each moves 10 MiB/s, together 200 MiB/s, which counts only once
+   * the slot is over, and for a second.
+   */
+  for (i = 0; i < 20; i++)
+    adaptra_model_sample (&m, MIB, t0 - slot, t0, ADAPTRA_MODEL_UNKNOWN);
+  adaptra_model_estimate (&m, t0 + slot, &est);
+  assert_within (est.bandwidth, 10 * MIB, 10 * MIB);
+  adaptra_model_sample (&m, MIB, t0 + slot, t0 + 2 * slot,
+                        ADAPTRA_MODEL_UNKNOWN);
+  adaptra_model_estimate (&m, t0 + 2 * slot, &est);
+  assert_within (est.bandwidth, 200 * MIB, 200 * MIB);
+  adaptra_model_estimate (&m, t0 + 20 * slot, &est);
+  assert_within (est.bandwidth, 10 * MIB, 10 * MIB);
+}
+
+static void
+test_running (void **state)
+{
+  struct adaptra_model m = { 0 };
+
+  (void) state;
+  assert_int_equal (adaptra_model_start (&m, 0, 64 * KIB), ADAPTRA_MODEL_NEAR);
+  assert_int_equal (adaptra_model_start (&m, 64 * KIB, 128 * KIB),
+                    ADAPTRA_MODEL_NEAR);
+  assert_int_equal (adaptra_model_start (&m, 0, 64 * KIB), ADAPTRA_MODEL_FAR);
+  assert_int_equal (adaptra_model_running (&m), 256 * KIB);
+  adaptra_model_end (&m, 192 * KIB);
+  assert_int_equal (adaptra_model_running (&m), 64 * KIB);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_nothing_known),
+    cmocka_unit_test (test_fast),
+    cmocka_unit_test (test_remote),
+    cmocka_unit_test (test_remote_saturated),
+    cmocka_unit_test (test_disk),
+    cmocka_unit_test (test_sequential_disk_is_not_fast),
+    cmocka_unit_test (test_fast_needs_samples),
+    cmocka_unit_test (test_turns_slow),
+    cmocka_unit_test (test_slots),
+    cmocka_unit_test (test_running),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
