@@ -9,7 +9,7 @@
  * window are wherever the pool found them.  Most reads need no extra
  * memory: frames that happen to be consecutive in the arena are read
  * into directly, and a client's miss that its own buffer covers is
- * read into that buffer (prefetch.c).  The rest go through a buffer
+ * read into that buffer (fetch.c).  The rest go through a buffer
  * from here and are copied into their frames.
  *
  * The buffers are bounded in bytes, not one per thread: nbdkit runs
@@ -17,7 +17,7 @@
  * make memory grow with the connections instead of staying inside the
  * pool.  A budget in bytes, not a number of equal slots, lets 4
  * workers read 512 KiB windows of a seeking disk and 16 read 128 KiB
- * chunks of a remote store (flight.h) within the same memory: 8 slots
+ * chunks of a remote store (model.h) within the same memory: 8 slots
  * of 512 KiB held the 16 workers of W2 to 122 MiB/s of its 200, 20
  * slots of 204 KiB cut the disk's W3 from 96 to 80 MiB/s.
  *

@@ -32,7 +32,7 @@ adaptra_config_defaults (struct adaptra_config *cfg)
   cfg->streams = 1024;
   /* Enough for a store of 5 ms a read and 200 MiB/s either way: 20
    * chunks of 64 KiB fit under its flight limit when streams compete
-   * (prefetch.c), and 800 streams of 64 KiB/s in a 64 MiB pool (the
+   * (queue.c), and 800 streams of 64 KiB/s in a 64 MiB pool (the
    * seed's case 64 times faster) issue 1700 windows of a few pages a
    * second, 9 reads at once on average: with 16 workers 1.3% of their
    * reads waited for a window still queued, with 24 0.3%, with 32

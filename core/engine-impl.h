@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* The engine's insides, shared by engine.c, readahead.c and
- * prefetch.c.  Not a public header: the filter sees engine.h only.
+/* The engine's insides, shared by engine.c, readahead.c, queue.c,
+ * fetch.c and workers.c.  Not a public header: the filter sees engine.h only.
  */
 
 #ifndef ADAPTRA_ENGINE_IMPL_H
@@ -23,6 +23,9 @@
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "pool.h"
+#include "queue.h"
+#include "workers.h"
+#include "fetch.h"
 #include "adaptra/stats.h"
 #include "stream.h"
 
@@ -38,11 +41,6 @@
  */
 #define ADAPTRA_STAT_SHARDS 16
 #define ADAPTRA_CACHE_LINE 64
-
-/* Smallest share of a window that is worth a request of its own: the
- * model's smallest chunk where its latency is not hidden in parallel.
- */
-#define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
 
 /* Transfer buffers (bounce.c) take this fraction (1/N) of
  * adaptra-pool; one transfer is at most its share of one reader that
@@ -114,33 +112,9 @@ struct adaptra_client {
 #define ADAPTRA_CLIENT_CHUNKS 32
 
 
-/* A prefetch job: one backend read of a run of consecutive pages that
- * were inserted IN_FLIGHT for it.
- */
-struct adaptra_job {
-  struct adaptra_job *next;
-  struct adaptra_volume *volume;
-  uint64_t stream;              /* the stream it reads ahead for */
-  uint64_t tag;                 /* its start tag in the fair queue */
-  uint64_t first;               /* first page */
-  uint32_t npages;
-  uint32_t bytes;               /* to read: short at the end of the export */
-  uint64_t started_ns;          /* adaptra-sim: a simulated worker's read
-                                   of it started then, or
-                                   ADAPTRA_NOT_STARTED */
-  uint32_t frames[];            /* the frames, in page order */
-};
-
 /* One shard of live counters, alone on its cache lines. */
 struct adaptra_stats_shard {
   _Alignas (ADAPTRA_CACHE_LINE) struct adaptra_stats s;
-};
-
-struct adaptra_worker {
-  struct adaptra_engine *e;
-  unsigned index;               /* reads with a volume's ctxs[index % nctx] */
-  bool hints_only;              /* takes only cache hints' jobs (stream 0) */
-  pthread_t thread;
 };
 
 struct adaptra_engine {
@@ -176,11 +150,7 @@ struct adaptra_engine {
   uint32_t slot_pages;          /* most pages of one transfer buffer */
   struct adaptra_streams streams;
   struct adaptra_model model;   /* the backend, from all its reads */
-  struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
-  uint64_t queue_vtime;         /* tag of the last job a worker took */
-  uint64_t queue_budget;        /* the model's budget: bytes of start
-                                   tag a round of the queue */
-  uint64_t queued_bytes;        /* jobs not yet started */
+  struct adaptra_queue queue;   /* prefetch jobs (queue.c) */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
@@ -384,7 +354,7 @@ extern uint64_t adaptra_readahead_max_pages (const struct adaptra_engine *e);
  */
 extern uint64_t adaptra_readahead_cap_pages (struct adaptra_engine *e);
 
-/* prefetch.c: the job queue and backend reads. */
+/* queue.c: the engine's side of the prefetch queue. */
 
 /* Insert the absent pages of [start, end) of volume v (clamped to its
  * end) IN_FLIGHT (stopping when the pool cannot give a frame), flag
@@ -413,6 +383,26 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
  */
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     uint64_t last, void *ctx);
+
+/* Take job (after prev) off the queue to run it: in fair order (a
+ * worker's next), or out of turn (a steal).  Its volume counts it
+ * running.  Lock held.
+ */
+extern void adaptra_prefetch_take (struct adaptra_engine *e,
+                                   struct adaptra_job *prev,
+                                   struct adaptra_job *job, bool in_order);
+
+/* Add (or take, with a negative n) n bytes to the prefetch queued or
+ * running of v and of the engine.  Lock held.
+ */
+extern void adaptra_prefetch_account (struct adaptra_engine *e,
+                                      struct adaptra_volume *v, int64_t n);
+
+/* Drop every queued job of volume v (NULL: of every volume) and free
+ * its pages.  Lock held.
+ */
+extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e,
+                                         const struct adaptra_volume *v);
 
 /* A client's read: its buffer and the bytes it wants, at an offset in
  * the engine's byte space (the volume's base added).
@@ -443,36 +433,5 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
 
   memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
 }
-
-/* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
- * may start a job then.
- */
-#define ADAPTRA_NOT_STARTED UINT64_MAX
-
-/* Read the n consecutive pages from first, whose frames the caller
- * owns IN_FLIGHT, from volume v's backend with ctx (bytes of them:
- * fewer than n pages at the end of the volume) and complete them.  Called
- * without the lock; returns with it held, so that a caller with more
- * to do under it saves a round trip.  For a client's own read (demand
- * not NULL) the pages are also touched and copied out to the request.
- * Unless the frames are consecutive in the arena or demand wants every
- * byte read, n is at most e->slot_pages.  The read is timed (for
- * model.c) from started_ns, or from the call if that is
- * ADAPTRA_NOT_STARTED.
- * Returns 0 or the backend's errno, in which case the frames are
- * dropped.
- */
-extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
-                          struct adaptra_volume *v, void *ctx,
-                          uint64_t first,
-                          const uint32_t *frames, uint32_t n, uint32_t bytes,
-                          const struct adaptra_request *demand,
-                          uint64_t started_ns);
-
-/* Drop every queued job of volume v (NULL: of every volume) and free
- * its pages.  Lock held.
- */
-extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e,
-                                         const struct adaptra_volume *v);
 
 #endif /* ADAPTRA_ENGINE_IMPL_H */

@@ -136,7 +136,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
   e->depth = ADAPTRA_MODEL_DEPTH;
-  e->queue_budget = ADAPTRA_MODEL_BUDGET;
+  adaptra_queue_init (&e->queue, e->page_shift, &e->streams);
   e->shards = aligned_alloc (ADAPTRA_CACHE_LINE,
                              ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   frame_bytes = e->shards ? init_bounce (e, cfg) : 0;
@@ -451,7 +451,7 @@ read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
 /* The most pages a client's read of pages [p, last) may fetch in one
  * backend read.  A run that the client's buffer covers is read into it
  * (up to ADAPTRA_REQUEST_MAX); one that begins or ends in a page the
- * client wants only part of may need a transfer slot (prefetch.c), so
+ * client wants only part of may need a transfer slot (fetch.c), so
  * it is held to a slot, or stops before a partial last page so that
  * the whole pages go straight to the client.
  */
@@ -1160,7 +1160,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->streams_active = adaptra_streams_count (&e->streams);
   for (i = 0; i < e->nclients; i++)
     out->clients_active += adaptra_client_at (e, i)->used;
-  out->prefetch_queued_bytes = e->queued_bytes;
+  out->prefetch_queued_bytes = e->queue.queued_bytes;
   out->prefetch_flight_bytes = e->flight_bytes;
   adaptra_model_estimate (&e->model, adaptra_now (e), &model);
   out->backend_latency_ns = model.latency_ns;

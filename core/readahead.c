@@ -235,7 +235,7 @@ queue_slow (const struct adaptra_engine *e)
 
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   return est.bandwidth > 0 &&
-    (double) e->queued_bytes * 1e9 / (double) est.bandwidth >
+    (double) e->queue.queued_bytes * 1e9 / (double) est.bandwidth >
     (double) est.latency_ns;
 }
 

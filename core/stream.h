@@ -94,7 +94,7 @@ struct adaptra_stream {
   uint64_t lost;                /* its pages evicted unread since then */
   uint64_t cap;                 /* its own window cap (max=auto), pages */
   uint32_t late;                /* reads that waited for its read-ahead */
-  /* Its jobs in the prefetch queue, and the last of them (prefetch.c:
+  /* Its jobs in the prefetch queue, and the last of them (queue.c:
    * the fair queue's tags follow a stream's last job).
    */
   struct adaptra_job *queued_last;

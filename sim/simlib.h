@@ -46,8 +46,8 @@ extern int sim_parse_duration (const char *s, uint64_t *ns);
  *           ties in arrival order).  Then the file plugin copies the
  *           bytes from the page cache, each read in its own thread:
  *           count / copy_rate more (64 KiB in 15-30 us on the bench's
- *           machine, bdp.h; 3 GiB/s unless given).  Small as it is,
- *           that cost is what gives the engine's fitted line (bdp.c)
+ *           machine, model.h; 3 GiB/s unless given).  Small as it is,
+ *           that cost is what gives the engine's fitted line (model.c)
  *           a slope on an idle link, where the bucket costs nothing:
  *           without it the fit falls back to a read's mean size over
  *           its mean time (0.8 MB/s for 4 KiB in 5 ms), and the

@@ -1,0 +1,51 @@
+/* fetch.h: the one backend read path, for prefetch jobs and misses.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Every read from the backend that fills the pool goes through
+ * adaptra_fetch_then_lock: a worker's job, a reader's stolen part of
+ * one, a reader's own miss.  It reads into the frames (or a transfer
+ * buffer, or the client's buffer), times the read for the model
+ * (model.h), completes or drops the frames and wakes their readers.
+ */
+
+#ifndef ADAPTRA_FETCH_H
+#define ADAPTRA_FETCH_H
+
+#include <stdint.h>
+
+struct adaptra_engine;
+struct adaptra_volume;
+struct adaptra_job;
+struct adaptra_request;
+
+/* Read the n consecutive pages from first, whose frames the caller
+ * owns IN_FLIGHT, from volume v's backend with ctx (bytes of them:
+ * fewer than n pages at the end of the volume) and complete them.  Called
+ * without the lock; returns with it held, so that a caller with more
+ * to do under it saves a round trip.  For a client's own read (demand
+ * not NULL) the pages are also touched and copied out to the request.
+ * Unless the frames are consecutive in the arena or demand wants every
+ * byte read, n is at most e->slot_pages.  The read is timed (for
+ * model.c) from started_ns, or from the call if that is
+ * ADAPTRA_NOT_STARTED.
+ * Returns 0 or the backend's errno, in which case the frames are
+ * dropped.
+ */
+extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
+                                    struct adaptra_volume *v, void *ctx,
+                                    uint64_t first, const uint32_t *frames,
+                                    uint32_t n, uint32_t bytes,
+                                    const struct adaptra_request *demand,
+                                    uint64_t started_ns);
+
+/* Run job, taken off the queue (adaptra_prefetch_take), with ctx, and
+ * free it.  Called without the lock; returns with it held.  Its volume
+ * counts it as running meanwhile, so that adaptra_volume_set_contexts
+ * and adaptra_volume_close can wait for it.
+ */
+extern void adaptra_fetch_job_then_lock (struct adaptra_engine *e, void *ctx,
+                                         struct adaptra_job *job);
+
+#endif /* ADAPTRA_FETCH_H */

@@ -1,0 +1,467 @@
+/* queue.c: the prefetch queue: fair order, budgets, split, steal.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The order and the operations of queue.h.  Terms: docs/DESIGN.md §6.
+ *
+ * Why budgets, not one fixed round.  Fair order interleaves streams,
+ * and on a backend that seeks (the benchmark's disk model: one head,
+ * 0.5-8 ms a seek, nothing when a read continues the previous one)
+ * every switch costs a seek: 8 streams interleaved on one connection
+ * (W3) fell from 105 to 67 MiB/s when the fair queue came in, and came
+ * back to 96 with rounds of 4 MiB in page order.  On a latency-bound
+ * backend the same rounds cost the tail: a queued chunk waited up to a
+ * round longer than in tag order, and on the remote model W2's p99
+ * went from 33 to 38 ms.  The model knows which backend it is, so the
+ * round is its budget.
+ */
+
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-impl.h"
+#include "queue.h"
+#include "range.h"
+#include "stream.h"
+
+void
+adaptra_queue_init (struct adaptra_queue *q, unsigned page_shift,
+                    struct adaptra_streams *streams)
+{
+  memset (q, 0, sizeof *q);
+  q->page_shift = page_shift;
+  q->streams = streams;
+  q->budget = ADAPTRA_MODEL_BUDGET;
+}
+
+/* The stream table's entry for a job of stream, whose queued_last and
+ * queued_jobs index the queue; NULL for stream 0 (cache hints and
+ * profiles), without a table, and for a stream that has left the
+ * table, whose jobs are found by walking the queue (walk_last).  With
+ * 10000 streams the walk on every enqueue held the lock for 105 us a
+ * read-ahead decision; the index makes it a hash lookup.
+ */
+static struct adaptra_stream *
+indexed_stream (const struct adaptra_queue *q, uint64_t stream)
+{
+  return stream && q->streams ? adaptra_streams_get (q->streams, stream)
+    : NULL;
+}
+
+/* The last queued job of stream, by walking the queue (NULL: none). */
+static struct adaptra_job *
+walk_last (const struct adaptra_queue *q, uint64_t stream)
+{
+  struct adaptra_job *job, *last = NULL;
+
+  for (job = q->head; job; job = job->next)
+    if (job->stream == stream)
+      last = job;
+  return last;
+}
+
+/* The last queued job of stream, whose table entry is s (NULL: not
+ * indexed), or NULL if none is queued.
+ */
+static struct adaptra_job *
+stream_last (const struct adaptra_queue *q, const struct adaptra_stream *s,
+             uint64_t stream)
+{
+  if (s)
+    return s->queued_jobs > 0 ? s->queued_last : NULL;
+  return walk_last (q, stream);
+}
+
+/* Does job a go before job b of another stream?  By round (the budget
+ * of start tag), then by page within a round.
+ */
+static bool
+goes_before (const struct adaptra_queue *q, const struct adaptra_job *a,
+             const struct adaptra_job *b)
+{
+  uint64_t round_a = a->tag / q->budget, round_b = b->tag / q->budget;
+
+  return round_a != round_b ? round_a < round_b : a->first < b->first;
+}
+
+void
+adaptra_queue_add (struct adaptra_queue *q, struct adaptra_job *job)
+{
+  struct adaptra_stream *s = indexed_stream (q, job->stream);
+  struct adaptra_job *last = stream_last (q, s, job->stream);
+  struct adaptra_job **at = last ? &last->next : &q->head;
+  uint64_t finish = last ? last->tag + last->bytes : 0;
+
+  job->tag = finish > q->vtime ? finish : q->vtime;
+  /* Behind its stream's queued jobs, and then behind every job that
+   * it does not go before.
+   */
+  if (q->tail && !goes_before (q, job, q->tail))
+    at = &q->tail->next;
+  else
+    while (*at && !goes_before (q, job, *at))
+      at = &(*at)->next;
+  job->next = *at;
+  *at = job;
+  if (!job->next)
+    q->tail = job;
+  if (s) {
+    s->queued_last = job;
+    s->queued_jobs++;
+  }
+  if (job->started_ns == ADAPTRA_NOT_STARTED)
+    q->queued_bytes += (uint64_t) job->npages << q->page_shift;
+}
+
+struct adaptra_job *
+adaptra_queue_find (const struct adaptra_queue *q, uint64_t page,
+                    struct adaptra_job **prev)
+{
+  struct adaptra_job *job;
+
+  *prev = NULL;
+  for (job = q->head; job; *prev = job, job = job->next)
+    if (page >= job->first && page - job->first < job->npages)
+      return job;
+  return NULL;
+}
+
+void
+adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
+                    struct adaptra_job *job, bool in_order)
+{
+  struct adaptra_stream *s = indexed_stream (q, job->stream);
+
+  if (in_order && job->tag > q->vtime)
+    q->vtime = job->tag;
+  if (prev)
+    prev->next = job->next;
+  else
+    q->head = job->next;
+  if (q->tail == job)
+    q->tail = prev;
+  /* Jobs leave mostly from the front, so the stream's last leaves last;
+   * a steal or a dropped queue may take it first, and the walk finds
+   * the new last.
+   */
+  if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
+      s->queued_last == job)
+    s->queued_last = walk_last (q, job->stream);
+  if (job->started_ns == ADAPTRA_NOT_STARTED)
+    q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
+}
+
+/* A smaller rest than ADAPTRA_JOB_MIN would cost a worker one more
+ * backend request (a latency: 5 ms on the remote model) to spare the
+ * reader at most the transfer of 256 KiB (1.3 ms at 200 MB/s).  Under
+ * 10000 streams of 16 KiB/s that catch up with their windows,
+ * splitting every steal doubled the backend requests, and the four
+ * workers, bound by latency in 20 KiB jobs, fell behind for good:
+ * adaptra-sim's hit rate went from 75% to 4% in the first minute.
+ */
+struct adaptra_job *
+adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
+                     uint64_t n)
+{
+  struct adaptra_job *rest;
+  struct adaptra_stream *s;
+  uint32_t left;
+
+  if (n >= job->npages ||
+      ((uint64_t) (job->npages - n) << q->page_shift) < ADAPTRA_JOB_MIN)
+    return NULL;
+  left = job->npages - (uint32_t) n;
+  rest = malloc (sizeof *rest + left * sizeof rest->frames[0]);
+  if (!rest)
+    return NULL;
+  *rest = *job;
+  rest->first = job->first + n;
+  rest->npages = left;
+  rest->bytes = job->bytes - (uint32_t) (n << q->page_shift);
+  memcpy (rest->frames, job->frames + n, left * sizeof rest->frames[0]);
+  job->npages = (uint32_t) n;
+  job->bytes = (uint32_t) (n << q->page_shift);
+  job->next = rest;
+  if (q->tail == job)
+    q->tail = rest;
+  if ((s = indexed_stream (q, job->stream)) != NULL) {
+    s->queued_jobs++;
+    if (s->queued_last == job)
+      s->queued_last = rest;
+  }
+  return rest;
+}
+
+/* Not counting a job adaptra-sim's workers started, which stays queued
+ * until its read completes where a thread's leaves the queue.
+ */
+bool
+adaptra_queue_contended (const struct adaptra_queue *q, uint64_t stream)
+{
+  const struct adaptra_job *job;
+
+  for (job = q->head; job; job = job->next)
+    if (job->stream != stream && job->started_ns == ADAPTRA_NOT_STARTED)
+      return true;
+  return false;
+}
+
+/* The engine's side of the queue: windows become jobs (dispatch), the
+ * congestion limit, steals and drops.  Lock held in each.
+ */
+
+void
+adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v, int64_t n)
+{
+  if (v->flight_bytes == 0 && n > 0)
+    e->volumes_in_flight++;
+  v->flight_bytes += n;
+  e->flight_bytes += n;
+  if (v->flight_bytes == 0 && n < 0)
+    e->volumes_in_flight--;
+}
+
+/* How many ways a window is split: one a worker under a congestion
+ * limit (whose chunks are small anyway while streams compete), else
+ * the reads in flight the backend rewards, ADAPTRA_MODEL_DEPTH where
+ * it is latency-bound without a limit.  There every worker still reads
+ * (flight_open), for many streams' small windows, not for one window
+ * in 16 pieces: a curl plugin 2 ms away read a scan's 64 MiB in 258
+ * ranged GETs so, against at most 256 in 4 pieces.  Lock held.
+ */
+static unsigned
+parallel_workers (const struct adaptra_engine *e,
+                  const struct adaptra_model_estimate *est)
+{
+  unsigned depth = est->depth ? est->depth : ADAPTRA_MODEL_DEPTH;
+
+  if (est->limit != UINT64_MAX)
+    return e->nworkers;
+  return e->nworkers < depth ? e->nworkers : depth;
+}
+
+/* Pages per job for a window of n pages of stream: split so that every
+ * worker that reads at once gets a share and the window arrives in
+ * about one backend latency, but not below ADAPTRA_JOB_MIN bytes (a
+ * serialising backend prefers fewer, larger requests) nor above
+ * ADAPTRA_REQUEST_MAX, or the model's chunk while other streams'
+ * prefetch is queued.  The chunk is a power of two where
+ * latency-bound, because a window starts where a request ended, so a
+ * client's aligned requests of a power of two up to the chunk each lie
+ * in one chunk.  Also sets the queue's budget (goes_before).
+ */
+static uint32_t
+job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream)
+{
+  struct adaptra_model_estimate est;
+  uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
+  uint64_t ceiling, share;
+  unsigned ways;
+
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  e->queue.budget = est.budget;
+  ceiling = (adaptra_queue_contended (&e->queue, stream) ? est.chunk
+             : ADAPTRA_REQUEST_MAX) >> e->page_shift;
+  ways = parallel_workers (e, &est);
+  share = ways > 1 ? (n + ways - 1) / ways : n;
+
+  if (share < floor)
+    share = floor;
+  if (share > ceiling)
+    share = ceiling;
+  return share > 0 ? (uint32_t) share : 1;
+}
+
+/* Queue job if it has pages (its bytes clamped to its volume's end),
+ * count it in flight and wake a worker, else free it.  Returns NULL.
+ */
+static struct adaptra_job *
+close_job (struct adaptra_engine *e, struct adaptra_job *job)
+{
+  struct adaptra_volume *v;
+  uint64_t bytes;
+
+  if (!job || job->npages == 0) {
+    free (job);
+    return NULL;
+  }
+  v = job->volume;
+  bytes = (uint64_t) job->npages << e->page_shift;
+  job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
+                                                 bytes, v->base + v->size);
+  adaptra_queue_add (&e->queue, job);
+  adaptra_prefetch_account (e, v, (int64_t) bytes);
+  pthread_cond_signal (&e->job_queued);
+  if (job->stream == 0)
+    pthread_cond_signal (&e->hint_queued);
+  return NULL;
+}
+
+/* A job's read lands straight in its frames when they are consecutive
+ * in the arena, and otherwise in a transfer slot
+ * (adaptra_fetch_then_lock).  So a job may grow past a slot only while
+ * its frames stay consecutive:
+ * a frame elsewhere then starts the next job, and a job that is not
+ * consecutive ends at a slot's size.
+ */
+uint64_t
+adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
+                           uint64_t start, uint64_t end, uint64_t mark,
+                           uint64_t stream_id, unsigned method, unsigned flags)
+{
+  uint32_t job_max;
+  struct adaptra_job *job = NULL;
+  uint32_t room = 0;
+  bool consecutive = true;
+  uint64_t p, inserted = 0;
+
+  assert_locked (e);
+  if (end > v->end_page)
+    end = v->end_page;
+  if (start >= end)
+    return 0;
+  job_max = job_pages (e, end - start, stream_id);
+  for (p = start; p < end; p++) {
+    uint32_t f;
+
+    if (adaptra_pool_lookup (&e->pool, p) != ADAPTRA_NO_FRAME) {
+      /* Present already: the run (and its job) ends here. */
+      job = close_job (e, job);
+      continue;
+    }
+    f = adaptra_pool_insert (&e->pool, p, stream_id, method,
+                             flags | (p == mark ? ADAPTRA_PG_MARK : 0));
+    if (f == ADAPTRA_NO_FRAME)
+      break;
+    if (job && f != job->frames[job->npages - 1] + 1) {
+      if (job->npages >= e->slot_pages)
+        job = close_job (e, job);
+      else
+        consecutive = false;
+    }
+    if (!job) {
+      room = end - p < job_max ? (uint32_t) (end - p) : job_max;
+      job = malloc (sizeof *job + room * sizeof job->frames[0]);
+      if (!job) {
+        adaptra_pool_drop (&e->pool, f);
+        break;
+      }
+      job->volume = v;
+      job->stream = stream_id;
+      job->first = p;
+      job->npages = 0;
+      job->started_ns = ADAPTRA_NOT_STARTED;
+      consecutive = true;
+    }
+    job->frames[job->npages++] = f;
+    inserted++;
+    if (job->npages == room || (!consecutive && job->npages == e->slot_pages))
+      job = close_job (e, job);
+  }
+  close_job (e, job);
+  return inserted;
+}
+
+bool
+adaptra_prefetch_congested (const struct adaptra_engine *e,
+                            const struct adaptra_volume *v)
+{
+  /* At least an eighth of the pool, or four maximal windows, may be in
+   * flight; never more than half of it, nor (unless four windows need
+   * it) more than the backend moves in a second by its measured
+   * throughput: more only queues, and every demand read waits behind
+   * the queue.  An eighth of an 8G pool is 1 GiB, 5 s of a 200 MiB/s
+   * store; with it, adaptra-sim's 10000 streams of 16 KiB/s had a p99
+   * read latency of 2 s, with a second's worth 60 ms.
+   */
+  uint64_t pool = e->cfg.pool_bytes;
+  uint64_t four = adaptra_readahead_max_pages (e) << (e->page_shift + 2);
+  uint64_t limit = four > pool / 8 ? four : pool / 8;
+  struct adaptra_model_estimate est;
+  uint64_t second;
+  unsigned sharing = e->volumes_in_flight + (v->flight_bytes == 0);
+
+  assert_locked (e);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  second = est.bandwidth;
+  if (limit > pool / 2)
+    limit = pool / 2;
+  if (second > 0 && (second > four ? second : four) < limit)
+    limit = second > four ? second : four;
+  if (e->flight_bytes <= limit)
+    return false;
+  /* Over the limit, a volume below its share of it (the limit split
+   * between the volumes with prefetch in flight, itself included) may
+   * still start a window, so that one export's scan cannot take every
+   * window from another export's streams; never past twice the limit
+   * nor half the pool.  With one volume this is the plain limit.
+   */
+  if (e->flight_bytes > 2 * limit || e->flight_bytes > pool / 2)
+    return true;
+  return v->flight_bytes >= limit / sharing;
+}
+
+/* Take job (after prev in the queue) to run it, in fair order (a
+ * worker) or out of turn (a reader's steal).  Lock held.
+ */
+void
+adaptra_prefetch_take (struct adaptra_engine *e, struct adaptra_job *prev,
+                       struct adaptra_job *job, bool in_order)
+{
+  assert_locked (e);
+  adaptra_queue_take (&e->queue, prev, job, in_order);
+  job->volume->running++;
+}
+
+bool
+adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
+                        uint64_t last, void *ctx)
+{
+  struct adaptra_job *job, *prev;
+
+  assert_locked (e);
+  /* Page numbers are unique across volumes: the job holding page is
+   * of the reader's volume, and the reader's ctx sees its bytes.
+   */
+  job = adaptra_queue_find (&e->queue, page, &prev);
+  if (!job)
+    return false;
+  /* The reader runs what it waits for; a worker reads the rest. */
+  adaptra_queue_split (&e->queue, job,
+                       (last > page ? last : page + 1) - job->first);
+  adaptra_prefetch_take (e, prev, job, false);
+  adaptra_unlock (e);
+  adaptra_fetch_job_then_lock (e, ctx, job);
+  return true;
+}
+
+void
+adaptra_prefetch_drop_queue (struct adaptra_engine *e,
+                             const struct adaptra_volume *v)
+{
+  struct adaptra_job *job = e->queue.head, *prev = NULL;
+
+  assert_locked (e);
+  while (job) {
+    struct adaptra_job *next = job->next;
+    uint32_t i;
+
+    if (v && job->volume != v) {
+      prev = job;
+      job = next;
+      continue;
+    }
+    adaptra_queue_take (&e->queue, prev, job, false);
+    for (i = 0; i < job->npages; i++)
+      adaptra_pool_drop (&e->pool, job->frames[i]);
+    adaptra_prefetch_account (e, job->volume,
+                -(int64_t) ((uint64_t) job->npages << e->page_shift));
+    adaptra_wake (e, job->first, job->npages);
+    free (job);
+    job = next;
+  }
+}
+

@@ -1,0 +1,119 @@
+/* queue.h: the prefetch queue: fair order, budgets, split, steal.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The queue of prefetch jobs, on its own: no backend, no lock, no
+ * pool.  The engine holds it under its lock (core/workers.c takes
+ * jobs off it, core/fetch.c reads them); tests/unit/test-queue.c
+ * drives it directly.
+ *
+ * Order.  Fair between streams over time, seek-aware within a turn:
+ *
+ *   - Start-time fair queueing (Goyal, Vin and Cheng, SIGCOMM 1996):
+ *     a job's start tag is the finish tag (start + bytes) of its
+ *     stream's last queued job, or the virtual time (the tag of the
+ *     last job taken in order) if none is queued.  A stream with a
+ *     huge window queued takes its share, not the backend.
+ *   - Budgets (BFQ's; mq-deadline batches the same way): tags are cut
+ *     into rounds of the model's budget (struct
+ *     adaptra_model_estimate.budget), and within a round jobs go in
+ *     page order, as an elevator sweeps.  So a stream's consecutive
+ *     chunks up to a budget go out together: long runs where distance
+ *     costs (every turn a seek), one chunk a turn on a latency-bound
+ *     backend, where streams interleave finely and a reader waits
+ *     behind at most a chunk of each other stream.
+ *
+ * Split and steal.  A reader that needs a page of a queued job takes
+ * the job's pages up to the end of its request (adaptra_queue_find,
+ * adaptra_queue_split, adaptra_queue_take); the rest, if at least
+ * ADAPTRA_JOB_MIN, stays queued in its place with its tag.
+ */
+
+#ifndef ADAPTRA_QUEUE_H
+#define ADAPTRA_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct adaptra_volume;
+struct adaptra_streams;
+
+/* Smallest share of a window that is worth a request of its own: the
+ * model's smallest chunk where its latency is not hidden in parallel.
+ */
+#define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
+
+/* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
+ * may start a job then.
+ */
+#define ADAPTRA_NOT_STARTED UINT64_MAX
+
+/* A prefetch job: one backend read of a run of consecutive pages that
+ * were inserted IN_FLIGHT for it.
+ */
+struct adaptra_job {
+  struct adaptra_job *next;
+  struct adaptra_volume *volume;
+  uint64_t stream;              /* the stream it reads ahead for; 0:
+                                   cache hints and profiles */
+  uint64_t tag;                 /* its start tag in the fair queue */
+  uint64_t first;               /* first page */
+  uint32_t npages;
+  uint32_t bytes;               /* to read: short at the end of the export */
+  uint64_t started_ns;          /* adaptra-sim: a simulated worker's read
+                                   of it started then, or
+                                   ADAPTRA_NOT_STARTED */
+  uint32_t frames[];            /* the frames, in page order */
+};
+
+struct adaptra_queue {
+  struct adaptra_job *head, *tail; /* in order (above) */
+  uint64_t vtime;               /* tag of the last job taken in order */
+  uint64_t budget;              /* bytes of start tag a round */
+  uint64_t queued_bytes;        /* of jobs not yet started */
+  unsigned page_shift;
+  struct adaptra_streams *streams; /* the stream table, whose entries
+                                   index their stream's last queued job;
+                                   NULL: found by walking the queue */
+};
+
+/* An empty queue of pages of 1 << page_shift bytes. */
+extern void adaptra_queue_init (struct adaptra_queue *q, unsigned page_shift,
+                                struct adaptra_streams *streams);
+
+/* Queue job (its stream, first, npages and bytes set) in order. */
+extern void adaptra_queue_add (struct adaptra_queue *q,
+                               struct adaptra_job *job);
+
+/* The queued job holding page, and the one before it (*prev); NULL if
+ * none does.
+ */
+extern struct adaptra_job *adaptra_queue_find (const struct adaptra_queue *q,
+                                               uint64_t page,
+                                               struct adaptra_job **prev);
+
+/* Take job (after prev) off the queue.  in_order: it is taken as the
+ * queue's next (by a worker), and the virtual time advances to its tag;
+ * else it is stolen or dropped, out of turn.
+ */
+extern void adaptra_queue_take (struct adaptra_queue *q,
+                                struct adaptra_job *prev,
+                                struct adaptra_job *job, bool in_order);
+
+/* Keep the first n pages in queued job and queue the rest as a job of
+ * its own right behind it, with its tag, if the rest is at least
+ * ADAPTRA_JOB_MIN and memory allows.  Returns the rest, or NULL (job
+ * stays whole).
+ */
+extern struct adaptra_job *adaptra_queue_split (struct adaptra_queue *q,
+                                                struct adaptra_job *job,
+                                                uint64_t n);
+
+/* Has a stream other than stream a job queued and not started? */
+extern bool adaptra_queue_contended (const struct adaptra_queue *q,
+                                     uint64_t stream);
+
+#endif /* ADAPTRA_QUEUE_H */

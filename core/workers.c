@@ -1,0 +1,268 @@
+/* workers.c: the prefetch worker threads and the gate they pass.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The threads of workers.h, the gate (flight_open) that the model's
+ * congestion limit and depth set, and the calls through which a reader
+ * or adaptra-sim runs queued jobs itself.  Demand reads never queue:
+ * the client's thread reads its own misses, and a reader that needs a
+ * page of a job still queued steals the part of it that it wants
+ * (queue.c).  Terms: docs/DESIGN.md §6.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "engine-impl.h"
+
+bool
+adaptra_prefetch_run_within (struct adaptra_engine *e, int volume,
+                             uint64_t offset, uint64_t count, void *ctx)
+{
+  struct adaptra_volume *v;
+  struct adaptra_job *job, *prev = NULL;
+  uint64_t from;
+
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  for (job = e->queue.head; v && job; prev = job, job = job->next) {
+    from = (job->first << e->page_shift) - v->base;
+    if (job->volume == v && from >= offset && from - offset < count &&
+        job->bytes <= count - (from - offset))
+      break;
+  }
+  if (v == NULL || job == NULL) {
+    adaptra_unlock (e);
+    return false;
+  }
+  adaptra_prefetch_take (e, prev, job, true);
+  adaptra_unlock (e);
+  adaptra_fetch_job_then_lock (e, ctx, job);
+  adaptra_unlock (e);
+  return true;
+}
+
+bool
+adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
+{
+  return adaptra_prefetch_run_within (e, volume, 0, UINT64_MAX, ctx);
+}
+
+bool
+adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
+                       uint32_t *count)
+{
+  struct adaptra_job *job;
+
+  adaptra_lock (e);
+  for (job = e->queue.head; job && k > 0; job = job->next)
+    k--;
+  if (job) {
+    *offset = (job->first << e->page_shift) - job->volume->base;
+    *count = job->bytes;
+  }
+  adaptra_unlock (e);
+  return job != NULL;
+}
+
+bool
+adaptra_prefetch_started (struct adaptra_engine *e, size_t k)
+{
+  struct adaptra_job *job;
+
+  adaptra_lock (e);
+  for (job = e->queue.head; job && k > 0; job = job->next)
+    k--;
+  if (job && job->started_ns == ADAPTRA_NOT_STARTED)
+    e->queue.queued_bytes -= (uint64_t) job->npages << e->page_shift;
+  if (job)
+    job->started_ns = adaptra_now (e);
+  adaptra_unlock (e);
+  return job != NULL;
+}
+
+/* May a prefetch job start while running bytes are being read from
+ * the backend, busy of them by workers?  Under the model's congestion
+ * limit, while the bytes are under it or none are; else while fewer
+ * than the model's depth of jobs are (any number where latency-bound:
+ * many slow streams, whose windows are a few pages, need many reads at
+ * once).  Lock held.
+ */
+static bool
+flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
+{
+  struct adaptra_model_estimate est;
+
+  assert_locked (e);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  if (est.limit != UINT64_MAX)
+    return running == 0 || running < est.limit;
+  return est.depth == 0 || busy < est.depth;
+}
+
+bool
+adaptra_prefetch_may_start (struct adaptra_engine *e, uint64_t running,
+                            unsigned busy)
+{
+  bool open;
+
+  adaptra_lock (e);
+  open = flight_open (e, running, busy);
+  adaptra_unlock (e);
+  return open;
+}
+
+/* May worker w run job?  Its volume must have contexts, and a worker
+ * for hints only takes a cache hint's job (of no stream): a boot
+ * profile's extents are short and scattered, so following one is
+ * bound by latency and wants many reads at once, where the windows of
+ * streams, large and sequential, fill the backend's bandwidth with
+ * adaptra-workers reads (DESIGN.md §8).
+ */
+static bool
+may_run (const struct adaptra_worker *w, const struct adaptra_job *job)
+{
+  return job->volume->nctx > 0 && (!w->hints_only || job->stream == 0);
+}
+
+/* The first queued job (in fair order) that worker w may run, and the
+ * one before it; NULL if none, or if the backend has its fill of
+ * prefetch in flight (a worker of hints only does not ask: a boot
+ * profile's reads are small and bound by latency, DESIGN.md §8).
+ * Lock held.
+ */
+static struct adaptra_job *
+next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
+                 struct adaptra_job **prev)
+{
+  struct adaptra_job *job;
+
+  *prev = NULL;
+  if (!w->hints_only &&
+      !flight_open (e, adaptra_model_running (&e->model), e->workers_busy))
+    return NULL;
+  for (job = e->queue.head; job && !may_run (w, job);
+       *prev = job, job = job->next)
+    ;
+  return job;
+}
+
+/* Is worker w parked?  Only the first of them up to the model's depth
+ * read (all where it is 0); the others wait on depth_grew, where the
+ * wake-ups meant for readers of jobs do not reach them.  Lock held.
+ */
+static bool
+parked (const struct adaptra_engine *e, const struct adaptra_worker *w)
+{
+  return !w->hints_only && e->depth != 0 && w->index >= e->depth;
+}
+
+static void *
+worker_main (void *arg)
+{
+  struct adaptra_worker *w = arg;
+  struct adaptra_engine *e = w->e;
+
+  adaptra_lock (e);
+  for (;;) {
+    struct adaptra_job *job, *prev;
+    void *ctx;
+
+    job = prev = NULL;
+    while (!e->stopping &&
+           (parked (e, w) || (job = next_for_worker (e, w, &prev)) == NULL))
+      adaptra_wait (e, parked (e, w) ? &e->depth_grew
+                    : w->hints_only ? &e->hint_queued : &e->job_queued);
+    if (e->stopping)
+      break;
+    adaptra_prefetch_take (e, prev, job, true);
+    e->workers_busy += !w->hints_only;
+    /* Valid until the job ends: adaptra_volume_set_contexts waits. */
+    ctx = job->volume->ctxs[w->index % job->volume->nctx];
+    adaptra_unlock (e);
+    adaptra_fetch_job_then_lock (e, ctx, job);
+    e->workers_busy -= !w->hints_only;
+  }
+  adaptra_unlock (e);
+  return NULL;
+}
+
+/* Stop and join the first n workers.  Lock not held. */
+static void
+join_workers (struct adaptra_engine *e, unsigned n)
+{
+  unsigned i;
+
+  adaptra_lock (e);
+  e->stopping = true;
+  pthread_cond_broadcast (&e->job_queued);
+  pthread_cond_broadcast (&e->depth_grew);
+  pthread_cond_broadcast (&e->hint_queued);
+  adaptra_unlock (e);
+  for (i = 0; i < n; i++)
+    pthread_join (e->workers[i].thread, NULL);
+  adaptra_lock (e);
+  e->stopping = false;
+  adaptra_unlock (e);
+}
+
+int
+adaptra_workers_start (struct adaptra_engine *e, unsigned n, unsigned hints)
+{
+  unsigned i;
+  int err;
+
+  if (e->workers)
+    return EBUSY;
+  if (n + hints == 0)
+    return 0;
+  e->workers = calloc (n + hints, sizeof *e->workers);
+  if (!e->workers)
+    return ENOMEM;
+  for (i = 0; i < n + hints; i++) {
+    e->workers[i].e = e;
+    e->workers[i].index = i;
+    e->workers[i].hints_only = i >= n;
+    err = pthread_create (&e->workers[i].thread, NULL, worker_main,
+                          &e->workers[i]);
+    if (err) {
+      join_workers (e, i);
+      free (e->workers);
+      e->workers = NULL;
+      return err;
+    }
+  }
+  adaptra_lock (e);
+  e->nworkers = n;
+  e->nhint_workers = hints;
+  adaptra_unlock (e);
+  return 0;
+}
+
+int
+adaptra_workers_simulate (struct adaptra_engine *e, unsigned n)
+{
+  if (e->workers)
+    return EBUSY;
+  adaptra_lock (e);
+  e->nworkers = n;
+  adaptra_unlock (e);
+  return 0;
+}
+
+void
+adaptra_workers_stop (struct adaptra_engine *e)
+{
+  if (!e->workers)
+    return;
+  join_workers (e, e->nworkers + e->nhint_workers);
+  free (e->workers);
+  e->workers = NULL;
+  adaptra_lock (e);
+  e->nworkers = e->nhint_workers = 0;
+  adaptra_prefetch_drop_queue (e, NULL);
+  adaptra_unlock (e);
+}

@@ -1,0 +1,276 @@
+/* test-queue.c: unit tests of core/queue.c, the queue on its own.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The prefetch queue without an engine, a backend or a lock: jobs are
+ * made here, queued, and taken off as a worker (in order) or a reader
+ * (out of turn, after a split) would.  Fairness within a bound, long
+ * runs under a seeking backend's budget, fine interleaving under a
+ * latency-bound one's, split and steal.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "../../core/queue.h"
+
+#define SHIFT 12                        /* 4 KiB pages */
+#define KIB UINT64_C (1024)
+#define MIB (1024 * KIB)
+#define STREAM_PAGES (UINT64_C (1) << 20) /* each stream's area */
+#define NSTREAMS 4
+
+/* A job of stream s (1..), pages [first, first + npages). */
+static struct adaptra_job *
+job_of (uint64_t s, uint64_t first, uint32_t npages)
+{
+  struct adaptra_job *job = calloc (1, sizeof *job +
+                                    npages * sizeof job->frames[0]);
+  uint32_t i;
+
+  assert_non_null (job);
+  job->stream = s;
+  job->first = first;
+  job->npages = npages;
+  job->bytes = npages << SHIFT;
+  job->started_ns = ADAPTRA_NOT_STARTED;
+  for (i = 0; i < npages; i++)
+    job->frames[i] = (uint32_t) (first + i);
+  return job;
+}
+
+/* Each of NSTREAMS streams queues n chunks of chunk bytes, stream 1's
+ * all first, then stream 2's, and so on (as windows issued one after
+ * another), each stream reading its own area in order.
+ */
+static void
+queue_streams (struct adaptra_queue *q, unsigned n, uint64_t chunk)
+{
+  uint32_t pages = (uint32_t) (chunk >> SHIFT);
+  uint64_t s;
+  unsigned i;
+
+  for (s = 1; s <= NSTREAMS; s++)
+    for (i = 0; i < n; i++)
+      adaptra_queue_add (q, job_of (s, s * STREAM_PAGES + i * pages, pages));
+}
+
+/* Take the queue's head in order (a worker), returning its stream. */
+static uint64_t
+take_head (struct adaptra_queue *q, uint64_t *first)
+{
+  struct adaptra_job *job = q->head;
+  uint64_t s;
+
+  assert_non_null (job);
+  adaptra_queue_take (q, NULL, job, true);
+  s = job->stream;
+  if (first)
+    *first = job->first;
+  free (job);
+  return s;
+}
+
+/* Drain the queue in order; check that every stream's chunks come in
+ * page order, that at every point the bytes taken of the streams
+ * differ by at most bound, and return the longest and shortest run of
+ * one stream's consecutive chunks (the last run of all not counted:
+ * nothing is left to switch to).
+ */
+static void
+drain (struct adaptra_queue *q, uint64_t chunk, uint64_t bound,
+       unsigned *longest, unsigned *shortest)
+{
+  uint64_t taken[NSTREAMS + 1] = { 0 }, next[NSTREAMS + 1] = { 0 };
+  uint64_t last = 0, s, first;
+  unsigned run = 0, i;
+
+  *longest = 0;
+  *shortest = UINT32_MAX;
+  while (q->head) {
+    uint64_t most = 0, least = UINT64_MAX;
+
+    s = take_head (q, &first);
+    assert_true (s >= 1 && s <= NSTREAMS);
+    assert_true (first >= next[s]);
+    next[s] = first + (chunk >> SHIFT);
+    taken[s] += chunk;
+    for (i = 1; i <= NSTREAMS; i++) {
+      most = taken[i] > most ? taken[i] : most;
+      least = taken[i] < least ? taken[i] : least;
+    }
+    /* Fair while every stream has chunks left to take. */
+    if (q->head && least < most)
+      for (i = 1; i <= NSTREAMS; i++)
+        if (taken[i] == least && next[i] != 0)
+          assert_true (most - least <= bound);
+    if (s != last && last != 0) {
+      *longest = run > *longest ? run : *longest;
+      *shortest = run < *shortest ? run : *shortest;
+      run = 0;
+    }
+    run++;
+    last = s;
+  }
+  assert_int_equal (q->queued_bytes, 0);
+  assert_null (q->tail);
+}
+
+/* Latency-bound: the budget is one chunk, and the streams take turns
+ * chunk by chunk, none more than a chunk ahead of another.
+ */
+static void
+test_latency_bound_interleaves (void **state)
+{
+  struct adaptra_queue q;
+  const uint64_t chunk = 64 * KIB;
+  unsigned longest, shortest;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = chunk;
+  queue_streams (&q, 32, chunk);
+  assert_int_equal (q.queued_bytes, NSTREAMS * 32 * chunk);
+  drain (&q, chunk, chunk, &longest, &shortest);
+  assert_int_equal (longest, 1);
+  assert_int_equal (shortest, 1);
+  /* Taken in order, the last job's start tag is the virtual time. */
+  assert_int_equal (q.vtime, 31 * chunk);
+}
+
+/* Distance costs: the budget is ADAPTRA_MODEL_SEEK_BUDGET, and a
+ * stream's consecutive chunks go out together up to it: one seek per
+ * budget, not per chunk.  Fair within a budget (and a chunk).
+ */
+static void
+test_seeking_budget_runs (void **state)
+{
+  struct adaptra_queue q;
+  const uint64_t chunk = MIB, budget = ADAPTRA_MODEL_SEEK_BUDGET;
+  unsigned longest, shortest;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = budget;
+  queue_streams (&q, 32, chunk);
+  drain (&q, chunk, budget + chunk, &longest, &shortest);
+  assert_int_equal (shortest, budget / chunk);
+  assert_int_equal (longest, budget / chunk);
+}
+
+/* A stream that queues a huge window first still takes only its share:
+ * another stream's chunk, queued after, goes ahead of the window's
+ * rest once the first budget is out.
+ */
+static void
+test_huge_window_takes_its_share (void **state)
+{
+  struct adaptra_queue q;
+  const uint64_t chunk = 64 * KIB;
+  uint32_t pages = (uint32_t) (chunk >> SHIFT);
+  unsigned i, before = 0;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * chunk;
+  for (i = 0; i < 256; i++)
+    adaptra_queue_add (&q, job_of (1, STREAM_PAGES + i * pages, pages));
+  adaptra_queue_add (&q, job_of (2, 2 * STREAM_PAGES, pages));
+  while (take_head (&q, NULL) == 1)
+    before++;
+  assert_true (before <= 4);
+  while (q.head)
+    take_head (&q, NULL);
+}
+
+/* A reader steals the part of a queued job up to the end of its
+ * request: the rest stays queued in the job's place with its tag, and
+ * is read once.  A rest under ADAPTRA_JOB_MIN is not split off.
+ */
+static void
+test_split_and_steal (void **state)
+{
+  struct adaptra_queue q;
+  const uint32_t pages = (uint32_t) (MIB >> SHIFT);
+  const uint32_t min_pages = (uint32_t) (ADAPTRA_JOB_MIN >> SHIFT);
+  struct adaptra_job *a, *b, *job, *prev, *rest;
+  uint64_t tag, vtime;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = MIB;
+  a = job_of (1, 1000, pages);
+  b = job_of (2, 5000, pages);
+  adaptra_queue_add (&q, a);
+  adaptra_queue_add (&q, b);
+  assert_int_equal (q.queued_bytes, 2 * MIB);
+
+  /* The page, and the job before it. */
+  job = adaptra_queue_find (&q, 5000 + 7, &prev);
+  assert_ptr_equal (job, b);
+  assert_ptr_equal (prev, a);
+  assert_null (adaptra_queue_find (&q, 5000 + pages, &prev));
+
+  /* A reader of pages [1000, 1010) of a: split after 10 pages. */
+  job = adaptra_queue_find (&q, 1003, &prev);
+  assert_ptr_equal (job, a);
+  assert_null (prev);
+  tag = a->tag;
+  rest = adaptra_queue_split (&q, a, 10);
+  assert_non_null (rest);
+  assert_ptr_equal (a->next, rest);
+  assert_int_equal (a->npages, 10);
+  assert_int_equal (a->bytes, 10 << SHIFT);
+  assert_int_equal (rest->first, 1010);
+  assert_int_equal (rest->npages, pages - 10);
+  assert_int_equal (rest->bytes, (pages - 10) << SHIFT);
+  assert_int_equal (rest->frames[0], 1010);
+  assert_int_equal (rest->tag, tag);
+  assert_int_equal (q.queued_bytes, 2 * MIB);
+
+  /* Stolen out of turn: the virtual time does not move. */
+  vtime = q.vtime;
+  adaptra_queue_take (&q, NULL, a, false);
+  free (a);
+  assert_int_equal (q.vtime, vtime);
+  assert_ptr_equal (q.head, rest);
+  assert_int_equal (q.queued_bytes, 2 * MIB - (10 << SHIFT));
+
+  /* A rest under ADAPTRA_JOB_MIN stays with the job. */
+  assert_null (adaptra_queue_split (&q, rest, rest->npages - min_pages + 1));
+  assert_int_equal (rest->npages, pages - 10);
+  assert_non_null (adaptra_queue_split (&q, rest, rest->npages - min_pages));
+
+  /* Contended: another stream than the asker's has a job queued.
+   * Left: stream 1's two parts, then stream 2's job.
+   */
+  assert_true (adaptra_queue_contended (&q, 1));
+  assert_true (adaptra_queue_contended (&q, 2));
+  assert_int_equal (take_head (&q, NULL), 1);
+  assert_int_equal (take_head (&q, NULL), 1);
+  assert_false (adaptra_queue_contended (&q, 2));
+  assert_true (adaptra_queue_contended (&q, 1));
+  assert_int_equal (take_head (&q, NULL), 2);
+  assert_false (adaptra_queue_contended (&q, 1));
+  assert_int_equal (q.queued_bytes, 0);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_latency_bound_interleaves),
+    cmocka_unit_test (test_seeking_budget_runs),
+    cmocka_unit_test (test_huge_window_takes_its_share),
+    cmocka_unit_test (test_split_and_steal),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
