@@ -1166,6 +1166,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->backend_latency_ns = model.latency_ns;
   out->backend_bytes_per_sec = model.bandwidth;
   out->backend_flight_bytes = adaptra_model_running (&e->model);
+  out->backend_reads = adaptra_model_reads (&e->model);
   out->backend_flight_limit = model.limit == UINT64_MAX ? 0 : model.limit;
   out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;
   for (i = 0; i < e->nvolumes; i++)

@@ -25,6 +25,7 @@ enum adaptra_model_distance
 adaptra_model_start (struct adaptra_model *m, uint64_t offset, uint64_t bytes)
 {
   __atomic_fetch_add (&m->running, bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&m->reads, 1, __ATOMIC_RELAXED);
   return __atomic_exchange_n (&m->next_offset, offset + bytes,
                               __ATOMIC_RELAXED) == offset
     ? ADAPTRA_MODEL_NEAR : ADAPTRA_MODEL_FAR;
@@ -34,12 +35,19 @@ void
 adaptra_model_end (struct adaptra_model *m, uint64_t bytes)
 {
   __atomic_fetch_sub (&m->running, bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_sub (&m->reads, 1, __ATOMIC_RELAXED);
 }
 
 uint64_t
 adaptra_model_running (const struct adaptra_model *m)
 {
   return __atomic_load_n (&m->running, __ATOMIC_RELAXED);
+}
+
+uint64_t
+adaptra_model_reads (const struct adaptra_model *m)
+{
+  return __atomic_load_n (&m->reads, __ATOMIC_RELAXED);
 }
 
 /* Slot ids are the slot's number + 1, so that 0 is a place unused. */
@@ -253,6 +261,9 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                                     ADAPTRA_MODEL_CHUNK_MIN,
                                     ADAPTRA_MODEL_CHUNK_MAX));
     est->budget = est->chunk;
+    est->job_min = est->limit / ADAPTRA_MODEL_STREAM_READS;
+    if (est->job_min < ADAPTRA_MODEL_CHUNK_FLOOR)
+      est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
   }
   else {
     /* The line's product: a read's fixed cost at the transfer rate. */
@@ -262,6 +273,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         : (uint64_t) m->n,
                         ADAPTRA_MODEL_CHUNK_FLOOR, ADAPTRA_MODEL_CHUNK_MAX);
     est->budget = est->seeks ? ADAPTRA_MODEL_SEEK_BUDGET : ADAPTRA_MODEL_BUDGET;
+    est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
   }
 }
 

@@ -126,6 +126,15 @@
 #define ADAPTRA_MODEL_CHUNK_FLOOR (256 * 1024)
 #define ADAPTRA_MODEL_CHUNK_MAX (1024 * 1024)
 
+/* One stream keeps at most ADAPTRA_MODEL_STREAM_READS of its jobs
+ * read by workers at once (workers.c), and as many backend handles busy
+ * (a serialising plugin's, one read each), and its window alone is
+ * split into jobs of at least a 1/ADAPTRA_MODEL_STREAM_READS of the
+ * limit (and ADAPTRA_JOB_MIN): more reads of one stream only add
+ * requests, its latency hidden already.
+ */
+#define ADAPTRA_MODEL_STREAM_READS 6
+
 /* Budgets (BFQ's, Valente and Checconi 2010; mq-deadline batches the
  * same way): the bytes of a stream's consecutive chunks that go out
  * together before the queue turns to another stream.  Where distance
@@ -165,6 +174,7 @@ struct adaptra_model_bucket {
 
 struct adaptra_model {
   uint64_t running;             /* bytes being read now (atomic) */
+  uint64_t reads;               /* reads being made now (atomic) */
   uint64_t next_offset;         /* where the last read started ends
                                    (atomic) */
   uint64_t samples;             /* reads sampled */
@@ -188,6 +198,7 @@ struct adaptra_model_estimate {
   uint64_t limit;               /* most bytes in flight, UINT64_MAX:
                                    none */
   uint64_t chunk;               /* largest job while streams compete */
+  uint64_t job_min;             /* smallest job of a window alone */
   uint64_t budget;              /* a stream's bytes a turn of the queue */
 };
 
@@ -198,15 +209,16 @@ enum adaptra_model_distance {
   ADAPTRA_MODEL_NEAR, ADAPTRA_MODEL_FAR, ADAPTRA_MODEL_UNKNOWN
 };
 
-/* A read of bytes at offset starts, or ends: running moves.  start
+/* A read of bytes at offset starts, or ends: running and reads move.  start
  * says where the read starts.  Atomic, no lock needed.
  */
 extern enum adaptra_model_distance
 adaptra_model_start (struct adaptra_model *m, uint64_t offset, uint64_t bytes);
 extern void adaptra_model_end (struct adaptra_model *m, uint64_t bytes);
 
-/* Bytes being read now. */
+/* Bytes being read now, and the reads. */
 extern uint64_t adaptra_model_running (const struct adaptra_model *m);
+extern uint64_t adaptra_model_reads (const struct adaptra_model *m);
 
 /* Record a successful read of bytes from t0 to t1 (ns).  A read of
  * unknown distance feeds every filter but the min-latency one.

@@ -245,8 +245,9 @@ parallel_workers (const struct adaptra_engine *e,
 
 /* Pages per job for a window of n pages of stream: split so that every
  * worker that reads at once gets a share and the window arrives in
- * about one backend latency, but not below ADAPTRA_JOB_MIN bytes (a
- * serialising backend prefers fewer, larger requests) nor above
+ * about one backend latency, but not below the model's job_min (a
+ * serialising backend prefers fewer, larger requests, and one stream
+ * needs no more than a few in flight) nor above
  * ADAPTRA_REQUEST_MAX, or the model's chunk while other streams'
  * prefetch is queued.  The chunk is a power of two where
  * latency-bound, because a window starts where a request ended, so a
@@ -257,11 +258,11 @@ static uint32_t
 job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream)
 {
   struct adaptra_model_estimate est;
-  uint64_t floor = ADAPTRA_JOB_MIN >> e->page_shift;
-  uint64_t ceiling, share;
+  uint64_t floor, ceiling, share;
   unsigned ways;
 
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  floor = est.job_min >> e->page_shift;
   e->queue.budget = est.budget;
   ceiling = (adaptra_queue_contended (&e->queue, stream) ? est.chunk
              : ADAPTRA_REQUEST_MAX) >> e->page_shift;

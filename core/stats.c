@@ -126,6 +126,11 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
          "Prefetch workers start reads only below this many bytes in "
          "flight: the measured bandwidth-delay product and a quarter "
          "(0: not measured, no limit)"),
+  GAUGE (backend_reads,
+         "Reads being made of the backend now, prefetch and clients"),
+  GAUGE (backend_handles,
+         "Backend handles opened for the prefetch workers, open now "
+         "(plugins that serialise requests per handle)"),
   GAUGE (window_max_bytes,
          "Largest window any stream may be given now, bytes"),
   GAUGE (volumes_bypassed,

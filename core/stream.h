@@ -99,6 +99,7 @@ struct adaptra_stream {
    */
   struct adaptra_job *queued_last;
   uint32_t queued_jobs;
+  uint32_t running_jobs;        /* of them, workers read now (workers.c) */
 
   /* Links: recency list of used slots (or free list: next only), and
    * the chain of its position-hash bucket (bucket: ILIST_NONE when on

@@ -115,6 +115,32 @@ adaptra_prefetch_may_start (struct adaptra_engine *e, uint64_t running,
   return open;
 }
 
+/* Does stream have ADAPTRA_MODEL_STREAM_READS of its jobs read by
+ * workers now?  Then its next waits, and another stream's goes first:
+ * one stream keeps at most that many backend handles busy (model.h).
+ * Cache hints (stream 0) and streams that left the table are not
+ * counted.  Lock held.
+ */
+static bool
+stream_busy (struct adaptra_engine *e, uint64_t stream)
+{
+  const struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream);
+
+  return s && s->running_jobs >= ADAPTRA_MODEL_STREAM_READS;
+}
+
+/* Count a job of stream that a worker starts (n = 1) or ends (n = -1),
+ * if the stream is still in the table.  Lock held.
+ */
+static void
+count_running (struct adaptra_engine *e, uint64_t stream, int n)
+{
+  struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream);
+
+  if (s && (n > 0 || s->running_jobs > 0))
+    s->running_jobs += (uint32_t) n;
+}
+
 /* May worker w run job?  Its volume must have contexts, and a worker
  * for hints only takes a cache hint's job (of no stream): a boot
  * profile's extents are short and scattered, so following one is
@@ -123,9 +149,11 @@ adaptra_prefetch_may_start (struct adaptra_engine *e, uint64_t running,
  * adaptra-workers reads (DESIGN.md §8).
  */
 static bool
-may_run (const struct adaptra_worker *w, const struct adaptra_job *job)
+may_run (struct adaptra_engine *e, const struct adaptra_worker *w,
+         const struct adaptra_job *job)
 {
-  return job->volume->nctx > 0 && (!w->hints_only || job->stream == 0);
+  return job->volume->nctx > 0 && (!w->hints_only || job->stream == 0) &&
+    !stream_busy (e, job->stream);
 }
 
 /* The first queued job (in fair order) that worker w may run, and the
@@ -144,7 +172,7 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   if (!w->hints_only &&
       !flight_open (e, adaptra_model_running (&e->model), e->workers_busy))
     return NULL;
-  for (job = e->queue.head; job && !may_run (w, job);
+  for (job = e->queue.head; job && !may_run (e, w, job);
        *prev = job, job = job->next)
     ;
   return job;
@@ -169,6 +197,7 @@ worker_main (void *arg)
   adaptra_lock (e);
   for (;;) {
     struct adaptra_job *job, *prev;
+    uint64_t stream;
     void *ctx;
 
     job = prev = NULL;
@@ -180,10 +209,13 @@ worker_main (void *arg)
       break;
     adaptra_prefetch_take (e, prev, job, true);
     e->workers_busy += !w->hints_only;
+    stream = job->stream;
+    count_running (e, stream, 1);
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */
     ctx = job->volume->ctxs[w->index % job->volume->nctx];
     adaptra_unlock (e);
     adaptra_fetch_job_then_lock (e, ctx, job);
+    count_running (e, stream, -1);
     e->workers_busy -= !w->hints_only;
   }
   adaptra_unlock (e);

@@ -37,10 +37,10 @@
  *     server), and one that gives every connection a private disk
  *     would give it one more.  So only the default export ("") of a
  *     plugin that serialises requests per handle (curl, ssh, which
- *     serve one export) gets these, as adaptra always did: one per
- *     worker, so that the plugin still runs one request per worker at
- *     once, opened with the export's first connection and closed with
- *     its last.
+ *     serve one export) gets these: a set of them (handles.h), one
+ *     read each, opened as the workers read and closed when idle, at
+ *     most one per worker, so that the plugin still runs one request
+ *     per handle at once.
  *
  * (A third kind, a context opened for one connection, aborts nbdkit
  * 1.32 when opened anywhere but the connection's .open.)  A volume
@@ -48,8 +48,8 @@
  * plugin, or a plugin that serialises all requests) is read ahead by
  * its readers, in their own threads.
  *
- * One lock guards the table; it is held while contexts are opened and
- * closed, which only happens as connections come and go.
+ * One lock guards the table; it is held while a set of contexts is
+ * freed, which only happens as connections come and go.
  */
 
 #include <config.h>
@@ -62,14 +62,15 @@
 #include <string.h>
 
 #include "exports.h"
+#include "handles.h"
 
-/* A context lent to a volume, by a connection or, for the shared
- * contexts opened for it, by the export itself.
+/* Handles lent to a volume (handles.h): a connection's own context, or
+ * the set of shared contexts the export itself lends, opened as the
+ * workers read.
  */
 struct lent {
-  nbdkit_next *next;
+  struct handles *h;
   const void *owner;
-  bool opened;                  /* opened for it: closed when taken back */
 };
 
 struct export {
@@ -136,30 +137,14 @@ find (const char *name, int volume)
   return NULL;
 }
 
+/* Free lent handles h, which no worker uses any more. */
 static void
-close_context (nbdkit_next *next)
+release (struct handles *h)
 {
-  next->finalize (next);
-  nbdkit_next_context_close (next);
-}
-
-/* Open a shared context on export name; NULL when it cannot be used:
- * it must see the size that the connection sees.
- */
-static nbdkit_next *
-open_context (const char *name, uint64_t size)
-{
-  nbdkit_next *next = nbdkit_next_context_open (backend, 1, name, 1);
-  int64_t r;
-
-  if (next == NULL)
-    return NULL;
-  if (next->prepare (next) == -1 || (r = next->get_size (next)) == -1 ||
-      (uint64_t) r != size) {
-    close_context (next);
-    return NULL;
-  }
-  return next;
+  if (h->next)
+    free (h);
+  else
+    handles_free_set (h);
 }
 
 /* Hand export x's lent contexts to the workers.  Returns 0, or -1
@@ -168,53 +153,47 @@ open_context (const char *name, uint64_t size)
 static int
 publish (struct export *x)
 {
-  nbdkit_next **ctxs = calloc (x->nlent ? x->nlent : 1, sizeof *ctxs);
+  void **ctxs = calloc (x->nlent ? x->nlent : 1, sizeof *ctxs);
   size_t i;
   int err;
 
   if (ctxs == NULL)
     return -1;
   for (i = 0; i < x->nlent; i++)
-    ctxs[i] = x->lent[i].next;
-  err = adaptra_volume_set_contexts (engine, x->volume, x->nlent,
-                                     (void **) ctxs);
+    ctxs[i] = x->lent[i].h;
+  err = adaptra_volume_set_contexts (engine, x->volume, x->nlent, ctxs);
   free (ctxs);
   return err ? -1 : 0;
 }
 
-/* owner lends x n contexts: next itself if not NULL, else n opened on
- * x's export.  Returns true if the workers read x ahead now.  Lock
- * held.
+/* owner lends x contexts: next itself if not NULL, else a set of up to
+ * n opened on x's export as the workers read (none now: nothing in the
+ * client's handshake).  Returns true if the workers read x ahead now.
+ * Lock held.
  */
 static bool
 lend (struct export *x, const void *owner, nbdkit_next *next, unsigned n)
 {
   struct lent *more;
-  unsigned i;
+  struct handles *h = NULL;
 
   if (n == 0 ||
-      (more = realloc (x->lent, (x->nlent + n) * sizeof *more)) == NULL)
+      (more = realloc (x->lent, (x->nlent + 1) * sizeof *more)) == NULL)
     return x->nlent > 0;
   x->lent = more;
-  for (i = 0; i < n; i++) {
-    more = &x->lent[x->nlent + i];
-    more->owner = owner;
-    more->opened = next == NULL;
-    more->next = next ? next : open_context (x->name, x->size);
-    if (more->next == NULL)
-      break;
-  }
-  if (i == n) {
-    x->nlent += n;
+  if (next && (h = calloc (1, sizeof *h)) != NULL)
+    handles_single (h, next);
+  else if (!next)
+    h = handles_new_set (backend, x->name, x->size, n);
+  if (h) {
+    x->lent[x->nlent++] = (struct lent) { .h = h, .owner = owner };
     if (publish (x) == 0)
       return true;
-    x->nlent -= n;
+    x->nlent--;
+    release (h);
   }
   nbdkit_debug ("adaptra: export \"%s\": cannot lend it a prefetch "
                 "context", x->name ? x->name : "");
-  while (i > 0)
-    if (x->lent[x->nlent + --i].opened)
-      close_context (x->lent[x->nlent + i].next);
   return x->nlent > 0;
 }
 
@@ -242,8 +221,7 @@ take_back (struct export *x, const void *owner)
   if (publish (x) == -1)
     adaptra_volume_set_contexts (engine, x->volume, 0, NULL);
   for (i = 0; i < ngone; i++)
-    if (gone[i].opened)
-      close_context (gone[i].next);
+    release (gone[i].h);
   free (gone);
 }
 
@@ -390,4 +368,5 @@ exports_fini (void)
   free (table);
   table = NULL;
   pthread_mutex_unlock (&lock);
+  handles_fini ();
 }

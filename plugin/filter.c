@@ -46,6 +46,7 @@
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
 #include "exports.h"
+#include "handles.h"
 #include "params.h"
 #include "profiles.h"
 #include "server.h"
@@ -216,18 +217,6 @@ adaptra_get_ready (int thread_model)
   return 0;
 }
 
-/* The engine's view of the backend: a pread on a nbdkit context. */
-static int
-backend_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
-{
-  nbdkit_next *next = ctx;
-  int err = 0;
-
-  if (next->pread (next, buf, count, offset, 0, &err) == -1)
-    return err ? err : EIO;
-  return 0;
-}
-
 static uint64_t
 monotonic_ns (void *opaque)
 {
@@ -253,6 +242,7 @@ static void
 control_snapshot (void *opaque, struct adaptra_stats *s)
 {
   adaptra_stats_snapshot (engine, s);
+  s->backend_handles = handles_open ();
 }
 
 static void
@@ -313,7 +303,7 @@ static int
 adaptra_after_fork (nbdkit_backend *backend)
 {
   static const struct adaptra_backend engine_backend = {
-    .pread = backend_pread,
+    .pread = handles_pread,
   };
   static const struct adaptra_clock clock = { .now_ns = monotonic_ns };
   int err;
@@ -509,8 +499,11 @@ adaptra_close (void *handle)
 static void
 run_queued_prefetch (nbdkit_next *next, const struct adaptra_handle *h)
 {
+  struct handles own;
+
+  handles_single (&own, next);
   if (!h->background)
-    while (adaptra_prefetch_run_one (engine, h->volume, next))
+    while (adaptra_prefetch_run_one (engine, h->volume, &own))
       ;
 }
 
@@ -520,11 +513,13 @@ adaptra_pread (nbdkit_next *next, void *handle,
                int *err)
 {
   struct adaptra_handle *h = handle;
+  struct handles own;
   int r;
 
   if (h->client < 0)
     return next->pread (next, buf, count, offset, flags, err);
-  r = adaptra_read (engine, h->client, next, buf, count, offset);
+  handles_single (&own, next);
+  r = adaptra_read (engine, h->client, &own, buf, count, offset);
   if (r == 0 && h->profile)
     profiles_read (h->profile, offset, count);
   run_queued_prefetch (next, h);

@@ -89,6 +89,9 @@ struct adaptra_stats {
   uint64_t backend_bytes_per_sec;   /* streaming throughput estimate */
   uint64_t backend_flight_bytes;    /* being read from the backend now */
   uint64_t backend_flight_limit;    /* most prefetch started at once */
+  uint64_t backend_reads;           /* reads being made of the backend now */
+  uint64_t backend_handles;         /* backend handles the workers' sets
+                                       hold open (the filter's) */
   uint64_t window_max_bytes;        /* effective window cap now */
   uint64_t volumes_bypassed;        /* volumes stepped aside now */
 };

@@ -13,6 +13,13 @@
 # each window is fetched in few large ranged GETs rather than many
 # small ones: backend requests must be far fewer than client requests.
 #
+# Backend handles: the workers' handles on curl open as they read, not
+# in a client's handshake (a client that only connects costs nginx one
+# HTTP connection, not one per worker), a sequential copy uses at most
+# 8 of them (the engine's gate, sized by its model of the backend,
+# bounds how many read at once), and they close when idle.  nginx logs
+# each request's connection number, so its log counts the connections.
+#
 # nginx runs as a single process (no master, no daemon) as the user
 # running the test, from a config generated here; nothing outside the
 # tmpdir is touched, and the test stops it on exit.
@@ -22,6 +29,7 @@ source "$(dirname "$0")/clients.sh"
 requires nginx -v
 requires nbdkit curl --version
 requires nbdcopy --version
+requires /usr/bin/python3 -c 'import nbd'
 requires adaptra-stat --help
 
 size=$((64 * 1024 * 1024))
@@ -41,7 +49,8 @@ pid $tmpdir/nginx.pid;
 error_log $tmpdir/nginx-error.log;
 events { worker_connections 64; }
 http {
-  access_log $tmpdir/nginx-access.log;
+  log_format conns '\$connection "\$request" \$status \$body_bytes_sent';
+  access_log $tmpdir/nginx-access.log conns;
   client_body_temp_path $tmpdir/nginx-body;
   proxy_temp_path $tmpdir/nginx-proxy;
   fastcgi_temp_path $tmpdir/nginx-fastcgi;
@@ -78,6 +87,17 @@ assert r.status == 206 and len(r.read()) == 4096, r.status' "$url" ||
 start_adaptra curl -r --filter=delay curl "$url" delay-read=2ms \
   adaptra-pool=32M
 
+# connections: HTTP connections nginx has seen so far.
+connections () { awk '{ print $1 }' "$tmpdir/nginx-access.log" | sort -u | wc -l; }
+before=$(connections)
+/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1]); h.shutdown()' "$uri"
+handshake=$(( $(connections) - before ))
+echo "curl: a client's handshake opened $handshake HTTP connections"
+test "$handshake" -le 1
+
+before=$(connections)
 nbdcopy --connections=1 --requests=4 --request-size=65536 \
   "$uri" "$tmpdir/copy.img"
 cmp "$www/disk.img" "$tmpdir/copy.img"
@@ -88,5 +108,34 @@ echo "curl: $creq client requests, $breq backend requests (ranged GETs)"
 test "$((breq * 4))" -le "$creq"
 # nginx saw the ranged GETs (206 Partial Content) adaptra sent.
 test "$(grep -c '" 206 ' "$tmpdir/nginx-access.log")" -ge "$breq"
+copy=$(( $(connections) - before ))
+echo "curl: a sequential copy opened $copy HTTP connections"
+test "$copy" -le $((1 + 8))
+
+# A client that reads a scan's start and stays connected, idle: the
+# workers' handles show in the stats while they read, then close.
+/usr/bin/python3 -c '
+import nbd, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+for i in range(64):
+    h.pread(65536, i * 65536)
+time.sleep(8)
+h.shutdown()' "$uri" &
+idle_client=$!
+cleanup_fns+=("kill $idle_client 2>/dev/null")
+# poll_handles TEST: wait up to 10 s for "backend_handles TEST".
+poll_handles ()
+{
+  local i
+  for i in $(seq 100); do
+    test "$(counter backend_handles)" "$@" && return 0
+    sleep 0.1
+  done
+  echo "FAIL: backend_handles $(counter backend_handles), not $*"
+  return 1
+}
+poll_handles -ge 1
+poll_handles -eq 0
+wait "$idle_client"
 stop_servers
 echo "test-curl-nginx: ok"

@@ -197,6 +197,7 @@ test_remote (void **state)
   assert_within (est.limit, est.bdp * 5 / 4, est.bdp * 5 / 4);
   assert_int_equal (est.chunk, 64 * KIB);
   assert_int_equal (est.budget, est.chunk);
+  assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
   assert_within (adaptra_model_fetch_ns (&est, MIB), 9900 * US, 10100 * US);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
@@ -238,6 +239,7 @@ test_disk (void **state)
   assert_true (est.limit == UINT64_MAX);
   assert_int_equal (est.depth, ADAPTRA_MODEL_SEEK_DEPTH);
   assert_int_equal (est.budget, ADAPTRA_MODEL_SEEK_BUDGET);
+  assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
   assert_within (est.bandwidth, UINT64_C (135000000), UINT64_C (165000000));
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
@@ -301,8 +303,11 @@ test_turns_slow (void **state)
   assert_true (est.limit != UINT64_MAX);
   assert_int_equal (est.depth, 0);
   assert_int_equal (est.budget, est.chunk);
-  /* A sixteenth of 50 ms x 200 MiB/s, 640 KiB, as a power of two. */
+  /* A sixteenth of 50 ms x 200 MiB/s, 640 KiB, as a power of two;
+   * one stream's jobs, a sixth of the limit.
+   */
   assert_int_equal (est.chunk, 512 * KIB);
+  assert_int_equal (est.job_min, est.limit / ADAPTRA_MODEL_STREAM_READS);
 }
 
 /* The bandwidth of a slot counts once the slot is over (reads complete
@@ -344,8 +349,11 @@ test_running (void **state)
                     ADAPTRA_MODEL_NEAR);
   assert_int_equal (adaptra_model_start (&m, 0, 64 * KIB), ADAPTRA_MODEL_FAR);
   assert_int_equal (adaptra_model_running (&m), 256 * KIB);
+  assert_int_equal (adaptra_model_reads (&m), 3);
   adaptra_model_end (&m, 192 * KIB);
+  adaptra_model_end (&m, 0);
   assert_int_equal (adaptra_model_running (&m), 64 * KIB);
+  assert_int_equal (adaptra_model_reads (&m), 1);
 }
 
 int
