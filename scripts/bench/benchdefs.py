@@ -231,6 +231,7 @@ CSV_COLUMNS = [
     "backend_peak_inflight", "ra_hit_pct", "evicted_unread",
     "evicted_unread_pct", "rescues", "drain_s", "load1", "status",
     "ra_pending_pages", "ra_settled_hit_pct", "settled_amplification",
+    "lat_max_us",
 ]
 
 

@@ -110,7 +110,7 @@ void
 bench_print_result (uint64_t bytes, double seconds,
                     struct latency_log *log, uint64_t late)
 {
-  double sum = 0, mean = 0, p99 = 0;
+  double sum = 0, mean = 0, p99 = 0, max = 0;
   size_t i;
 
   if (log->count > 0) {
@@ -122,8 +122,10 @@ bench_print_result (uint64_t bytes, double seconds,
      * of the samples at or below it.
      */
     p99 = log->samples[(log->count * 99 + 99) / 100 - 1];
+    max = log->samples[log->count - 1];
   }
   printf ("bytes=%" PRIu64 " seconds=%.3f requests=%zu "
-          "lat_mean_us=%.1f lat_p99_us=%.1f late=%" PRIu64 "\n",
-          bytes, seconds, log->count, mean * 1e6, p99 * 1e6, late);
+          "lat_mean_us=%.1f lat_p99_us=%.1f lat_max_us=%.1f late=%" PRIu64
+          "\n", bytes, seconds, log->count, mean * 1e6, p99 * 1e6,
+          max * 1e6, late);
 }

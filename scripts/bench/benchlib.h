@@ -49,7 +49,8 @@ extern void latency_log_merge (struct latency_log *into,
 extern void latency_log_free (struct latency_log *log);
 
 /* Print the result line on stdout:
- *   bytes=N seconds=S requests=N lat_mean_us=X lat_p99_us=X late=N
+ *   bytes=N seconds=S requests=N lat_mean_us=X lat_p99_us=X lat_max_us=X
+ *   late=N
  * LATE counts requests that missed their schedule (0 for unpaced tools).
  * Sorts LOG's samples.
  */
