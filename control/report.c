@@ -61,8 +61,11 @@ struct adaptra_derived
 adaptra_report_derive (const struct adaptra_stats *s)
 {
   const struct adaptra_method_stats *all = &s->method[ADAPTRA_METHOD_NONE];
+  uint64_t used = s->pages_inactive + s->pages_active + s->pages_in_flight;
 
   return (struct adaptra_derived) {
+    .pool_size_bytes = (s->pages_free + used) * s->page_bytes,
+    .pool_used_bytes = used * s->page_bytes,
     .readahead_hit_pct = ratio (all->pgreadahead_hit, all->pgreadahead, 100.),
     .readahead_per_random = ratio (all->readahead, s->readrandom, 1.),
     .amplification = ratio (s->backend_bytes, s->client_bytes, 1.),
@@ -195,7 +198,25 @@ int
 adaptra_report_prometheus (const struct adaptra_stats *s,
                            struct adaptra_strbuf *out)
 {
+  struct adaptra_derived d = adaptra_report_derive (s);
   size_t i;
+
+  adaptra_strbuf_printf (out,
+                         "# HELP adaptra_build_info The adaptra version "
+                         "serving these metrics\n"
+                         "# TYPE adaptra_build_info gauge\n"
+                         "adaptra_build_info{version=\"%s\"} 1\n"
+                         "# HELP adaptra_pool_size_bytes Pool pages, all "
+                         "of them, in bytes (adaptra-pool less transfer "
+                         "buffers)\n"
+                         "# TYPE adaptra_pool_size_bytes gauge\n"
+                         "adaptra_pool_size_bytes %" PRIu64 "\n"
+                         "# HELP adaptra_pool_used_bytes Pool pages "
+                         "holding data or being read, in bytes\n"
+                         "# TYPE adaptra_pool_used_bytes gauge\n"
+                         "adaptra_pool_used_bytes %" PRIu64 "\n",
+                         PACKAGE_VERSION, d.pool_size_bytes,
+                         d.pool_used_bytes);
 
   for (i = 0; i < adaptra_stat_field_count; i++) {
     const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
