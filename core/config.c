@@ -111,6 +111,9 @@ const struct adaptra_param adaptra_params[] = {
     "File mode of the socket, in octal (0660 lets the group read)." },
   { "stats-owner", "USER[:GROUP]", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
     0, 0, NULL, "Give the socket to USER (for nbdkit -u USER -g GROUP)." },
+  { "metrics", "[ADDR:]PORT", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
+    0, 0, NULL, "Serve /metrics over HTTP for Prometheus to scrape, on ADDR "
+    "(default 127.0.0.1, loopback only) and PORT." },
 };
 const size_t adaptra_nparams = sizeof adaptra_params / sizeof adaptra_params[0];
 

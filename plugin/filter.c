@@ -46,6 +46,7 @@
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
 #include "exports.h"
+#include "metrics.h"
 #include "params.h"
 #include "profiles.h"
 #include "server.h"
@@ -121,6 +122,8 @@ filter_param (const char *key, const char *value)
     }
     return 1;
   }
+  if (strcmp (key, "adaptra-metrics") == 0)
+    return metrics_config (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-owner") == 0)
     return server_config_owner (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-mode") == 0) {
@@ -167,6 +170,7 @@ static void
 adaptra_unload (void)
 {
   free (stats_path);
+  metrics_stop ();
   params_free ();
   profiles_fini ();
 }
@@ -235,7 +239,7 @@ adaptra_get_ready (int thread_model)
   }
   if (stats_path && server_listen (stats_path, stats_mode) == -1)
     return -1;
-  return 0;
+  return metrics_listen ();
 }
 
 /* The engine's view of the backend: a pread on a nbdkit context. */
@@ -325,6 +329,19 @@ static const struct adaptra_control_ops control_ops = {
   .set = control_set,
 };
 
+/* A scrape of adaptra-metrics: the socket's "metrics" reply, without
+ * the empty line that ends a reply there.
+ */
+static void
+render_metrics (struct adaptra_strbuf *out)
+{
+  static const char command[] = "metrics";
+
+  adaptra_control_execute (&control_ops, command, sizeof command - 1, out);
+  if (out->len > 0 && !out->overflow)
+    out->data[--out->len] = '\0';
+}
+
 static enum adaptra_control_next
 serve_control_line (const char *line, size_t len, struct adaptra_strbuf *out)
 {
@@ -373,6 +390,8 @@ adaptra_after_fork (nbdkit_backend *backend)
                 "%u profile workers, share=%s", PACKAGE_VERSION,
                 config.pool_bytes, nworkers, config.profile_workers,
                 exports_share_name (share));
+  if (metrics_start (render_metrics) == -1)
+    return -1;
   return server_start (serve_control_line);
 }
 
@@ -380,6 +399,7 @@ static void
 adaptra_cleanup (nbdkit_backend *backend)
 {
   server_stop ();
+  metrics_stop ();
   if (engine) {
     adaptra_workers_stop (engine);
     exports_fini ();
