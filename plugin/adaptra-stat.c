@@ -91,6 +91,32 @@ struct conn {
   size_t len, cap;
 };
 
+/* After stat (path) failed with EACCES: die naming the directory on
+ * the path that this user may not search, with its mode and owner.
+ */
+static void
+die_directory_denied (const char *path)
+{
+  char dir[sizeof ((struct sockaddr_un *) 0)->sun_path];
+  struct stat st;
+  char *slash;
+
+  strcpy (dir, path);
+  /* Each prefix ending at a slash, from the root down. */
+  for (slash = strchr (dir + 1, '/'); slash; slash = strchr (slash + 1, '/')) {
+    *slash = '\0';
+    if (access (dir, X_OK) == -1 && errno == EACCES && stat (dir, &st) == 0)
+      cli_die ("%s: permission denied: this user (uid %u) may not enter "
+               "the directory %s (mode %04o, owner uid %u, group gid %u); "
+               "join its group, or give the directory to the statistics "
+               "readers' group", path, (unsigned) getuid (), dir,
+               (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid,
+               (unsigned) st.st_gid);
+    *slash = '/';
+  }
+  cli_die ("%s: permission denied on a directory of the path", path);
+}
+
 static void
 connect_socket (struct conn *c, const char *path)
 {
@@ -106,6 +132,8 @@ connect_socket (struct conn *c, const char *path)
   if (strlen (path) >= sizeof addr.sun_path)
     cli_die ("%s: path too long for a unix socket", path);
   strcpy (addr.sun_path, path);
+  if (stat (path, &st) == -1 && errno == EACCES)
+    die_directory_denied (path);
   if (stat (path, &st) == -1)
     cli_die ("%s: %s (is nbdkit running with adaptra-stats=%s?)",
          path, strerror (errno), path);
