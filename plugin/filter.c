@@ -49,6 +49,7 @@
 #include "metrics.h"
 #include "params.h"
 #include "profiles.h"
+#include "runas.h"
 #include "server.h"
 
 /* -D adaptra.trace=1: one debug line per read-ahead decision. */
@@ -201,6 +202,7 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
 {
   long phys = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
   char why[256], quoted[512];
+  int r;
 
   if (adaptra_config_check (&config, why, sizeof why) == -1) {
     params_quote (why, quoted, sizeof quoted);
@@ -217,6 +219,24 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
     params_quote (why, quoted, sizeof quoted);
     nbdkit_error ("%s", quoted);
     return -1;
+  }
+  /* What the server writes once it runs, as the user it runs as. */
+  if (profiles_dir () &&
+      runas_check_dir ("adaptra-profile", profiles_dir ()) == -1)
+    return -1;
+  if (stats_path) {
+    char *dir = strdup (stats_path);
+
+    if (dir == NULL) {
+      nbdkit_error ("adaptra-stats: %m");
+      return -1;
+    }
+    /* The socket's directory: it is removed from there at exit. */
+    *strrchr (dir, '/') = '\0';
+    r = runas_check_dir ("adaptra-stats", dir[0] ? dir : "/");
+    free (dir);
+    if (r == -1)
+      return -1;
   }
   return next (nxdata);
 }
