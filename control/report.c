@@ -103,11 +103,14 @@ adaptra_report_text (const struct adaptra_stats *s, struct adaptra_strbuf *out)
                            ms->pgreadahead_hit, ms->pgreadahead_eof);
   }
   adaptra_strbuf_printf (out,
-                         "%-24s %.2f\n%-24s %.2f\n%-24s %.3f\n%-24s %.3f\n",
+                         "%-24s %.2f\n%-24s %.2f\n%-24s %.3f\n%-24s %.3f\n"
+                         "%-24s %" PRIu64 "\n%-24s %" PRIu64 "\n",
                          "readahead_hit_pct", d.readahead_hit_pct,
                          "readahead_per_random", d.readahead_per_random,
                          "amplification", d.amplification,
-                         "evicted_unread_pct", d.evicted_unread_pct);
+                         "evicted_unread_pct", d.evicted_unread_pct,
+                         "pool_size_bytes", d.pool_size_bytes,
+                         "pool_used_bytes", d.pool_used_bytes);
   return out->overflow ? -1 : 0;
 }
 
@@ -157,10 +160,13 @@ adaptra_report_json (const struct adaptra_stats *s, struct adaptra_strbuf *out)
                          "},\"derived\":{\"readahead_hit_pct\":%.4f,"
                          "\"readahead_per_random\":%.4f,"
                          "\"amplification\":%.4f,"
-                         "\"evicted_unread_pct\":%.4f},"
+                         "\"evicted_unread_pct\":%.4f,"
+                         "\"pool_size_bytes\":%" PRIu64 ","
+                         "\"pool_used_bytes\":%" PRIu64 "},"
                          "\"adaptra_version\":\"%s\"}\n",
                          d.readahead_hit_pct, d.readahead_per_random,
                          d.amplification, d.evicted_unread_pct,
+                         d.pool_size_bytes, d.pool_used_bytes,
                          PACKAGE_VERSION);
   return out->overflow ? -1 : 0;
 }
@@ -355,13 +361,14 @@ adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
   size_t i;
 
   adaptra_strbuf_printf (out,
-                         "%-6s %-24s %-16s %10s %14s %12s %14s %8s %8s\n",
+                         "%-6s %-24s %-16s %10s %14s %12s %14s %15s %12s\n",
                          "id", "client", "export", "requests", "bytes",
-                         "ra_hits", "backend_bytes", "started", "streams");
+                         "ra_hit_pages", "backend_bytes", "streams_started",
+                         "streams_live");
   for (i = 0; i < n; i++)
     adaptra_strbuf_printf (out,
                            "%-6d %-24s %-16s %10" PRIu64 " %14" PRIu64 " %12"
-                           PRIu64 " %14" PRIu64 " %8" PRIu64 " %8" PRIu64
+                           PRIu64 " %14" PRIu64 " %15" PRIu64 " %12" PRIu64
                            "\n",
                            rows[i].id, rows[i].name,
                            adaptra_report_export_name (rows[i].volume_name),
