@@ -72,8 +72,12 @@ in_chroot 'apt-get update -q && apt-get build-dep -y -q ./' \
   { tail -n 30 "$work/build-dep.log"; fail "apt-get build-dep"; }
 step "apt-get build-dep: $(grep -c '^Setting up ' "$work/build-dep.log") packages"
 
-in_chroot 'dpkg-buildpackage -us -uc -b' > "$work/build.log" 2>&1 ||
-  { tail -n 60 "$work/build.log"; fail "dpkg-buildpackage in a clean $suite"; }
+in_chroot 'dpkg-buildpackage -us -uc -b' > "$work/build.log" 2>&1 || {
+  tail -n 40 "$work/build.log"
+  # configure's own verdict (a missing library) is above config.log's dump.
+  grep -m 1 '^configure: error:' "$work/build.log" || :
+  fail "dpkg-buildpackage in a clean $suite"
+}
 ls "$root"/build/nbdkit-adaptra-filter_*.deb > /dev/null ||
   fail "no .deb was built"
 step "dpkg-buildpackage: $(basename "$root"/build/nbdkit-adaptra-filter_*.deb)"
