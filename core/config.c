@@ -24,7 +24,7 @@ adaptra_config_defaults (struct adaptra_config *cfg)
   memset (cfg, 0, sizeof *cfg);
   cfg->pool_bytes = UINT64_C (256) * 1024 * 1024;
   cfg->page_size = 4096;
-  cfg->min_bytes = 16 * 1024;
+  cfg->min_bytes = adaptra_config_default_min (cfg->page_size);
   cfg->max_bytes = 0;
   cfg->ratio = 50;
   cfg->mode = ADAPTRA_MODE_ADAPTIVE;
@@ -51,6 +51,12 @@ adaptra_config_defaults (struct adaptra_config *cfg)
    * lead (8 MiB, 2 s) bounds what they may read.
    */
   cfg->profile_workers = 28;
+}
+
+uint64_t
+adaptra_config_default_min (uint64_t page_size)
+{
+  return page_size > ADAPTRA_MIN_DEFAULT ? page_size : ADAPTRA_MIN_DEFAULT;
 }
 
 static int

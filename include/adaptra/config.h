@@ -38,6 +38,8 @@ enum adaptra_bypass {
 #define ADAPTRA_POOL_MIN_PAGES 64       /* fewer pages are of no use */
 #define ADAPTRA_POOL_WINDOWS 4          /* pool holds this many max windows */
 #define ADAPTRA_WORKERS_MAX 64
+/* adaptra-min when not given: the larger of this and adaptra-page. */
+#define ADAPTRA_MIN_DEFAULT (16 * 1024)
 /* The floor of adaptra-max=auto: the seed's constant maximum. */
 #define ADAPTRA_AUTO_MAX_FLOOR (1024 * 1024)
 
@@ -68,11 +70,19 @@ struct adaptra_config {
   void *trace_opaque;
 };
 
-/* Fill in the defaults: pool 256M, page 4K, min 16K, max auto, ratio
+/* Fill in the defaults: pool 256M, page 4K, min 16K (see
+ * adaptra_config_default_min), max auto, ratio
  * 50, adaptive, fixed 128K, 1024 streams, 4 workers, 28 profile
  * workers, no trace.
  */
 extern void adaptra_config_defaults (struct adaptra_config *cfg);
+
+/* The default adaptra-min for pages of page_size bytes: the larger of
+ * ADAPTRA_MIN_DEFAULT and one page, so that adaptra-page alone is
+ * valid.  Whoever sets the page without an explicit adaptra-min sets
+ * min_bytes to this.
+ */
+extern uint64_t adaptra_config_default_min (uint64_t page_size);
 
 /* Check every range and cross-constraint.  Returns 0, or -1 with a
  * one-line message in why (len bytes, always terminated) naming the
