@@ -7,6 +7,9 @@
 #     does not offer it (each connection's pages are its own); the
 #     default mode offers it and keeps it: a write and flush on one
 #     connection is read by another that had the old bytes in the pool.
+#  2. A connection that closes while its volume's prefetch hangs in
+#     the backend does not hold up another export's handshake (it
+#     waited for the read under the exports lock).
 
 source "$(dirname "$0")/functions.sh"
 requires /usr/bin/python3 -c 'import nbd'
@@ -65,5 +68,61 @@ print("share=%s: multi-conn kept: b reads a's write" % mode)
 PY
   stop "share-$mode"
 done
+
+# --- 2. a disconnect during a hung prefetch ---------------------------
+# A plugin (sh) that serves every export name the same image and
+# whose reads past the first page hang while $tmpdir/hang exists;
+# $tmpdir/hung says one hangs now.
+cat > "$tmpdir/hang.sh" <<SH
+#!/usr/bin/env bash
+case "\$1" in
+  thread_model) echo parallel ;;
+  open) echo h ;;
+  get_size) stat -c %s "$img" ;;
+  pread)
+    if [ "\$4" -ge 4096 ] && [ -e "$tmpdir/hang" ]; then
+      touch "$tmpdir/hung"
+      while [ -e "$tmpdir/hang" ]; do sleep 0.05; done
+    fi
+    dd if="$img" iflag=skip_bytes,count_bytes skip="\$4" count="\$3" \
+       status=none ;;
+  *) exit 2 ;;
+esac
+SH
+chmod +x "$tmpdir/hang.sh"
+touch "$tmpdir/hang"
+cleanup_fns+=("rm -f '$tmpdir/hang'")
+start hang sh "$tmpdir/hang.sh" adaptra-share=export
+$client /usr/bin/python3 - "$sock" "$tmpdir" "$img" <<'PY'
+import os, sys, threading, time, nbd
+sock, tmp, img = sys.argv[1], sys.argv[2], sys.argv[3]
+data = open(img, "rb").read()
+a = nbd.NBD(); a.set_export_name("a"); a.connect_unix(sock)
+assert a.pread(4096, 0) == data[:4096]   # its window's prefetch hangs
+for _ in range(600):
+    if os.path.exists(os.path.join(tmp, "hung")):
+        break
+    time.sleep(0.05)
+else:
+    sys.exit("FAIL: no prefetch reached the backend")
+del a                           # its close waits for the hung read
+b = nbd.NBD(); b.set_export_name("b")
+done = threading.Event()
+def connect():
+    b.connect_unix(sock)
+    done.set()
+threading.Thread(target=connect, daemon=True).start()
+# Not a timing bound: on the old code the handshake never ends while
+# the read hangs.  Then the read is released either way.
+ok = done.wait(30)
+os.unlink(os.path.join(tmp, "hang"))
+if not ok:
+    sys.exit("FAIL: export b's handshake waited for export a's hung read")
+assert b.pread(65536, 4096) == data[4096:4096 + 65536]
+b.shutdown()
+print("a disconnect during a hung prefetch left another export's "
+      "handshake alone")
+PY
+stop hang
 
 echo "test-coherence: ok"
