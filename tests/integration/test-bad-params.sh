@@ -129,7 +129,7 @@ accepts ()
   fi
 }
 accepts adaptra-page=512 adaptra-min=512 adaptra-pool=512K
-# adaptra-min not given follows the page (ADAPTRA_MIN_DEFAULT or one
+# adaptra-min not given follows the page (its default, 16K, or one
 # page); given, it is checked against the page in either order.
 accepts adaptra-page=64K
 accepts adaptra-page=1M adaptra-pool=64M
