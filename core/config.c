@@ -54,7 +54,8 @@ const struct adaptra_param adaptra_params[] = {
     ADAPTRA_PAGE_MIN, ADAPTRA_PAGE_MAX,
     NULL, "Pool page size, a power of 2." },
   { "min", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (min_bytes), "16K", 0, 0,
-    adaptra_engine_set_min, "Smallest window of a new stream." },
+    adaptra_engine_set_min, "Smallest window of a new stream; not given, "
+    "the larger of this and adaptra-page." },
   { "max", "SIZE|auto", ADAPTRA_PARAM_SIZE_OR_AUTO, FIELD (max_bytes),
     "auto", 0, 0, adaptra_engine_set_max,
     "Largest window; auto: the larger of 1M and the backend's measured "
@@ -188,6 +189,14 @@ adaptra_config_defaults (struct adaptra_config *cfg)
       memcpy ((char *) cfg + p->offset, &v, 8);
   }
   cfg->fixed_bytes = ADAPTRA_FIXED_WINDOW;
+}
+
+uint64_t
+adaptra_config_default_min (uint64_t page_size)
+{
+  uint64_t min = default_value (adaptra_param_find ("min"));
+
+  return page_size > min ? page_size : min;
 }
 
 /* The value of p's field in cfg. */

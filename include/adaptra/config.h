@@ -120,6 +120,13 @@ extern const struct adaptra_param *adaptra_param_find (const char *name);
  */
 extern void adaptra_config_defaults (struct adaptra_config *cfg);
 
+/* The default adaptra-min for pages of page_size bytes: the larger of
+ * the table's default and one page, so that adaptra-page alone is
+ * valid.  Whoever sets the page without an explicit adaptra-min sets
+ * min_bytes to this.
+ */
+extern uint64_t adaptra_config_default_min (uint64_t page_size);
+
 /* Check every range and cross-constraint.  Returns 0, or -1 with a
  * one-line message in why (len bytes, always terminated) naming the
  * parameter and its value, e.g. "adaptra-page=3000 is not a power of 2".
