@@ -10,7 +10,7 @@
  *   adaptra-profile delete DIR FILE...  remove them
  *   adaptra-profile name EXPORT SIZE    the file an export's profile has
  *
- * Files are read with the filter's own loader (core/profile.c), so a
+ * Files are read with the filter's own loader (profile/format.c), so a
  * file this tool calls valid is one the filter would use, and one it
  * calls invalid (with the loader's reason) is one the filter ignores.
  * FILE is a name inside DIR as "list" prints it: a plain name ending

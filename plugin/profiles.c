@@ -9,7 +9,7 @@
  * nearly the same order every time, much of it scattered (kernel,
  * libraries, configuration) where no read-ahead window helps.  With
  * adaptra-profile=DIR each connection records the order of its first
- * touches (core/profile.c: the first RECORD_BYTES or RECORD_SECONDS of
+ * touches (profile/recorder.c: the first RECORD_BYTES or RECORD_SECONDS of
  * it), merged at its end into DIR/<export>.profile so that pages seen
  * in several boots win; and each new connection to the export follows
  * the profile, prefetching ahead of the client through the engine's

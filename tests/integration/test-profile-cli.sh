@@ -7,7 +7,7 @@
 # each valid file and the loader's reason for each invalid one, marks
 # a valid file under the wrong name, show prints the weights and the
 # extents, delete removes only plain profile names inside DIR.  The
-# profiles are the fuzz seed corpus (written by core/profile.c).
+# profiles are the fuzz seed corpus (written by profile/format.c).
 
 source "$(dirname "$0")/functions.sh"
 
