@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "extents.h"
@@ -236,7 +237,10 @@ adaptra_profile_load (const char *path, const struct adaptra_profile_key *want,
   size_t got = 0;
   int fd, err;
 
-  fd = open (path, O_RDONLY | O_CLOEXEC);
+  /* Non-blocking: opening a FIFO for reading would wait for a writer.
+   * A regular file ignores the flag.
+   */
+  fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd == -1) {
     err = errno;
     snprintf (why, whylen, "%s: %s", path, strerror (err));
@@ -402,4 +406,133 @@ adaptra_profile_file_name (const char *identity, uint64_t export_size,
                        strlen (identity)),
                 export_size, ADAPTRA_PROFILE_SUFFIX);
   return n < 0 || (size_t) n >= len ? -1 : 0;
+}
+
+/* The lock file of path: ".NAME.lock" in its directory.  malloc'd, or
+ * NULL.
+ */
+static char *
+lock_name (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  char *name;
+
+  if (asprintf (&name, "%.*s.%s.lock", slash ? (int) (slash - path + 1) : 0,
+                path, slash ? slash + 1 : path) == -1)
+    return NULL;
+  return name;
+}
+
+/* Rename a stale lock file away (to a name of our own, so that of two
+ * breakers only one succeeds) and remove it.
+ */
+static void
+break_lock (const char *lock)
+{
+  char *stale;
+  int fd;
+
+  if (asprintf (&stale, "%s.stale.XXXXXX", lock) == -1)
+    return;
+  fd = mkstemp (stale);
+  if (fd != -1) {
+    close (fd);
+    /* Failed: another breaker was first; ours is then the empty file. */
+    rename (lock, stale);
+    unlink (stale);
+  }
+  free (stale);
+}
+
+int
+adaptra_profile_lock (const char *path, char *why, size_t len)
+{
+  char *lock = lock_name (path);
+  struct timespec pause = { 0, 0 };
+  unsigned waited_ms = 0, step_ms = 1;
+  struct stat st;
+  int fd, err;
+
+  if (!lock) {
+    snprintf (why, len, "%s: out of memory", path);
+    errno = ENOMEM;
+    return -1;
+  }
+  for (;;) {
+    fd = open (lock, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC,
+               0644);
+    if (fd != -1) {
+      char owner[128];
+      int n;
+
+      /* Who holds it, for a person looking at a stuck lock. */
+      n = snprintf (owner, sizeof owner, "pid %ld\n", (long) getpid ());
+      if (write (fd, owner, (size_t) n) == -1) {
+        /* The lock is the name; its content is only a hint. */
+      }
+      close (fd);
+      free (lock);
+      return 0;
+    }
+    err = errno;
+    if (err != EEXIST)
+      break;
+    if (stat (lock, &st) == 0 &&
+        time (NULL) - st.st_mtime > ADAPTRA_PROFILE_LOCK_STALE_S) {
+      break_lock (lock);
+      continue;
+    }
+    if (waited_ms >= ADAPTRA_PROFILE_LOCK_WAIT_MS) {
+      err = ETIMEDOUT;
+      break;
+    }
+    /* Back off: 1, 2, 4 .. 64 ms between tries. */
+    pause.tv_nsec = (long) step_ms * 1000000;
+    nanosleep (&pause, NULL);
+    waited_ms += step_ms;
+    if (step_ms < 64)
+      step_ms *= 2;
+  }
+  snprintf (why, len, "%s: %s", lock, strerror (err));
+  free (lock);
+  errno = err;
+  return -1;
+}
+
+void
+adaptra_profile_unlock (const char *path)
+{
+  char *lock = lock_name (path);
+
+  if (lock)
+    unlink (lock);
+  free (lock);
+}
+
+int
+adaptra_profile_update (const char *path, const struct adaptra_profile *fresh,
+                        uint64_t budget_pages, char *why, size_t len)
+{
+  struct adaptra_profile_key key = profile_key_of (fresh);
+  struct adaptra_profile *old, *merged;
+  char ignored[256];
+  int r = -1;
+
+  if (adaptra_profile_lock (path, why, len) == -1)
+    return -1;
+  /* An invalid or foreign file is replaced: its reason was logged by
+   * whoever tried to follow it.
+   */
+  old = adaptra_profile_load (path, &key, ignored, sizeof ignored);
+  merged = adaptra_profile_merge (old, fresh, budget_pages);
+  if (merged == NULL) {
+    snprintf (why, len, "%s: out of memory", path);
+    errno = ENOMEM;
+  }
+  else
+    r = adaptra_profile_save (merged, path, why, len);
+  adaptra_profile_unlock (path);
+  adaptra_profile_free (merged);
+  adaptra_profile_free (old);
+  return r;
 }

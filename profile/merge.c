@@ -150,3 +150,9 @@ adaptra_profile_merge (const struct adaptra_profile *old,
   adaptra_profile_free (out);
   return NULL;
 }
+
+bool
+adaptra_profile_is_boot (const struct adaptra_profile *fresh)
+{
+  return fresh->pages * fresh->page_size >= ADAPTRA_PROFILE_BOOT_MIN_BYTES;
+}

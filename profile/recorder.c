@@ -20,9 +20,15 @@
 #include "range.h"
 #include "extents.h"
 
+/* Initial sizes of the hash set (slots) and of the extents. */
+#define RECORDER_SET_INITIAL 1024
+#define RECORDER_EXTENTS_INITIAL 64
+
 struct adaptra_recorder {
   struct adaptra_profile *p;    /* the recording */
   size_t cap;                   /* allocated extents */
+  struct adaptra_profile_memory *mem;   /* charged, or NULL */
+  uint64_t charged;             /* bytes taken from mem */
   unsigned page_shift;
   uint64_t budget_pages;
   uint64_t deadline_ns;
@@ -31,10 +37,52 @@ struct adaptra_recorder {
   size_t set_size;              /* a power of 2 */
 };
 
+bool
+adaptra_profile_memory_take (struct adaptra_profile_memory *mem,
+                             uint64_t bytes)
+{
+  uint64_t used = __atomic_load_n (&mem->used, __ATOMIC_RELAXED);
+
+  do {
+    if (bytes > mem->limit || used > mem->limit - bytes)
+      return false;
+  } while (!__atomic_compare_exchange_n (&mem->used, &used, used + bytes,
+                                         true, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED));
+  return true;
+}
+
+void
+adaptra_profile_memory_give (struct adaptra_profile_memory *mem,
+                             uint64_t bytes)
+{
+  __atomic_sub_fetch (&mem->used, bytes, __ATOMIC_RELAXED);
+}
+
+/* Charge bytes the recorder is about to allocate.  false: the budget
+ * is spent (the recording then ends).
+ */
+static bool
+charge (struct adaptra_recorder *r, uint64_t bytes)
+{
+  if (r->mem && !adaptra_profile_memory_take (r->mem, bytes))
+    return false;
+  r->charged += bytes;
+  return true;
+}
+
+static void
+uncharge (struct adaptra_recorder *r, uint64_t bytes)
+{
+  if (r->mem)
+    adaptra_profile_memory_give (r->mem, bytes);
+  r->charged -= bytes;
+}
+
 struct adaptra_recorder *
 adaptra_recorder_new (const struct adaptra_profile_key *key,
                       uint64_t budget_pages, uint64_t budget_ns,
-                      uint64_t now_ns)
+                      uint64_t now_ns, struct adaptra_profile_memory *mem)
 {
   struct adaptra_recorder *r;
 
@@ -45,8 +93,14 @@ adaptra_recorder_new (const struct adaptra_profile_key *key,
   r = calloc (1, sizeof *r);
   if (!r)
     return NULL;
+  r->mem = mem;
+  r->set_size = RECORDER_SET_INITIAL;
+  if (!charge (r, sizeof *r + r->set_size * sizeof *r->set)) {
+    free (r);
+    errno = ENOMEM;
+    return NULL;
+  }
   r->p = adaptra_profile_new (key);
-  r->set_size = 1024;
   r->set = calloc (r->set_size, sizeof *r->set);
   if (!r->p || !r->set) {
     adaptra_recorder_free (r);
@@ -65,6 +119,7 @@ adaptra_recorder_free (struct adaptra_recorder *r)
 {
   if (!r)
     return;
+  uncharge (r, r->charged);
   adaptra_profile_free (r->p);
   free (r->set);
   free (r);
@@ -79,7 +134,7 @@ slot_of (uint64_t page, size_t size)
 }
 
 /* Add page to the set; returns 1 if it was new, 0 if present, -1 on
- * ENOMEM.
+ * ENOMEM or when its growth is over the memory budget.
  */
 static int
 set_add (struct adaptra_recorder *r, uint64_t page)
@@ -93,10 +148,16 @@ set_add (struct adaptra_recorder *r, uint64_t page)
   /* Grow at half full: the new page is rehashed with the rest. */
   if (2 * (r->p->pages + 1) > r->set_size) {
     size_t n = 2 * r->set_size, j;
-    uint64_t *t = calloc (n, sizeof *t);
+    uint64_t *t;
 
-    if (!t)
+    /* Both tables are held while the set is rehashed. */
+    if (!charge (r, n * sizeof *t))
       return -1;
+    t = calloc (n, sizeof *t);
+    if (!t) {
+      uncharge (r, n * sizeof *t);
+      return -1;
+    }
     for (j = 0; j < r->set_size; j++)
       if (r->set[j]) {
         size_t k;
@@ -106,6 +167,7 @@ set_add (struct adaptra_recorder *r, uint64_t page)
         t[k] = r->set[j];
       }
     free (r->set);
+    uncharge (r, r->set_size * sizeof *t);
     r->set = t;
     r->set_size = n;
     for (i = slot_of (page, n); r->set[i]; i = (i + 1) & (n - 1))
@@ -113,6 +175,36 @@ set_add (struct adaptra_recorder *r, uint64_t page)
   }
   r->set[i] = page + 1;
   return 1;
+}
+
+/* Make room for one more extent, so that profile_append never grows
+ * the array itself: the growth is charged first.  0, or -1.
+ */
+static int
+extents_room (struct adaptra_recorder *r)
+{
+  struct adaptra_profile_extent *a;
+  size_t n;
+
+  if (r->p->count < r->cap)
+    return 0;
+  if (r->cap == ADAPTRA_PROFILE_EXTENTS_MAX)
+    return -1;
+  n = r->cap ? 2 * r->cap : RECORDER_EXTENTS_INITIAL;
+  if (n > ADAPTRA_PROFILE_EXTENTS_MAX)
+    n = ADAPTRA_PROFILE_EXTENTS_MAX;
+  /* realloc may hold both arrays for a moment. */
+  if (!charge (r, n * sizeof *a))
+    return -1;
+  a = realloc (r->p->extents, n * sizeof *a);
+  if (!a) {
+    uncharge (r, n * sizeof *a);
+    return -1;
+  }
+  uncharge (r, r->cap * sizeof *a);
+  r->p->extents = a;
+  r->cap = n;
+  return 0;
 }
 
 bool
@@ -136,10 +228,12 @@ adaptra_recorder_read (struct adaptra_recorder *r, uint64_t offset,
     };
     int added = set_add (r, page);
 
-    /* Out of memory ends the recording where it is: still a valid
-     * profile, only shorter.
+    /* Out of memory or of its budget ends the recording where it is:
+     * still a valid profile, only shorter.
      */
-    if (added == -1 || (added == 1 && profile_append (r->p, &r->cap, &x) == -1)) {
+    if (added == -1 ||
+        (added == 1 && (extents_room (r) == -1 ||
+                        profile_append (r->p, &r->cap, &x) == -1))) {
       r->done = true;
       return false;
     }

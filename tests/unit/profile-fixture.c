@@ -77,7 +77,7 @@ struct adaptra_profile *
 record (const struct rd *t, size_t n, uint64_t budget_pages)
 {
   struct adaptra_recorder *r = adaptra_recorder_new (&key, budget_pages,
-                                                     3600 * SEC, 0);
+                                                     3600 * SEC, 0, NULL);
   struct adaptra_profile *p;
   size_t i;
 

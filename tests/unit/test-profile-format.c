@@ -14,6 +14,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,6 +294,161 @@ test_load_errors (void **state)
   assert_int_equal (errno, EINVAL);
   assert_non_null (strstr (why, "at most"));
   unlink (path);
+  /* A FIFO with no writer is refused at once: opened blocking, the
+   * load would wait for a writer forever (the alarm fails the test).
+   */
+  snprintf (path, sizeof path, "%s/fifo", tmpdir);
+  assert_int_equal (mkfifo (path, 0600), 0);
+  alarm (10);
+  errno = 0;
+  assert_null (adaptra_profile_load (path, &key, why, sizeof why));
+  alarm (0);
+  assert_int_equal (errno, EINVAL);
+  assert_non_null (strstr (why, "not a regular file"));
+  unlink (path);
+}
+
+/* The lock is exclusive: while a child holds it, the parent waits,
+ * and gets it only after the child let go.  A lock file left by a
+ * dead holder (older than ADAPTRA_PROFILE_LOCK_STALE_S) is broken.
+ */
+static void
+test_lock (void **state)
+{
+  char why[256], path[512], lock[512], marker[512];
+  struct timeval old[2];
+  int ready[2], fd, status;
+  pid_t pid;
+  char c;
+
+  (void) state;
+  snprintf (path, sizeof path, "%s/locked.profile", tmpdir);
+  snprintf (lock, sizeof lock, "%s/.locked.profile.lock", tmpdir);
+  snprintf (marker, sizeof marker, "%s/released", tmpdir);
+  assert_int_equal (pipe (ready), 0);
+  pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0) {
+    if (adaptra_profile_lock (path, why, sizeof why) == -1)
+      _exit (1);
+    if (write (ready[1], "x", 1) != 1)
+      _exit (1);
+    usleep (200 * 1000);
+    fd = open (marker, O_WRONLY | O_CREAT, 0600);
+    close (fd);
+    adaptra_profile_unlock (path);
+    _exit (0);
+  }
+  assert_int_equal (read (ready[0], &c, 1), 1);
+  assert_int_equal (access (lock, F_OK), 0);
+  assert_int_equal (adaptra_profile_lock (path, why, sizeof why), 0);
+  assert_int_equal (access (marker, F_OK), 0);
+  adaptra_profile_unlock (path);
+  assert_int_equal (access (lock, F_OK), -1);
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  close (ready[0]);
+  close (ready[1]);
+  unlink (marker);
+
+  /* A stale lock: its holder died long ago. */
+  fd = open (lock, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  assert_true (fd >= 0);
+  close (fd);
+  old[0].tv_sec = old[1].tv_sec = time (NULL) -
+    2 * ADAPTRA_PROFILE_LOCK_STALE_S;
+  old[0].tv_usec = old[1].tv_usec = 0;
+  assert_int_equal (utimes (lock, old), 0);
+  assert_int_equal (adaptra_profile_lock (path, why, sizeof why), 0);
+  adaptra_profile_unlock (path);
+  assert_int_equal (files_in (tmpdir), 0);
+}
+
+/* Servers on one directory: WRITERS processes merge UPDATES boots each
+ * into one profile, all starting at once, while a reader loads every
+ * version it can: every update counts (boots == WRITERS * UPDATES),
+ * and every version the reader saw was whole, with boots never going
+ * back.
+ */
+#define WRITERS 6
+#define UPDATES 5
+
+static void
+test_update_concurrent (void **state)
+{
+  char why[256], path[512];
+  int go[2], status, w;
+  pid_t pids[WRITERS + 1];
+  struct adaptra_profile *p;
+  char c;
+
+  (void) state;
+  snprintf (path, sizeof path, "%s/shared.profile", tmpdir);
+  assert_int_equal (pipe (go), 0);
+  for (w = 0; w <= WRITERS; w++) {
+    pids[w] = fork ();
+    assert_true (pids[w] >= 0);
+    if (pids[w] > 0)
+      continue;
+    close (go[1]);
+    if (read (go[0], &c, 1) != 0)
+      _exit (2);
+    if (w == WRITERS) {
+      /* The reader: until the last boot is in, each version whole. */
+      uint32_t last = 0;
+
+      for (;;) {
+        errno = 0;
+        p = adaptra_profile_load (path, &key, why, sizeof why);
+        if (p == NULL && errno != ENOENT) {
+          fprintf (stderr, "reader: %s\n", why);
+          _exit (1);
+        }
+        if (p == NULL)
+          continue;
+        if (p->boots < last) {
+          fprintf (stderr, "reader: boots %u after %u\n", p->boots, last);
+          _exit (1);
+        }
+        last = p->boots;
+        adaptra_profile_free (p);
+        if (last == WRITERS * UPDATES)
+          _exit (0);
+      }
+    }
+    for (int i = 0; i < UPDATES; i++) {
+      struct rd *t = boot_trace (100 + w * UPDATES + i, 300);
+      struct adaptra_profile *fresh = record (t, 300, 1 << 20);
+
+      if (adaptra_profile_update (path, fresh, 1 << 20, why,
+                                  sizeof why) == -1) {
+        fprintf (stderr, "writer %d: %s\n", w, why);
+        _exit (1);
+      }
+      adaptra_profile_free (fresh);
+      free (t);
+    }
+    _exit (0);
+  }
+  close (go[0]);
+  close (go[1]);                /* all start now */
+  /* Writers first: if one lost a boot the reader would wait forever,
+   * so it is stopped once they are done and the count is checked.
+   */
+  for (w = 0; w < WRITERS; w++) {
+    assert_int_equal (waitpid (pids[w], &status, 0), pids[w]);
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  }
+  p = adaptra_profile_load (path, &key, why, sizeof why);
+  assert_non_null (p);
+  if (p->boots != WRITERS * UPDATES)
+    kill (pids[WRITERS], SIGKILL);
+  assert_int_equal (p->boots, WRITERS * UPDATES);
+  adaptra_profile_free (p);
+  assert_int_equal (waitpid (pids[WRITERS], &status, 0), pids[WRITERS]);
+  assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  unlink (path);
+  assert_int_equal (files_in (tmpdir), 0);
 }
 
 /* A failed save leaves the old file as it was and no temporary file:
@@ -430,6 +588,8 @@ main (void)
     cmocka_unit_test (test_torn),
     cmocka_unit_test (test_hostile),
     cmocka_unit_test (test_load_errors),
+    cmocka_unit_test (test_lock),
+    cmocka_unit_test (test_update_concurrent),
     cmocka_unit_test (test_save_atomic),
     cmocka_unit_test (test_file_name),
   };

@@ -182,6 +182,25 @@ test_merge_extent_limit (void **state)
   adaptra_profile_free (fresh);
 }
 
+/* A probe's few pages are not a boot; a boot's are. */
+static void
+test_is_boot (void **state)
+{
+  uint64_t boot_pages = ADAPTRA_PROFILE_BOOT_MIN_BYTES / PAGE;
+  struct adaptra_profile_extent x = { 0, 1, 1, 0 };
+  struct adaptra_profile *p;
+
+  (void) state;
+  x.pages = (uint32_t) boot_pages - 1;
+  p = make (&x, 1, 1);
+  assert_false (adaptra_profile_is_boot (p));
+  adaptra_profile_free (p);
+  x.pages = (uint32_t) boot_pages;
+  p = make (&x, 1, 1);
+  assert_true (adaptra_profile_is_boot (p));
+  adaptra_profile_free (p);
+}
+
 int
 main (void)
 {
@@ -189,6 +208,7 @@ main (void)
     cmocka_unit_test (test_merge),
     cmocka_unit_test (test_merge_limits),
     cmocka_unit_test (test_merge_extent_limit),
+    cmocka_unit_test (test_is_boot),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
