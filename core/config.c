@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "adaptra/config.h"
+#include "adaptra/profile.h"
 #include "range.h"
 #include "stream.h"
 
@@ -51,6 +52,8 @@ adaptra_config_defaults (struct adaptra_config *cfg)
    * lead (8 MiB, 2 s) bounds what they may read.
    */
   cfg->profile_workers = 28;
+  cfg->profile_max_bytes = ADAPTRA_PROFILE_RECORD_BYTES;
+  cfg->profile_seconds = ADAPTRA_PROFILE_RECORD_SECONDS;
 }
 
 static int
@@ -125,6 +128,21 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
   if (cfg->profile_workers > ADAPTRA_WORKERS_MAX)
     return reject (why, len, "adaptra-profile-workers=%u is outside 0..%d",
                    cfg->profile_workers, ADAPTRA_WORKERS_MAX);
+  /* The file format counts a profile's pages (at most
+   * ADAPTRA_PROFILE_PAGES_MAX), so the bound is in pages.
+   */
+  if (cfg->profile_max_bytes < ADAPTRA_PROFILE_BOOT_MIN_BYTES ||
+      cfg->profile_max_bytes / page > ADAPTRA_PROFILE_PAGES_MAX)
+    return reject (why, len, "adaptra-profile-max=%" PRIu64 " is outside "
+                   "%" PRIu64 "..%" PRIu64 " (%" PRIu64 " pages of "
+                   "adaptra-page=%" PRIu64 ")", cfg->profile_max_bytes,
+                   ADAPTRA_PROFILE_BOOT_MIN_BYTES,
+                   ADAPTRA_PROFILE_PAGES_MAX * page,
+                   ADAPTRA_PROFILE_PAGES_MAX, page);
+  if (cfg->profile_seconds < 1 ||
+      cfg->profile_seconds > ADAPTRA_PROFILE_RECORD_SECONDS_MAX)
+    return reject (why, len, "adaptra-profile-time=%u is outside 1..%d",
+                   cfg->profile_seconds, ADAPTRA_PROFILE_RECORD_SECONDS_MAX);
   if (len > 0)
     why[0] = '\0';
   return 0;

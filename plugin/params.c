@@ -70,6 +70,8 @@ static const struct param params[] = {
   { "streams", PARAM_UNSIGNED,     FIELD (streams),    NULL },
   { "workers", PARAM_UNSIGNED,     FIELD (workers),    NULL },
   { "profile-workers", PARAM_UNSIGNED, FIELD (profile_workers), NULL },
+  { "profile-max", PARAM_SIZE,     FIELD (profile_max_bytes), NULL },
+  { "profile-time", PARAM_UNSIGNED, FIELD (profile_seconds), NULL },
 };
 #define NPARAMS (sizeof params / sizeof params[0])
 

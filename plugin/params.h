@@ -35,7 +35,13 @@
   "adaptra-workers=N        Prefetch threads (default 4).\n" \
   "adaptra-profile-workers=N\n" \
   "                         More threads that read only what a boot\n" \
-  "                         profile prefetches (default 28).\n"
+  "                         profile prefetches (default 28).\n" \
+  "adaptra-profile-max=SIZE Distinct bytes a boot profile records\n" \
+  "                         (default 256M, 1M .. 2^22 pages).\n" \
+  "adaptra-profile-time=SECONDS\n" \
+  "                         How long a boot is recorded, and the window\n" \
+  "                         in which an export's connections are one\n" \
+  "                         boot (default 120, 1..3600).\n"
 
 /* If key is one of the engine's parameters, parse value into cfg and
  * return 1, or return -1 with a one-line message naming key and value
