@@ -76,10 +76,9 @@ struct profiles_conn {
 };
 
 static char *dir;
-static uint64_t record_bytes = ADAPTRA_PROFILE_RECORD_BYTES;
-static uint64_t record_ns =
-  ADAPTRA_PROFILE_RECORD_SECONDS * UINT64_C (1000000000);
-static struct adaptra_profile_memory memory = { .limit = UINT64_MAX };
+/* From profiles_configure, before the first connection. */
+static uint64_t record_bytes, record_ns;
+static struct adaptra_profile_memory memory;
 
 /* Boots still recording, that a new connection may join. */
 static pthread_mutex_t boots_lock = PTHREAD_MUTEX_INITIALIZER;

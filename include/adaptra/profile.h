@@ -56,15 +56,12 @@
  */
 #define ADAPTRA_PROFILE_MISSED_MAX 3
 
-/* What one boot records, by default (adaptra-profile-max and
- * adaptra-profile-time): the first 256 MiB of distinct pages or the
- * first two minutes, whichever ends first.  The time is at most an
- * hour (a boot and its applications' start); the size at most
- * ADAPTRA_PROFILE_PAGES_MAX pages (the format's limit) and at least
- * ADAPTRA_PROFILE_BOOT_MIN_BYTES (a smaller recording is never merged).
+/* What one boot records (adaptra-profile-max and adaptra-profile-time,
+ * defaults in adaptra_params): its first distinct pages up to a size
+ * of at most ADAPTRA_PROFILE_PAGES_MAX pages (the format's limit) and
+ * at least ADAPTRA_PROFILE_BOOT_MIN_BYTES (a smaller recording is never
+ * merged), for at most an hour (a boot and its applications' start).
  */
-#define ADAPTRA_PROFILE_RECORD_BYTES (UINT64_C (256) * 1024 * 1024)
-#define ADAPTRA_PROFILE_RECORD_SECONDS 120
 #define ADAPTRA_PROFILE_RECORD_SECONDS_MAX 3600
 
 /* Recorders together hold at most adaptra-pool / this, beside the
