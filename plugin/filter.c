@@ -390,6 +390,7 @@ adaptra_after_fork (nbdkit_backend *backend)
   if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
+  profiles_configure (&config);
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
   if (engine == NULL) {
     nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
