@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of the engine (engine.c, readahead.c, prefetch.c) on a
+/* Unit tests of the engine (engine.c, volume.c, read.c, snapshot.c,
+ * readahead.c, prefetch.c) on a
  * fake backend (a RAM disk that logs and can fail) and a fake clock.
  * Prefetch jobs run in the test's thread (adaptra_prefetch_run_one),
  * so every count below is deterministic; one test runs real workers.
@@ -1246,7 +1247,7 @@ test_fair_queue_keeps_stream_order (void **state)
 
 /* A prefetch that competes with nothing is split per worker only; one
  * that competes goes out in chunks of an eighth of the measured
- * bandwidth-delay product (flight.h), and the workers start jobs only
+ * bandwidth-delay product (model.h), and the workers start jobs only
  * below the flight limit, 5/4 of that product.  The fake backend
  * serves one read at a time in 5 ms + 5 us a KiB: reads of 4 MiB
  * (in jobs of up to a transfer slot) measure its rate, reads of 4 KiB
