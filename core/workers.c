@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "adaptra/sim.h"
 #include "engine-impl.h"
 
 bool

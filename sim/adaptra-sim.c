@@ -74,6 +74,7 @@
 
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
+#include "adaptra/sim.h"
 #include "adaptra/stats.h"
 #include "cli.h"
 #include "simlib.h"

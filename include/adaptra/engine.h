@@ -173,13 +173,6 @@ extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n,
  */
 extern void adaptra_workers_stop (struct adaptra_engine *e);
 
-/* Split windows for n workers the caller runs itself, as for n threads
- * (jobs peeked, started and run with the calls below): for
- * adaptra-sim, which starts no thread.  Returns 0, or EBUSY when
- * threads run.
- */
-extern int adaptra_workers_simulate (struct adaptra_engine *e, unsigned n);
-
 /* Run the next queued prefetch job (in fair order) of volume in the
  * caller's thread with ctx.  Returns false when the volume has none
  * queued.  (Readers of a volume without contexts run its read-ahead
@@ -188,43 +181,9 @@ extern int adaptra_workers_simulate (struct adaptra_engine *e, unsigned n);
 extern bool adaptra_prefetch_run_one (struct adaptra_engine *e, int volume,
                                       void *ctx);
 
-/* The same for the next queued job of volume that lies within bytes
- * [offset, offset + count) of it.  (For adaptra-sim, whose simulated
- * workers run, when their read completes, the job they took, or what
- * of it a reader left queued.)
+/* adaptra-sim's calls, through which its simulated workers take and
+ * run jobs: adaptra/sim.h.
  */
-extern bool adaptra_prefetch_run_within (struct adaptra_engine *e,
-                                         int volume, uint64_t offset,
-                                         uint64_t count, void *ctx);
-
-/* The k-th queued prefetch job of any volume (0: the next; with one
- * volume, the one run_one runs next): the backend read it will make,
- * offset in its volume, in bytes.  Returns false when
- * fewer than k + 1 jobs are queued.  (For adaptra-sim, which models
- * when each read would complete and runs the job then.)
- */
-extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
-                                   uint64_t *offset, uint32_t *count);
-
-/* The k-th queued prefetch job's read started now: a reader that runs
- * it later (it needs one of its pages) is timed from now, for the
- * backend's latency and throughput estimates.  Returns false when
- * fewer than k + 1 jobs are queued.  (For adaptra-sim, whose simulated
- * workers leave the job they read queued until it completes, and
- * whose readers wait for it by running it.)
- */
-extern bool adaptra_prefetch_started (struct adaptra_engine *e, size_t k);
-
-/* May a prefetch job start while running bytes are being read from
- * the backend, busy jobs of them by workers?  True while the bytes are
- * under the flight limit (the measured bandwidth-delay product and a
- * quarter), or none are; where there is no limit (not measured, or a
- * backend that parallel reads do not help), while fewer than 4 jobs
- * are: what the workers ask before they take a job.  (For
- * adaptra-sim, whose simulated workers ask it with what they read.)
- */
-extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
-                                        uint64_t running, unsigned busy);
 
 /* Counters and gauges now. */
 extern void adaptra_stats_snapshot (struct adaptra_engine *e,

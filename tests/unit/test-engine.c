@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "adaptra/engine.h"
+#include "adaptra/sim.h"
 
 #define PAGE 4096
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
