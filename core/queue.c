@@ -224,23 +224,24 @@ adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v, in
     e->volumes_in_flight--;
 }
 
-/* How many ways a window is split: one a worker under a congestion
- * limit (whose chunks are small anyway while streams compete), else
- * the reads in flight the backend rewards, ADAPTRA_MODEL_DEPTH where
- * it is latency-bound without a limit.  There every worker still reads
+/* How many ways a window is split: where latency-bound, into as many
+ * jobs as one stream may have read at once (ADAPTRA_MODEL_STREAM_READS;
+ * while streams compete, the chunks are smaller anyway); elsewhere the
+ * reads in flight the backend rewards, ADAPTRA_MODEL_DEPTH where it is
+ * latency-bound without a limit.  There every worker still reads
  * (flight_open), for many streams' small windows, not for one window
  * in 16 pieces: a curl plugin 2 ms away read a scan's 64 MiB in 258
- * ranged GETs so, against at most 256 in 4 pieces.  Lock held.
+ * ranged GETs so, against at most 256 in 4 pieces.  At most one a
+ * worker.  Lock held.
  */
 static unsigned
 parallel_workers (const struct adaptra_engine *e,
                   const struct adaptra_model_estimate *est)
 {
-  unsigned depth = est->depth ? est->depth : ADAPTRA_MODEL_DEPTH;
+  unsigned ways = est->limit != UINT64_MAX ? ADAPTRA_MODEL_STREAM_READS
+    : est->depth ? est->depth : ADAPTRA_MODEL_DEPTH;
 
-  if (est->limit != UINT64_MAX)
-    return e->nworkers;
-  return e->nworkers < depth ? e->nworkers : depth;
+  return e->nworkers < ways ? e->nworkers : ways;
 }
 
 /* Pages per job for a window of n pages of stream: split so that every

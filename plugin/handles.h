@@ -54,7 +54,7 @@ struct handles {
 static inline void
 handles_single (struct handles *h, nbdkit_next *next)
 {
-  h->next = next;
+  *h = (struct handles) { .next = next };
 }
 
 /* A set of at most max shared contexts on export name of size bytes;
