@@ -264,6 +264,9 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
     est->job_min = est->limit / ADAPTRA_MODEL_STREAM_READS;
     if (est->job_min < ADAPTRA_MODEL_CHUNK_FLOOR)
       est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
+    est->job_max = ADAPTRA_MODEL_JOB_BDPS * est->bdp;
+    if (est->job_max < est->job_min)
+      est->job_max = est->job_min;
   }
   else {
     /* The line's product: a read's fixed cost at the transfer rate. */
@@ -274,6 +277,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         ADAPTRA_MODEL_CHUNK_FLOOR, ADAPTRA_MODEL_CHUNK_MAX);
     est->budget = est->seeks ? ADAPTRA_MODEL_SEEK_BUDGET : ADAPTRA_MODEL_BUDGET;
     est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
+    est->job_max = UINT64_MAX;
   }
 }
 

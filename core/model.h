@@ -135,6 +135,15 @@
  */
 #define ADAPTRA_MODEL_STREAM_READS 6
 
+/* And at most ADAPTRA_MODEL_JOB_BDPS bandwidth-delay products: a job
+ * a worker has started can no longer be stolen, so a reader that
+ * catches up with a window that just doubled waits for the job that
+ * holds its next page, here at most about five latencies, not a sixth
+ * of the window.  A sequential reader over an RBD export stalled up to
+ * 240 ms at each doubling (15, 31, 63, 127 MiB into the stream).
+ */
+#define ADAPTRA_MODEL_JOB_BDPS 4
+
 /* Budgets (BFQ's, Valente and Checconi 2010; mq-deadline batches the
  * same way): the bytes of a stream's consecutive chunks that go out
  * together before the queue turns to another stream.  Where distance
@@ -199,6 +208,7 @@ struct adaptra_model_estimate {
                                    none */
   uint64_t chunk;               /* largest job while streams compete */
   uint64_t job_min;             /* smallest job of a window alone */
+  uint64_t job_max;             /* largest, UINT64_MAX: no bound */
   uint64_t budget;              /* a stream's bytes a turn of the queue */
 };
 

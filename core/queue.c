@@ -249,8 +249,8 @@ parallel_workers (const struct adaptra_engine *e,
  * about one backend latency, but not below the model's job_min (a
  * serialising backend prefers fewer, larger requests, and one stream
  * needs no more than a few in flight) nor above
- * ADAPTRA_REQUEST_MAX, or the model's chunk while other streams'
- * prefetch is queued.  The chunk is a power of two where
+ * the model's job_max and ADAPTRA_REQUEST_MAX, or its chunk while
+ * other streams' prefetch is queued.  The chunk is a power of two where
  * latency-bound, because a window starts where a request ended, so a
  * client's aligned requests of a power of two up to the chunk each lie
  * in one chunk.  Also sets the queue's budget (goes_before).
@@ -266,7 +266,7 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream)
   floor = est.job_min >> e->page_shift;
   e->queue.budget = est.budget;
   ceiling = (adaptra_queue_contended (&e->queue, stream) ? est.chunk
-             : ADAPTRA_REQUEST_MAX) >> e->page_shift;
+             : min_u64 (est.job_max, ADAPTRA_REQUEST_MAX)) >> e->page_shift;
   ways = parallel_workers (e, &est);
   share = ways > 1 ? (n + ways - 1) / ways : n;
 

@@ -198,6 +198,7 @@ test_remote (void **state)
   assert_int_equal (est.chunk, 64 * KIB);
   assert_int_equal (est.budget, est.chunk);
   assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
+  assert_int_equal (est.job_max, ADAPTRA_MODEL_JOB_BDPS * est.bdp);
   assert_within (adaptra_model_fetch_ns (&est, MIB), 9900 * US, 10100 * US);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
@@ -240,6 +241,7 @@ test_disk (void **state)
   assert_int_equal (est.depth, ADAPTRA_MODEL_SEEK_DEPTH);
   assert_int_equal (est.budget, ADAPTRA_MODEL_SEEK_BUDGET);
   assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
+  assert_true (est.job_max == UINT64_MAX);
   assert_within (est.bandwidth, UINT64_C (135000000), UINT64_C (165000000));
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
