@@ -79,13 +79,15 @@ const struct adaptra_param adaptra_params[] = {
    * seed's case 64 times faster) issue 1700 windows of a few pages a
    * second, 9 reads at once on average: with 16 workers 1.3% of their
    * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/simulator.md).  Beyond the first 4,
-   * workers read only where the store's latency is 1 ms or more.
+   * 0.2% (adaptra-sim, docs/bench/simulator.md).  A ceiling: only as
+   * many read as the model of the backend rewards (core/model.h), and
+   * a plugin that serialises requests opens handles for them only as
+   * they read (plugin/handles.c).
    */
   { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
     0, ADAPTRA_WORKERS_MAX, NULL,
-    "Prefetch threads, each with its own plugin handle; 0: readers run "
-    "read-ahead themselves." },
+    "Most prefetch threads (as many read as the backend rewards); 0: "
+    "readers run read-ahead themselves." },
   /* A boot profile's extents are short and scattered (a Debian guest's
    * boot and web workload: 1104 extents, 47 KiB on average), so
    * following one is bound by the backend's latency times the extents
