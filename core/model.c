@@ -206,7 +206,8 @@ least_latency (const struct adaptra_model *m, uint64_t now, uint64_t rate,
 }
 
 /* Does distance cost: does the fastest far read wait
- * ADAPTRA_MODEL_SEEK_NS longer than the fastest near one?
+ * ADAPTRA_MODEL_SEEK_NS longer than the fastest near one, and
+ * ADAPTRA_MODEL_SEEK_RATIO times as long?
  */
 static bool
 seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
@@ -215,7 +216,8 @@ seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 
   least_latency (m, now, rate, false, &near, &far);
   return near != UINT64_MAX && far != UINT64_MAX &&
-    far >= near + ADAPTRA_MODEL_SEEK_NS;
+    far >= near + ADAPTRA_MODEL_SEEK_NS &&
+    far >= ADAPTRA_MODEL_SEEK_RATIO * near;
 }
 
 /* The largest power of two not over n (n > 0). */

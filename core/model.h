@@ -81,11 +81,15 @@
 #define ADAPTRA_MODEL_LATENCY_MIN UINT64_C (1000000)
 
 /* Distance costs where the fastest far read takes this much longer
- * than the fastest near one: the disk model's shortest seek is
- * 0.5 ms, a remote store's and the page cache's reads differ by
- * jitter of tens of microseconds.
+ * than the fastest near one, and this many times as long: the disk
+ * model's shortest seek is 0.5 ms and its near reads take no latency
+ * at all, the page cache's reads differ by tens of microseconds.  A
+ * remote store's differ by its latency's jitter and by the transfer
+ * the model takes off: bursts of its token bucket make large (near)
+ * reads look 0.5 ms faster than small (far) ones of 5 ms.
  */
 #define ADAPTRA_MODEL_SEEK_NS UINT64_C (250000)
+#define ADAPTRA_MODEL_SEEK_RATIO 2
 
 /* As fast as the pool: the averages of the recent reads within
  * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC

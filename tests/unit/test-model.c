@@ -221,6 +221,35 @@ test_remote_saturated (void **state)
   assert_true (est.limit != UINT64_MAX);
 }
 
+/* A remote store whose token bucket lets large reads through faster
+ * than its rate: its near reads (large windows) look 0.6 ms faster
+ * than its far ones (small demand reads).  Not a seek: still
+ * latency-bound, with a limit.
+ */
+static void
+test_remote_bursts_do_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 400; i++, t += 10 * MS) {
+    uint64_t n = i % 2 ? MIB : 512 * KIB;
+
+    adaptra_model_sample (&m, n, t - 4400 * US - n * SEC / (200 * MIB),
+                          t, ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (&m, 64 * KIB,
+                          t - 5 * MS - 64 * KIB * SEC / (200 * MIB), t,
+                          ADAPTRA_MODEL_FAR);
+  }
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
+  assert_true (est.latency_bound);
+  assert_true (est.limit != UINT64_MAX);
+}
+
 /* A disk: reads that continue the last cost no seek, others do.
  * Distance costs: depth ADAPTRA_MODEL_SEEK_DEPTH, long budgets, no
  * limit, never latency-bound nor as fast as the pool, though its near
@@ -366,6 +395,7 @@ main (void)
     cmocka_unit_test (test_fast),
     cmocka_unit_test (test_remote),
     cmocka_unit_test (test_remote_saturated),
+    cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
