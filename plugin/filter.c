@@ -390,6 +390,7 @@ adaptra_after_fork (nbdkit_backend *backend)
   if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
+  profiles_configure (&config);
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
   if (engine == NULL) {
     nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
@@ -641,6 +642,23 @@ adaptra_trim (nbdkit_next *next, void *handle,
                            count, offset);
 }
 
+/* Multi-conn promises that a write (and flush) on one connection is
+ * seen by every other connection's next read.  With
+ * adaptra-share=connection each connection has pages of its own, which
+ * another connection's writes do not drop, so the promise is not made
+ * whatever the plugin offers; clients then keep to one connection or
+ * flush and reopen, as NBD asks of them without multi-conn.  In the
+ * other modes every connection that may read the written bytes has
+ * them dropped (adaptra_invalidate), and the plugin's answer stands.
+ */
+static int
+adaptra_can_multi_conn (nbdkit_next *next, void *handle)
+{
+  if (share == SHARE_CONNECTION)
+    return 0;
+  return next->can_multi_conn (next);
+}
+
 /* NBD_CMD_CACHE is a hint: the engine prefetches into its own pool. */
 static int
 adaptra_can_cache (nbdkit_next *next, void *handle)
@@ -680,6 +698,7 @@ static struct nbdkit_filter filter = {
   .pwrite            = adaptra_pwrite,
   .zero              = adaptra_zero,
   .trim              = adaptra_trim,
+  .can_multi_conn    = adaptra_can_multi_conn,
   .can_cache         = adaptra_can_cache,
   .cache             = adaptra_cache,
 };
