@@ -143,18 +143,40 @@ base_config (struct adaptra_config *cfg)
   cfg->bypass = ADAPTRA_BYPASS_NEVER;
 }
 
+/* Open a volume, or a client of volume v, of engine en: the test
+ * fails if it cannot.
+ */
+static int
+open_volume (struct adaptra_engine *en, const char *name, uint64_t size,
+             unsigned flags)
+{
+  int v = -1;
+
+  assert_int_equal (adaptra_volume_open (en, name, size, flags, &v), 0);
+  return v;
+}
+
+static int
+open_client (struct adaptra_engine *en, int v, const char *name)
+{
+  int c = -1;
+
+  assert_int_equal (adaptra_client_open (en, v, name, &c), 0);
+  return c;
+}
+
 static void
 start_engine (const struct adaptra_config *cfg)
 {
   const struct adaptra_backend backend = { .pread = fake_pread };
   const struct adaptra_clock clock = { .now_ns = fake_now };
 
-  e = adaptra_engine_new (cfg, &backend, &clock);
-  assert_non_null (e);
-  volume = adaptra_volume_open (e, "", DISK, 0);
-  assert_true (volume >= 0);
-  client = adaptra_client_open (e, volume, "test");
-  assert_true (client >= 0);
+  char why[ADAPTRA_WHY_LEN];
+
+  assert_int_equal (adaptra_engine_new (cfg, &backend, &clock, &e,
+                                        why, sizeof why), 0);
+  volume = open_volume (e, "", DISK, 0);
+  client = open_client (e, volume, "test");
 }
 
 static int
@@ -610,8 +632,7 @@ test_second_adjacent_read_starts_stream (void **state)
   assert_int_equal (stats ().streams_active, 1);
 
   /* Another client read the page before: no evidence for this one. */
-  other = adaptra_client_open (e, volume, "other");
-  assert_true (other >= 0);
+  other = open_client (e, volume, "other");
   assert_int_equal (adaptra_read (e, other, &client_ctx, buf, PAGE,
                                   3000 * PAGE), 0);
   read_check (3001 * PAGE, PAGE);
@@ -923,7 +944,7 @@ test_successive_touches_one_access (void **state)
 static void
 test_reuse_activates (void **state)
 {
-  int other = adaptra_client_open (e, volume, "other");
+  int other = open_client (e, volume, "other");
   unsigned char buf[PAGE];
 
   (void) state;
@@ -1093,8 +1114,7 @@ test_followers_share_window (void **state)
   base_config (&cfg);
   restart_engine (&cfg);
   memset (page_reads, 0, sizeof page_reads);
-  b = adaptra_client_open (e, volume, "b");
-  assert_true (b >= 0);
+  b = open_client (e, volume, "b");
   read_check (0, PAGE);
   /* a decides and reads pages 1..3, held; b decides and waits. */
   run_while_held (follower_thread, &client, &b, 2);
@@ -1432,15 +1452,16 @@ test_no_data (void **state)
   struct adaptra_engine *nd;
   struct adaptra_stats a, b;
   unsigned char buf[16384];
+  char why[ADAPTRA_WHY_LEN];
   uint64_t off;
   int c;
 
   (void) state;
   base_config (&cfg);
   cfg.no_data = true;
-  nd = adaptra_engine_new (&cfg, &backend, &clock);
-  assert_non_null (nd);
-  c = adaptra_client_open (nd, adaptra_volume_open (nd, "", DISK, 0), "nd");
+  assert_int_equal (adaptra_engine_new (&cfg, &backend, &clock, &nd,
+                                        why, sizeof why), 0);
+  c = open_client (nd, open_volume (nd, "", DISK, 0), "nd");
   for (off = 0; off < 2 * 1024 * 1024; off += sizeof buf) {
     assert_int_equal (adaptra_read (e, client, &client_ctx, buf, sizeof buf,
                                     off), 0);
@@ -1751,16 +1772,15 @@ test_size_and_clients (void **state)
   adaptra_client_close (e, client);
   adaptra_volume_close (e, volume);
   assert_int_equal (stats ().pages_inactive, 0);
-  volume = adaptra_volume_open (e, "", 64 * PAGE, 0);
-  client = adaptra_client_open (e, volume, "test");
-  assert_true (client >= 0);
+  volume = open_volume (e, "", 64 * PAGE, 0);
+  client = open_client (e, volume, "test");
   assert_int_equal (adaptra_read (e, client, &client_ctx, buf, PAGE,
                                   64 * PAGE), EINVAL);
   read_check (60 * PAGE, 4 * PAGE);
   drain ();
   /* The table of clients grows; closed ones leave the rows. */
   for (i = 0; i < 20; i++) {
-    ids[i] = adaptra_client_open (e, volume, "more");
+    ids[i] = open_client (e, volume, "more");
     assert_true (ids[i] > 0);
   }
   assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 21);
@@ -1822,10 +1842,11 @@ test_tunables (void **state)
   char why[128];
 
   (void) state;
-  assert_int_equal (adaptra_engine_set_ratio (e, 0, why, sizeof why), -1);
+  assert_int_equal (adaptra_engine_set_ratio (e, 0, why, sizeof why), EINVAL);
   assert_non_null (strstr (why, "adaptra-ratio=0"));
   assert_int_equal (adaptra_engine_set_ratio (e, 80, why, sizeof why), 0);
-  assert_int_equal (adaptra_engine_set_max (e, 8192, why, sizeof why), -1);
+  assert_int_equal (adaptra_engine_set_max (e, 8192, why, sizeof why),
+                    EINVAL);
   assert_non_null (strstr (why, "adaptra-max=8192"));
   assert_int_equal (adaptra_engine_set_max (e, 0, why, sizeof why), 0);
   assert_int_equal (adaptra_engine_set_min (e, 64 * 1024, why, sizeof why), 0);
@@ -1833,6 +1854,33 @@ test_tunables (void **state)
   assert_int_equal (cfg.ratio, 80);
   assert_int_equal (cfg.max_bytes, 0);
   assert_int_equal (cfg.min_bytes, 64 * 1024);
+}
+
+/* A refused configuration comes back as EINVAL with the reason, and
+ * the engine pointer is left alone.
+ */
+static void
+test_new_says_why (void **state)
+{
+  const struct adaptra_backend backend = { .pread = fake_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_engine *other = NULL;
+  struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN] = "";
+
+  (void) state;
+  base_config (&cfg);
+  cfg.page_size = 3000;
+  assert_int_equal (adaptra_engine_new (&cfg, &backend, &clock, &other,
+                                        why, sizeof why), EINVAL);
+  assert_null (other);
+  assert_non_null (strstr (why, "adaptra-page=3000"));
+  base_config (&cfg);
+  assert_int_equal (adaptra_engine_new (&cfg, &(struct adaptra_backend) { 0 },
+                                        &clock, &other, why, sizeof why),
+                    EINVAL);
+  assert_null (other);
+  assert_non_null (strstr (why, "pread"));
 }
 
 static void
@@ -2058,12 +2106,13 @@ hot_run (uint64_t *x, uint64_t *n)
 static void *
 hot_reader (void *arg)
 {
-  int c = adaptra_client_open (e, volume, "hot");
+  int c = -1;
   unsigned char *buf = malloc (3 * PAGE);
   uint64_t x = (uint64_t) (intptr_t) arg * 0x9e3779b97f4a7c15 + 1;
   intptr_t bad = 0;
   unsigned i, j;
 
+  adaptra_client_open (e, volume, "hot", &c);
   for (i = 0; i < HOT_READS && buf && c >= 0; i++) {
     unsigned before[3];
     uint64_t n, first = hot_run (&x, &n);
@@ -2117,11 +2166,12 @@ hot_writer (void *arg)
 static void *
 hot_scanner (void *arg)
 {
-  int c = adaptra_client_open (e, volume, "scan");
+  int c = -1;
   uint64_t off = HOT_PAGES * PAGE + (uint64_t) (intptr_t) arg * 65536;
   unsigned char *buf = malloc (65536);
   intptr_t bad = 0;
 
+  adaptra_client_open (e, volume, "scan", &c);
   for (; off + 65536 <= DISK && buf && c >= 0; off += 2 * 65536)
     if (adaptra_read (e, c, &client_ctx, buf, 65536, off) != 0 ||
         memcmp (buf, disk + off, 65536) != 0)
@@ -2251,10 +2301,10 @@ static void *
 stream_pair_reader (void *arg)
 {
   uint64_t base = (uint64_t) (intptr_t) arg / 2 * STREAM_REGION;
-  int c = adaptra_client_open (e, volume, "stream");
+  int c = -1;
   unsigned char buf[PAGE];
   uint64_t off;
-  intptr_t bad = c < 0;
+  intptr_t bad = adaptra_client_open (e, volume, "stream", &c) != 0;
   unsigned pass;
 
   for (pass = 0; pass < 2 && c >= 0; pass++)
@@ -2322,12 +2372,11 @@ test_concurrent_stream_stress (void **state)
 static int
 open_second (unsigned flags, uint64_t size, int *client2)
 {
-  int v = adaptra_volume_open (e, "second", size, flags);
+  int v = open_volume (e, "second", size, flags);
   uint64_t i;
 
-  assert_true (v >= 0 && v != volume);
-  *client2 = adaptra_client_open (e, v, "test2");
-  assert_true (*client2 >= 0);
+  assert_true (v != volume);
+  *client2 = open_client (e, v, "test2");
   for (i = 0; i < DISK2; i++)
     disk2[i] = (unsigned char) ~((i * 40503u) >> 7);
   return v;
@@ -2471,9 +2520,9 @@ test_volume_close (void **state)
   assert_false (adaptra_prefetch_run_one (e, v2, &worker2_ctx));
   /* Reopened at the same id on other bytes: nothing old is served. */
   memset (disk2, 0x77, DISK2);
-  v3 = adaptra_volume_open (e, "third", DISK2, 0);
+  v3 = open_volume (e, "third", DISK2, 0);
   assert_int_equal (v3, v2);
-  client2 = adaptra_client_open (e, v3, "test3");
+  client2 = open_client (e, v3, "test3");
   read_check2 (client2, 0, 4 * PAGE);
   adaptra_client_close (e, client2);
   adaptra_volume_close (e, v3);
@@ -2520,10 +2569,12 @@ test_volume_contexts (void **state)
   assert_int_equal (stats ().pages_in_flight, 0);
   adaptra_client_close (e, client2);
   adaptra_volume_close (e, v2);
+  v2 = -1;
   assert_int_equal (adaptra_volume_open (e, "huge",
-                                         ADAPTRA_VOLUME_SIZE_MAX + 1, 0), -1);
-  assert_int_equal (errno, EFBIG);
-  assert_int_equal (adaptra_client_open (e, 99, "nobody"), -1);
+                                         ADAPTRA_VOLUME_SIZE_MAX + 1, 0, &v2),
+                    EFBIG);
+  assert_int_equal (adaptra_client_open (e, 99, "nobody", &v2), EINVAL);
+  assert_int_equal (v2, -1);            /* written only on success */
   free (disk2);
 }
 
@@ -2785,8 +2836,7 @@ test_stream_hit_without_lock (void **state)
   uint64_t hits, p;
 
   (void) state;
-  stream_reader2 = adaptra_client_open (e, volume, "second reader");
-  assert_true (stream_reader2 >= 0);
+  stream_reader2 = open_client (e, volume, "second reader");
   sem_init (&held.done, 0, 0);
   held.started = false;
   during_trace = read_stream_while_held;
@@ -2861,6 +2911,7 @@ main (void)
     T (test_size_and_clients),
     T (test_small_pool_settles),
     T (test_tunables),
+    T (test_new_says_why),
     T (test_workers),
     T (test_hint_worker_takes_hints_only),
     T (test_set_contexts_waits_only_to_drop),

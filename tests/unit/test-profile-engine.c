@@ -88,6 +88,7 @@ power_on (struct boot *b)
   const struct adaptra_backend backend = { .pread = fake_pread };
   const struct adaptra_clock clock = { .now_ns = fake_now };
   struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN];
 
   adaptra_config_defaults (&cfg);
   cfg.pool_bytes = 32 * 1024 * 1024;
@@ -97,12 +98,12 @@ power_on (struct boot *b)
    * aside (adaptra-bypass), which would cache nothing.
    */
   cfg.bypass = ADAPTRA_BYPASS_NEVER;
-  b->e = adaptra_engine_new (&cfg, &backend, &clock);
-  assert_non_null (b->e);
-  b->volume = adaptra_volume_open (b->e, "vm1.img", DISK, 0);
-  assert_true (b->volume >= 0);
-  b->client = adaptra_client_open (b->e, b->volume, "guest");
-  assert_true (b->client >= 0);
+  assert_int_equal (adaptra_engine_new (&cfg, &backend, &clock, &b->e,
+                                        why, sizeof why), 0);
+  assert_int_equal (adaptra_volume_open (b->e, "vm1.img", DISK, 0,
+                                         &b->volume), 0);
+  assert_int_equal (adaptra_client_open (b->e, b->volume, "guest",
+                                         &b->client), 0);
   client_bytes = worker_bytes = 0;
 }
 
