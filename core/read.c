@@ -233,7 +233,6 @@ bool
 adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
 {
   bool fast;
-  char line[128];
 
   assert_locked (e);
   switch (e->cfg.bypass) {
@@ -247,10 +246,13 @@ adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
     __atomic_store_n (&v->bypass, fast, __ATOMIC_RELAXED);
     adaptra_stat_add (&e->stats.bypass_switches, 1);
     if (e->cfg.trace) {
-      snprintf (line, sizeof line,
-                "bypass(volume=%d, read_ns=%.0f, bytes=%.0f) = %s", v->id,
-                v->bdp.t, v->bdp.n, fast ? "on" : "off");
-      e->cfg.trace (e->cfg.trace_opaque, line);
+      const struct adaptra_trace t = {
+        .kind = ADAPTRA_TRACE_BYPASS,
+        .bypass = { .volume = v->id, .on = fast,
+                    .read_ns = v->bdp.t, .bytes = v->bdp.n },
+      };
+
+      e->cfg.trace (e->cfg.trace_opaque, &t);
     }
   }
   return fast;

@@ -241,8 +241,11 @@ monotonic_ns (void *opaque)
  * -D adaptra.trace=1, and to the statistics clients that traced on.
  */
 static void
-trace_line (void *opaque, const char *line)
+trace_line (void *opaque, const struct adaptra_trace *t)
 {
+  char line[ADAPTRA_TRACE_LINE_LEN];
+
+  adaptra_trace_format (t, line, sizeof line);
   if (adaptra_debug_trace)
     nbdkit_debug ("adaptra.trace: %s", line);
   server_trace (line);

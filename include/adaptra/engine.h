@@ -318,6 +318,80 @@ extern size_t adaptra_volumes_snapshot (struct adaptra_engine *e,
                                         struct adaptra_volume_row *rows,
                                         size_t max);
 
+/* The engine's decisions, as tracers and tests see them: the trace
+ * callback of struct adaptra_config receives one record per decision,
+ * under the engine lock.  Read-ahead decides once per request, on an
+ * event (the request's first absent page, or the look-ahead mark it
+ * took), and puts a window (its placement); stepping aside switches a
+ * volume on or off.  Pages are numbered in the engine's byte space
+ * (a volume's pages start at its base, ADAPTRA_VOLUME_SHIFT).
+ */
+enum adaptra_trace_kind {
+  ADAPTRA_TRACE_WINDOW,         /* a window issued, of placement.method */
+  ADAPTRA_TRACE_RESCUE,         /* a stream's pages kept from eviction */
+  ADAPTRA_TRACE_FOLLOW,         /* a reader followed a window in flight */
+  ADAPTRA_TRACE_BYPASS,         /* a volume stepped aside, or back */
+};
+
+enum adaptra_event_kind {
+  ADAPTRA_EVENT_MISS,           /* a page of the request was absent */
+  ADAPTRA_EVENT_MARK,           /* the request took a look-ahead mark */
+};
+
+/* What happened: the input of one read-ahead decision. */
+struct adaptra_event {
+  enum adaptra_event_kind what;
+  int volume;                   /* the volume read */
+  int client;                   /* the client reading */
+  uint64_t first, last;         /* the request's pages [first, last) */
+  uint64_t reader;              /* the page decided on: the first absent
+                                   one, or the mark taken */
+};
+
+/* No look-ahead mark in the window. */
+#define ADAPTRA_NO_MARK UINT64_MAX
+
+/* Where the decision put a window: its output. */
+struct adaptra_placement {
+  uint64_t stream;              /* the stream's id */
+  int client;                   /* the client that started the stream */
+  unsigned method;              /* enum adaptra_method that sized it
+                                   (NONE for a rescue or a follow) */
+  uint64_t start, end;          /* the window: pages [start, end) */
+  uint64_t mark;                /* its look-ahead mark, or
+                                   ADAPTRA_NO_MARK */
+  bool at_eof;                  /* it reaches the volume's end */
+};
+
+/* A volume's step-aside switch. */
+struct adaptra_bypass_switch {
+  int volume;
+  bool on;                      /* stepped aside (true) or back */
+  double read_ns, bytes;        /* its backend's mean read, by which
+                                   adaptra-bypass=auto decided */
+};
+
+struct adaptra_trace {
+  enum adaptra_trace_kind kind;
+  /* WINDOW, RESCUE and FOLLOW: */
+  struct adaptra_event event;
+  struct adaptra_placement placement;
+  uint64_t pages;               /* pages inserted (WINDOW), moved
+                                   (RESCUE); 0 for FOLLOW */
+  /* BYPASS: */
+  struct adaptra_bypass_switch bypass;
+};
+
+/* Bytes that hold any trace line (the numbers at their widest). */
+#define ADAPTRA_TRACE_LINE_LEN 256
+
+/* The record as one line of the seed's trace text ("readahead-state(
+ * client=1, stream=65537, index=40, ra=40+64-32) = 64"), for logs and
+ * the control socket's trace command.  Returns what snprintf does.
+ */
+extern int adaptra_trace_format (const struct adaptra_trace *t, char *buf,
+                                 size_t len);
+
 /* Run-time tunables.  Each validates the changed configuration with
  * adaptra_config_check and returns 0, or EINVAL with its message in
  * why (the configuration is then unchanged).
