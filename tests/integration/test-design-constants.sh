@@ -18,7 +18,8 @@ set -euo pipefail
 : "${srcdir:=.}"
 doc=${1:-$srcdir/docs/DESIGN.md}
 code_dirs=()
-for d in core control plugin sim include tests/unit; do
+for d in core control plugin profile sim include tests/unit; do
+  [ -d "$srcdir/$d" ] || continue
   code_dirs+=("$srcdir/$d")
 done
 
@@ -27,10 +28,12 @@ spans=$(grep -o '`[^`]*`' "$doc" | tr -d '`' | sort -u)
 missing=()
 
 # Constants: NAME_WITH_UNDERSCORES anywhere in a span, or a span that
-# is one upper-case word.  NDEBUG is the C standard's, not ours.
+# is one upper-case word.  The C library's and POSIX's names are not
+# ours to declare.
+system_names='^(NDEBUG|O_EXCL|O_CREAT|O_TRUNC|EXIT_FAILURE|EXIT_SUCCESS)$'
 for name in $( (grep -oE '\b[A-Z][A-Z0-9]*(_[A-Z0-9]+)+\b' <<< "$spans"
                 grep -E '^[A-Z][A-Z0-9]{2,}$' <<< "$spans") |
-              grep -vx NDEBUG | sort -u); do
+              grep -vE "$system_names" | sort -u); do
   grep -rqE --include='*.[ch]' \
     "^[[:space:]]*#[[:space:]]*define[[:space:]]+$name\b|^[[:space:]]+$name[[:space:]]*(=[^=]|,|$)" \
     "${code_dirs[@]}" || missing+=("constant $name")
