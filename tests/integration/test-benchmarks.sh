@@ -59,8 +59,8 @@ command=$(sed -n 's/^- Command: `\(.*\)`$/\1/p' "$doc")
 python3 "$srcdir/scripts/bench/report" "$srcdir/$csv" --out "$tmp/BENCHMARKS.md" \
   --plots "$tmp/bench" --command "$command" > /dev/null
 if ! diff -u "$doc" "$tmp/BENCHMARKS.md" >&2; then
-  echo "$doc is not what scripts/bench/report makes of $csv:" \
-    "rerun the report" >&2
+  echo "$doc is not what scripts/bench/report makes of $csv" \
+    "and docs/bench/*.md: rerun scripts/bench/report $csv" >&2
   exit 1
 fi
 echo "$doc: $lines lines, every link resolves, the report's own output"
