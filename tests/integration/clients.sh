@@ -54,10 +54,16 @@ start_adaptra_tcp ()
   adaptra_listen=()
   local pid
   read -r _ pid _ <<< "${servers[-1]}"
-  port=$(ss -Hltnp | awk -v pid="pid=$pid," \
-    'index($0, pid) { n = split($4, a, ":"); print a[n]; exit }')
-  [ -n "$port" ] || { echo "start_adaptra_tcp: no port"; return 1; }
+  port=$(listening_port "$pid")
   uri="nbd://127.0.0.1:$port"
+}
+
+# listening_port PID: the TCP port process PID listens on.
+listening_port ()
+{
+  ss -Hltnp | awk -v pid="pid=$1," '
+    index($0, pid) { n = split($4, a, ":"); print a[n]; found = 1; exit }
+    END { if (!found) { print "listening_port: none" > "/dev/stderr"; exit 1 } }'
 }
 
 # stop_servers: stop every server started, and fail unless each exits

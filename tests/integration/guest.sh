@@ -49,6 +49,32 @@ for i, size in enumerate(sizes):
 EOF
 }
 
+# make_data_image IMG MIB: an ext4 image IMG holding a tree of MIB MiB
+# (make_tree), which is also left in $tmpdir/tree.
+make_data_image ()
+{
+  make_tree "$tmpdir/tree" "$2"
+  truncate -s $(($2 * 2))M "$1"
+  mkfs.ext4 -q -F -b 4096 -L data -d "$tmpdir/tree" "$1"
+}
+
+# make_root_image IMG MIB: an ext4 image IMG of a root file system for
+# the diskless guest: busybox, tests/guest/root-init as /sbin/init and
+# a tree of MIB MiB under /data, also left in $tmpdir/root.
+make_root_image ()
+{
+  local root=$tmpdir/root app
+  mkdir -p "$root"/{bin,sbin,dev,proc,var}
+  cp /bin/busybox "$root/bin/busybox"
+  for app in $(/bin/busybox --list); do
+    [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+  done
+  install -m 755 "$guest_src/root-init" "$root/sbin/init"
+  make_tree "$root/data" "$2"
+  truncate -s $(($2 * 4))M "$1"
+  mkfs.ext4 -q -F -b 4096 -L root -d "$root" "$1"
+}
+
 # tree_sums DIR: "SUM <sha256>  ./<path>" for every file under DIR, as
 # the guest prints them.
 tree_sums ()
@@ -56,20 +82,22 @@ tree_sums ()
   (cd "$1" && find . -type f | sort | xargs sha256sum) | sed 's/^/SUM /'
 }
 
-# run_guest CMDLINE...: boot the guest with CMDLINE added to the
-# kernel's command line until it powers off; its serial console goes to
-# $tmpdir/console.  Fails unless it printed GUEST-DONE and no GUEST-FAIL.
+# run_guest CMDLINE [QEMU-ARGS...]: boot the guest with CMDLINE added
+# to the kernel's command line, and QEMU-ARGS to qemu's, until it powers
+# off; its serial console goes to $tmpdir/console.txt.  Fails unless it
+# printed GUEST-DONE and no GUEST-FAIL.
 run_guest ()
 {
-  local t0 t1 rc=0
+  local t0 t1 rc=0 cmdline=$1
+  shift
   t0=$(date +%s.%N)
   timeout "$GUEST_TIMEOUT" qemu-system-x86_64 -machine pc,accel=tcg \
     -m "$GUEST_MEMORY" -nodefaults -display none -no-reboot \
     -serial "file:$tmpdir/console" \
     -kernel "$guest_dir/vmlinuz" -initrd "$guest_dir/initrd.gz" \
-    -append "console=ttyS0 quiet panic=-1 $*" \
-    -netdev user,id=net0 -device virtio-net-pci,netdev=net0,romfile= ||
-    rc=$?
+    -append "console=ttyS0 quiet panic=-1 $cmdline" \
+    -netdev user,id=net0 -device virtio-net-pci,netdev=net0,romfile= \
+    "$@" || rc=$?
   t1=$(date +%s.%N)
   tr -d '\r' < "$tmpdir/console" > "$tmpdir/console.txt"
   grep -v '^SUM ' "$tmpdir/console.txt" || :

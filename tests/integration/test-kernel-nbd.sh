@@ -20,10 +20,8 @@ requires adaptra-stat --help
 TREE_MIB=32
 HIT_PERCENT=50
 
-make_tree "$tmpdir/tree" "$TREE_MIB"
 img=$tmpdir/data.img
-truncate -s $((TREE_MIB * 2))M "$img"
-mkfs.ext4 -q -F -b 4096 -L data -d "$tmpdir/tree" "$img"
+make_data_image "$img" "$TREE_MIB"
 
 start_adaptra_tcp data --filter=delay file "$img" delay-read=2ms
 run_guest "adaptra.data=10.0.2.2,$port"

@@ -20,21 +20,12 @@ requires adaptra-stat --help
 # The size of the root's tree of files, MiB.
 TREE_MIB=16
 
-root=$tmpdir/root
-mkdir -p "$root"/{bin,sbin,dev,proc,var}
-cp /bin/busybox "$root/bin/busybox"
-for app in $(/bin/busybox --list); do
-  [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
-done
-install -m 755 "$guest_src/root-init" "$root/sbin/init"
-make_tree "$root/data" "$TREE_MIB"
 img=$tmpdir/root.img
-truncate -s $((TREE_MIB * 4))M "$img"
-mkfs.ext4 -q -F -b 4096 -L root -d "$root" "$img"
+make_root_image "$img" "$TREE_MIB"
 
 start_adaptra_tcp root --filter=delay file "$img" delay-read=2ms
 run_guest "root=/dev/nbd0 nbdroot=10.0.2.2,$port,nbd0"
-expect_guest_sums "$root/data"
+expect_guest_sums "$tmpdir/root/data"
 stop_servers
 
 # What the guest wrote is on the export: /var/sums, read back from the
