@@ -16,8 +16,8 @@
 #   - a boot (qemu-io: BOOT_READS reads of 4-64 KiB at scattered
 #     offsets) three times, each on a fresh overlay and a restarted
 #     server with adaptra-profile=DIR: the first boot records the
-#     profile, the second agrees with it, and the third must find
-#     at least half of its reads' pages prefetched by the profile.
+#     profile, the later ones follow it, and the third must find at
+#     least half of its reads' pages prefetched by the profile.
 #
 # qcow2 reads its header and L1/L2 tables besides the data clusters,
 # at other offsets of the file than a raw disk's; the streams and the
@@ -25,8 +25,7 @@
 
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
-requires qemu-img --version
-requires qemu-io --version
+source "$(dirname "$0")/golden.sh"
 requires adaptra-stat --help
 
 SIZE_MIB=64
@@ -37,27 +36,7 @@ size=$((SIZE_MIB * 1024 * 1024))
 head -c "$size" /dev/urandom > "$tmpdir/golden.raw"
 qemu-img convert -f raw -O qcow2 "$tmpdir/golden.raw" "$tmpdir/golden.qcow2"
 
-# The boot's reads, as qemu-io commands, and its distinct 4K pages.
-/usr/bin/python3 - "$size" "$BOOT_READS" > "$tmpdir/boot.cmds" <<'EOF'
-import random, sys
-size, n = int(sys.argv[1]), int(sys.argv[2])
-r = random.Random(26)
-for _ in range(n):
-    count = r.choice([4096, 8192, 16384, 65536])
-    print("read -q %d %d" % (r.randrange(0, (size - count) >> 12) << 12, count))
-EOF
-boot_pages=$(awk '{ for (p = $3; p < $3 + $4; p += 4096) seen[p] = 1 }
-  END { print length(seen) }' "$tmpdir/boot.cmds")
-mapfile -t boot_args < <(sed 's/^/-c\n/' "$tmpdir/boot.cmds")
-
-# overlay NAME FORMAT: a fresh qcow2 overlay whose backing file is the
-# export of the server started last (-u: qemu-img does not open it).
-overlay ()
-{
-  rm -f "$tmpdir/$1.qcow2"
-  qemu-img create -q -u -f qcow2 -b "$uri" -F "$2" "$tmpdir/$1.qcow2" \
-    "$size"
-}
+boot_commands "$size" "$BOOT_READS"
 
 for fmt in raw qcow2; do
   echo "== $fmt golden image"
@@ -65,7 +44,7 @@ for fmt in raw qcow2; do
     delay-read=2ms
   jobs=()
   for g in $(seq "$GUESTS"); do
-    overlay "guest$g" "$fmt"
+    overlay "guest$g" "$fmt" "$uri"
     qemu-img compare -f qcow2 -F raw "$tmpdir/guest$g.qcow2" \
       "$tmpdir/golden.raw" &
     jobs+=($!)
@@ -83,7 +62,7 @@ for fmt in raw qcow2; do
   for boot in first second third; do
     start_adaptra "$fmt-$boot" -r --filter=delay file "$tmpdir/golden.$fmt" \
       delay-read=2ms adaptra-profile="$tmpdir/profiles-$fmt"
-    overlay "$boot" "$fmt"
+    overlay "$boot" "$fmt" "$uri"
     t0=$(date +%s.%N)
     qemu-io -f qcow2 "${boot_args[@]}" "$tmpdir/$boot.qcow2"
     echo "$fmt $boot boot: $(echo "$(date +%s.%N) $t0" |
