@@ -7,7 +7,7 @@
  * page number, aged by the eviction policy of lru.h.
  *
  * Every function here must be called with the engine lock held (see
- * core/engine.c), except the three of the hit path that say
+ * core/engine-impl.h), except the three of the hit path that say
  * otherwise: adaptra_pool_pin_hit, adaptra_pool_unpin and (on a page
  * already read) adaptra_pool_touch.  For those the pool has stripe
  * locks of its own, one per group of hash buckets (pool.c explains

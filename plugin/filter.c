@@ -58,10 +58,10 @@ static struct adaptra_config config;
 
 /* adaptra-stats: the control socket's path (NULL: none) and mode. */
 static char *stats_path;
-static unsigned stats_mode = 0600;
+static unsigned stats_mode;
 
 /* adaptra-share: whose bytes a pool page holds. */
-static enum exports_share share = SHARE_AUTO;
+static enum exports_share share;
 
 /* Set in .get_ready from the final thread model.  background_io: no
  * background thread may call the plugin when it serialises all
@@ -83,10 +83,84 @@ struct adaptra_handle {
   struct profiles_conn *profile; /* adaptra-profile: recorder, matcher */
 };
 
+/* nbdkit --help: generated from adaptra_params at load.  nbdkit keeps
+ * a copy of the filter struct made before .load, so the text goes into
+ * this buffer, whose address the copy has.
+ */
+#define HELP_MAX 8192
+static char help_text[HELP_MAX];
+
+/* The filter's own parameters (ADAPTRA_PARAM_FILTER): 1 if key is one
+ * and value was taken, -1 after an error, 0 for any other key.
+ */
+static int
+filter_param (const char *key, const char *value)
+{
+  if (strcmp (key, "adaptra-stats") == 0) {
+    if (value[0] == '\0') {
+      nbdkit_error ("adaptra-stats= needs the path of a socket to create");
+      return -1;
+    }
+    free (stats_path);
+    /* After the fork nbdkit runs in "/": resolve the path now. */
+    stats_path = nbdkit_absolute_path (value);
+    return stats_path ? 1 : -1;
+  }
+  if (strcmp (key, "adaptra-profile") == 0) {
+    char *path = nbdkit_absolute_path (value);
+    int r = path ? profiles_set_dir (path) : -1;
+
+    free (path);
+    return r == -1 ? -1 : 1;
+  }
+  if (strcmp (key, "adaptra-share") == 0) {
+    if (exports_share_parse (value, &share) == -1) {
+      nbdkit_error ("adaptra-share=%s is not auto, export or connection",
+                    value);
+      return -1;
+    }
+    return 1;
+  }
+  if (strcmp (key, "adaptra-stats-owner") == 0)
+    return server_config_owner (value) == -1 ? -1 : 1;
+  if (strcmp (key, "adaptra-stats-mode") == 0) {
+    char *end;
+    unsigned long mode;
+
+    errno = 0;
+    mode = strtoul (value, &end, 8);
+    if (errno || *value == '\0' || *end != '\0' || mode > 0777) {
+      nbdkit_error ("adaptra-stats-mode=%s is not an octal file mode "
+                    "(0000..0777)", value);
+      return -1;
+    }
+    stats_mode = mode;
+    return 1;
+  }
+  return 0;
+}
+
 static void
 adaptra_load (void)
 {
+  struct adaptra_strbuf help = ADAPTRA_STRBUF_INIT (HELP_MAX - 1);
+  char key[64];
+  size_t i;
+
   adaptra_config_defaults (&config);
+  for (i = 0; i < adaptra_nparams; i++) {
+    const struct adaptra_param *p = &adaptra_params[i];
+
+    snprintf (key, sizeof key, "adaptra-%s", p->name);
+    if (p->type == ADAPTRA_PARAM_FILTER && p->def != NULL &&
+        filter_param (key, p->def) != 1)
+      abort ();                 /* the table's own default */
+  }
+  params_help (&help);
+  if (help.overflow)
+    abort ();                   /* raise HELP_MAX */
+  memcpy (help_text, help.data, help.len + 1);
+  adaptra_strbuf_free (&help);
 }
 
 static void
@@ -104,47 +178,9 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
   char why[256];
   int r;
 
-  if (strcmp (key, "adaptra-stats") == 0) {
-    if (value[0] == '\0') {
-      nbdkit_error ("adaptra-stats= needs the path of a socket to create");
-      return -1;
-    }
-    free (stats_path);
-    /* After the fork nbdkit runs in "/": resolve the path now. */
-    stats_path = nbdkit_absolute_path (value);
-    return stats_path ? 0 : -1;
-  }
-  if (strcmp (key, "adaptra-profile") == 0) {
-    char *path = nbdkit_absolute_path (value);
-    int r = path ? profiles_set_dir (path) : -1;
-
-    free (path);
-    return r;
-  }
-  if (strcmp (key, "adaptra-share") == 0) {
-    if (exports_share_parse (value, &share) == -1) {
-      nbdkit_error ("adaptra-share=%s is not auto, export or connection",
-                    value);
-      return -1;
-    }
-    return 0;
-  }
-  if (strcmp (key, "adaptra-stats-owner") == 0)
-    return server_config_owner (value);
-  if (strcmp (key, "adaptra-stats-mode") == 0) {
-    char *end;
-    unsigned long mode;
-
-    errno = 0;
-    mode = strtoul (value, &end, 8);
-    if (errno || *value == '\0' || *end != '\0' || mode > 0777) {
-      nbdkit_error ("adaptra-stats-mode=%s is not an octal file mode "
-                    "(0000..0777)", value);
-      return -1;
-    }
-    stats_mode = mode;
-    return 0;
-  }
+  r = filter_param (key, value);
+  if (r != 0)
+    return r == 1 ? 0 : -1;
   r = params_parse (&config, key, value, why, sizeof why);
   if (r == -1) {
     nbdkit_error ("%s", why);
@@ -180,20 +216,6 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
   }
   return next (nxdata);
 }
-
-#define adaptra_config_help \
-  params_config_help \
-  "adaptra-profile=DIR      Record what each export's connections read\n" \
-  "                         first, and prefetch it for the next ones.\n" \
-  "adaptra-share=auto|export|connection\n" \
-  "                         Whose bytes a pool page holds (default auto:\n" \
-  "                         the export's if the plugin offers multi-conn,\n" \
-  "                         else the connection's).\n" \
-  "adaptra-stats=PATH       Serve statistics and control on this unix\n" \
-  "                         socket (see adaptra-stat(1)).\n" \
-  "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n" \
-  "adaptra-stats-owner=USER[:GROUP]\n" \
-  "                         Give the socket to USER (with nbdkit -u).\n"
 
 static int
 adaptra_get_ready (int thread_model)
@@ -606,7 +628,7 @@ static struct nbdkit_filter filter = {
   .unload            = adaptra_unload,
   .config            = adaptra_config,
   .config_complete   = adaptra_config_complete,
-  .config_help       = adaptra_config_help,
+  .config_help       = help_text,
   .get_ready         = adaptra_get_ready,
   .after_fork        = adaptra_after_fork,
   .cleanup           = adaptra_cleanup,
