@@ -41,9 +41,9 @@ ceph_daemon ()
   cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
 }
 
-# ceph_start [CLIENT-OPTIONS]: the cluster, up and serving I/O.
-# CLIENT-OPTIONS ("key = value" lines) go into the [client] section,
-# read by librbd in rbd and qemu-storage-daemon.
+# ceph_start: the cluster, up and serving I/O.  A client with options
+# of its own (librbd's cache, injected delays) reads a copy of
+# $ceph_conf with a [client] section added.
 ceph_start ()
 {
   local fsid port osd_uuid i
@@ -83,8 +83,6 @@ osd_objectstore = bluestore
 bluestore_block_create = true
 bluestore_block_size = $CEPH_OSD_BYTES
 osd_memory_target = $CEPH_OSD_MEMORY
-[client]
-${1:-}
 CONF
   ceph-authtool --create-keyring "$ceph_dir/mon.keyring" --gen-key -n mon. \
     --cap mon 'allow *' > /dev/null
