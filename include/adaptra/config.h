@@ -58,6 +58,9 @@ struct adaptra_config {
   unsigned profile_workers;     /* adaptra-profile-workers: more threads
                                    that read only cache hints' prefetch
                                    (boot profiles, NBD_CMD_CACHE) */
+  uint64_t profile_max_bytes;   /* adaptra-profile-max: distinct bytes a
+                                   boot profile records */
+  unsigned profile_seconds;     /* adaptra-profile-time: how long */
   bool no_data;                 /* not a parameter: the pool keeps page
                                    metadata only and no byte is copied
                                    (adaptra-sim, which models reads) */
@@ -119,6 +122,13 @@ extern const struct adaptra_param *adaptra_param_find (const char *name);
  * trace.
  */
 extern void adaptra_config_defaults (struct adaptra_config *cfg);
+
+/* The default adaptra-min for pages of page_size bytes: the larger of
+ * the table's default and one page, so that adaptra-page alone is
+ * valid.  Whoever sets the page without an explicit adaptra-min sets
+ * min_bytes to this.
+ */
+extern uint64_t adaptra_config_default_min (uint64_t page_size);
 
 /* Check every range and cross-constraint.  Returns 0, or -1 with a
  * one-line message in why (len bytes, always terminated) naming the
