@@ -79,10 +79,10 @@ const struct adaptra_param adaptra_params[] = {
    * seed's case 64 times faster) issue 1700 windows of a few pages a
    * second, 9 reads at once on average: with 16 workers 1.3% of their
    * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/simulator.md).  A ceiling: only as
-   * many read as the model of the backend rewards (core/model.h), and
-   * a plugin that serialises requests opens handles for them only as
-   * they read (plugin/handles.c).
+   * 0.2% (adaptra-sim, docs/bench/history/simulator.md).  A ceiling:
+   * only as many read as the model of the backend rewards
+   * (core/model.h), and a plugin that serialises requests opens handles
+   * for them only as they read (plugin/handles.c).
    */
   { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
     0, ADAPTRA_WORKERS_MAX, NULL,
