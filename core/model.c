@@ -251,8 +251,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 
-  est->depth = est->latency_bound ? 0
-    : est->seeks ? ADAPTRA_MODEL_SEEK_DEPTH : ADAPTRA_MODEL_DEPTH;
+  est->depth = est->latency_bound ? 0 : ADAPTRA_MODEL_DEPTH;
   est->limit = UINT64_MAX;
   if (est->latency_bound && est->bandwidth > 0 &&
       est->bdp >= ADAPTRA_MODEL_LIMIT_MIN)

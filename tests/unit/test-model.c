@@ -251,8 +251,7 @@ test_remote_bursts_do_not_seek (void **state)
 }
 
 /* A disk: reads that continue the last cost no seek, others do.
- * Distance costs: depth ADAPTRA_MODEL_SEEK_DEPTH, long budgets, no
- * limit, never latency-bound nor as fast as the pool, though its near
+ * Distance costs: long budgets, no limit, never latency-bound nor as fast as the pool, though its near
  * reads take no latency at all.
  */
 static void
@@ -267,7 +266,7 @@ test_disk (void **state)
   assert_true (est.seeks);
   assert_false (est.latency_bound);
   assert_true (est.limit == UINT64_MAX);
-  assert_int_equal (est.depth, ADAPTRA_MODEL_SEEK_DEPTH);
+  assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
   assert_int_equal (est.budget, ADAPTRA_MODEL_SEEK_BUDGET);
   assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
   assert_true (est.job_max == UINT64_MAX);
