@@ -10,27 +10,29 @@
  * of the engine reads one field of struct adaptra_model_estimate
  * (docs/DESIGN.md §6.1 lists which):
  *
- *   reads --sample--> filters --estimate--> latency, bandwidth, bdp
- *                                           seeks, latency_bound, fast
- *                                           depth, limit, chunk, budget
+ *   reads --sample--> filters --estimate--> latency, bandwidth, bdp,
+ *                                           seeks, latency_bound, depth,
+ *                                           limit, chunk, job_min/max,
+ *                                           budget; and fast (its own)
  *
  * The filters are BBR's (Cardwell et al., "BBR: congestion-based
  * congestion control", ACM Queue 14(5), 2016): a read's time is a
  * latency plus a transfer, queueing only ever adds to it and a light
  * load only ever delivers less than the link can, so the latency is
  * the least seen over a window (min-RTT) and the bandwidth the most
- * (max-bandwidth).  Three bandwidth samples feed the max filter: the
- * bytes delivered in a slot of ADAPTRA_MODEL_SLOT_NS (what many reads
- * in parallel reach), the slope of the line t = L + n / B fitted
- * through moving averages of reads of varying sizes (what one read at
- * a time shows), and nothing else: a lone read's n / t mixes the two.
- * A third filter, the moving averages of a read's size and time, says
- * whether the backend is as fast as the pool now, so that a backend
- * that turns slow brings read-ahead back within a few reads.
+ * (max-bandwidth).  Three lower bounds of the bandwidth feed the max
+ * filter: the bytes delivered in a slot of ADAPTRA_MODEL_SLOT_NS (what
+ * many reads in parallel reach), the slope of the line t = L + n / B
+ * fitted through moving averages of reads of varying sizes (what one
+ * read at a time shows), and the mean read's n / t; only the first two
+ * say how much of a read's time is transfer (a lone read's n / t would
+ * make all of it transfer).  The moving averages also say whether the
+ * backend is as fast as the pool now, so that a backend that turns
+ * slow brings read-ahead back within a few reads.
  *
  * Distance: a read that starts where the previous one ended is near,
- * any other far.  Where the fastest far read waits
- * ADAPTRA_MODEL_SEEK_NS longer than the fastest near one, distance
+ * any other far.  Where the fastest far read waits much longer than
+ * the fastest near one (ADAPTRA_MODEL_SEEK_NS and _RATIO), distance
  * costs: a disk's head (blk-mq calls such a device rotational and
  * gives it one queue and an elevator).  A remote store or the page
  * cache answers a far read as soon as a near one.
