@@ -77,6 +77,7 @@ static unsigned nworkers;
 
 struct adaptra_handle {
   const char *exportname;       /* interned: lives as long as the filter */
+  uint64_t size;                /* the export's size to it */
   int volume;                   /* engine volume, -1 if none */
   int client;                   /* engine client id, -1 if none */
   bool background;              /* the volume's read-ahead runs in workers */
@@ -481,6 +482,7 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
   if ((size = next->get_size (next)) == -1 ||
       (own = per_connection (next)) == -1)
     return -1;
+  h->size = size;
   h->volume = exports_attach (h, next, h->exportname, size, own,
                               share == SHARE_AUTO, parallel_handles,
                               &h->background);
@@ -560,9 +562,11 @@ adaptra_pread (nbdkit_next *next, void *handle,
 }
 
 /* After a write, zero or trim, whether or not it succeeded (a failed
- * write may have changed part of the range), drop the volume's copy.
- * A connection that passes through has no volume, and the engine
- * holds no page of its export.
+ * write may have changed part of the range), drop the pool's copies.
+ * A connection that passes through has no volume, but other
+ * connections' volumes may hold its export's bytes (it passes through
+ * because the export changed size under them, or the volume table is
+ * full): its writes drop them too.
  */
 static int
 invalidate_after (const struct adaptra_handle *h, int r, uint32_t count,
@@ -570,6 +574,9 @@ invalidate_after (const struct adaptra_handle *h, int r, uint32_t count,
 {
   if (h->volume >= 0)
     adaptra_invalidate (engine, h->volume, offset, count);
+  else if (engine)
+    adaptra_invalidate_export (engine, h->exportname, h->size, offset,
+                               count);
   return r;
 }
 
