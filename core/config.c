@@ -19,6 +19,7 @@
 
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
+#include "adaptra/profile.h"
 #include "range.h"
 #include "stream.h"
 
@@ -99,6 +100,19 @@ const struct adaptra_param adaptra_params[] = {
     "28", 0, ADAPTRA_WORKERS_MAX, NULL,
     "With adaptra-profile, more prefetch threads that read only what "
     "profiles (and NBD_CMD_CACHE) prefetch." },
+  /* A boot's first 256 MiB of distinct pages or first two minutes:
+   * a Debian guest's boot and a workload read 50 to 100 MiB in 20 to
+   * 30 s.  The size's upper bound is in pages, the file format's
+   * ADAPTRA_PROFILE_PAGES_MAX, so adaptra_config_check tests it.
+   */
+  { "profile-max", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (profile_max_bytes),
+    "256M", ADAPTRA_PROFILE_BOOT_MIN_BYTES, 0, NULL,
+    "With adaptra-profile, distinct bytes a boot profile records, from 1M "
+    "to 2^22 pages." },
+  { "profile-time", "SECONDS", ADAPTRA_PARAM_UNSIGNED,
+    FIELD (profile_seconds), "120", 1, ADAPTRA_PROFILE_RECORD_SECONDS_MAX,
+    NULL, "With adaptra-profile, how long a boot is recorded: the window in "
+    "which an export's connections are one boot." },
   { "profile", "DIR", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL, 0, 0, NULL,
     "Boot profiles: record what each export's connections read first, "
     "prefetch it for the next connections." },
@@ -112,6 +126,9 @@ const struct adaptra_param adaptra_params[] = {
     "File mode of the socket, in octal (0660 lets the group read)." },
   { "stats-owner", "USER[:GROUP]", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
     0, 0, NULL, "Give the socket to USER (for nbdkit -u USER -g GROUP)." },
+  { "metrics", "[ADDR:]PORT", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
+    0, 0, NULL, "Serve /metrics over HTTP for Prometheus to scrape, on ADDR "
+    "(default 127.0.0.1, loopback only) and PORT." },
 };
 const size_t adaptra_nparams = sizeof adaptra_params / sizeof adaptra_params[0];
 
@@ -273,6 +290,17 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
                      "adaptra-pool=%" PRIu64,
                      cfg->max_bytes, ADAPTRA_POOL_WINDOWS, cfg->pool_bytes);
   }
+  /* The file format counts a profile's pages (at most
+   * ADAPTRA_PROFILE_PAGES_MAX), so the bound is in pages.
+   */
+  if (cfg->profile_max_bytes < ADAPTRA_PROFILE_BOOT_MIN_BYTES ||
+      cfg->profile_max_bytes / page > ADAPTRA_PROFILE_PAGES_MAX)
+    return reject (why, len, "adaptra-profile-max=%" PRIu64 " is outside "
+                   "%" PRIu64 "..%" PRIu64 " (%" PRIu64 " pages of "
+                   "adaptra-page=%" PRIu64 ")", cfg->profile_max_bytes,
+                   ADAPTRA_PROFILE_BOOT_MIN_BYTES,
+                   ADAPTRA_PROFILE_PAGES_MAX * page,
+                   ADAPTRA_PROFILE_PAGES_MAX, page);
   if (cfg->mode != ADAPTRA_MODE_ADAPTIVE && cfg->mode != ADAPTRA_MODE_FIXED &&
       cfg->mode != ADAPTRA_MODE_OFF)
     return reject (why, len, "adaptra-mode=%d is not a mode", (int) cfg->mode);

@@ -46,8 +46,10 @@
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
 #include "exports.h"
+#include "metrics.h"
 #include "params.h"
 #include "profiles.h"
+#include "runas.h"
 #include "server.h"
 
 /* -D adaptra.trace=1: one debug line per read-ahead decision. */
@@ -122,6 +124,8 @@ filter_param (const char *key, const char *value)
     }
     return 1;
   }
+  if (strcmp (key, "adaptra-metrics") == 0)
+    return metrics_config (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-owner") == 0)
     return server_config_owner (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-mode") == 0) {
@@ -168,6 +172,7 @@ static void
 adaptra_unload (void)
 {
   free (stats_path);
+  metrics_stop ();
   params_free ();
   profiles_fini ();
 }
@@ -198,6 +203,7 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
 {
   long phys = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
   char why[256], quoted[512];
+  int r;
 
   if (adaptra_config_check (&config, why, sizeof why) == -1) {
     params_quote (why, quoted, sizeof quoted);
@@ -214,6 +220,24 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
     params_quote (why, quoted, sizeof quoted);
     nbdkit_error ("%s", quoted);
     return -1;
+  }
+  /* What the server writes once it runs, as the user it runs as. */
+  if (profiles_dir () &&
+      runas_check_dir ("adaptra-profile", profiles_dir ()) == -1)
+    return -1;
+  if (stats_path) {
+    char *dir = strdup (stats_path);
+
+    if (dir == NULL) {
+      nbdkit_error ("adaptra-stats: %m");
+      return -1;
+    }
+    /* The socket's directory: it is removed from there at exit. */
+    *strrchr (dir, '/') = '\0';
+    r = runas_check_dir ("adaptra-stats", dir[0] ? dir : "/");
+    free (dir);
+    if (r == -1)
+      return -1;
   }
   return next (nxdata);
 }
@@ -236,7 +260,7 @@ adaptra_get_ready (int thread_model)
   }
   if (stats_path && server_listen (stats_path, stats_mode) == -1)
     return -1;
-  return 0;
+  return metrics_listen ();
 }
 
 /* The engine's view of the backend: a pread on a nbdkit context. */
@@ -326,6 +350,19 @@ static const struct adaptra_control_ops control_ops = {
   .set = control_set,
 };
 
+/* A scrape of adaptra-metrics: the socket's "metrics" reply, without
+ * the empty line that ends a reply there.
+ */
+static void
+render_metrics (struct adaptra_strbuf *out)
+{
+  static const char command[] = "metrics";
+
+  adaptra_control_execute (&control_ops, command, sizeof command - 1, out);
+  if (out->len > 0 && !out->overflow)
+    out->data[--out->len] = '\0';
+}
+
 static enum adaptra_control_next
 serve_control_line (const char *line, size_t len, struct adaptra_strbuf *out)
 {
@@ -354,6 +391,7 @@ adaptra_after_fork (nbdkit_backend *backend)
   if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
+  profiles_configure (&config);
   engine = adaptra_engine_new (&config, &engine_backend, &clock);
   if (engine == NULL) {
     nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
@@ -374,6 +412,8 @@ adaptra_after_fork (nbdkit_backend *backend)
                 "%u profile workers, share=%s", PACKAGE_VERSION,
                 config.pool_bytes, nworkers, config.profile_workers,
                 exports_share_name (share));
+  if (metrics_start (render_metrics) == -1)
+    return -1;
   return server_start (serve_control_line);
 }
 
@@ -381,6 +421,7 @@ static void
 adaptra_cleanup (nbdkit_backend *backend)
 {
   server_stop ();
+  metrics_stop ();
   if (engine) {
     adaptra_workers_stop (engine);
     exports_fini ();

@@ -58,6 +58,9 @@ struct adaptra_config {
   unsigned profile_workers;     /* adaptra-profile-workers: more threads
                                    that read only cache hints' prefetch
                                    (boot profiles, NBD_CMD_CACHE) */
+  uint64_t profile_max_bytes;   /* adaptra-profile-max: distinct bytes a
+                                   boot profile records */
+  unsigned profile_seconds;     /* adaptra-profile-time: how long */
   bool no_data;                 /* not a parameter: the pool keeps page
                                    metadata only and no byte is copied
                                    (adaptra-sim, which models reads) */
