@@ -305,7 +305,8 @@ struct adaptra_volume_row {
 };
 
 /* Fill up to max rows, one per open volume; returns the number filled.
- * Counts the pool's pages: O(pool pages).
+ * Counts the pool's pages, O(pool pages), without the engine lock (a
+ * stripe of the page index at a time): readers wait for no scan.
  */
 extern size_t adaptra_volumes_snapshot (struct adaptra_engine *e,
                                         struct adaptra_volume_row *rows,
