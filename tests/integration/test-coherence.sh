@@ -17,6 +17,8 @@
 #     the image under any name): at most EXPORTS_IDLE_MAX of them keep
 #     a volume, and a write through yet another name reaches a client
 #     of the default export.
+#  5. 17 unprivileged control clients: 15 are served, the rest are told
+#     that the last slot is kept, and root still gets in (as root only).
 
 source "$(dirname "$0")/functions.sh"
 srcdir=$(cd "$(dirname "$0")" && pwd)
@@ -177,5 +179,45 @@ print("16400 export names: %d volumes kept, a new name's write seen"
       % len(rows))
 PY
 stop names
+
+# --- 5. a control slot kept for the privileged ---------------------------
+if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1; then
+  chmod o+x "$tmpdir"
+  start slots memory 1M adaptra-stats-mode=0666
+  $client /usr/bin/python3 - "$stats" "$(id -u nobody)" "$(id -g nobody)" <<'PY'
+import os, socket, sys
+path, nobody, nogroup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def ask(s, line):
+    s.sendall(line.encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\n\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf.decode()
+def connect():
+    s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(path)
+    return s
+os.setegid(nogroup)             # the server sees the connecting euid
+os.seteuid(nobody)
+users = [connect() for _ in range(17)]
+os.seteuid(0)
+os.setegid(0)
+replies = [ask(s, "help") for s in users]
+served = sum(not r.startswith("error:") for r in replies)
+refused = [r for r in replies if r.startswith("error: too many clients")]
+assert served == 15 and len(refused) == 2, (served, replies[-1])
+assert "kept for root" in refused[0], refused[0]
+root = connect()
+r = ask(root, "control")
+assert "control_clients 16" in r and \
+    "control_clients_privileged_slots 1" in r, r
+print("17 unprivileged control clients: 15 served, root still served")
+PY
+  stop slots
+else
+  echo "5. skipped: needs root and the user nobody"
+fi
 
 echo "test-coherence: ok"
