@@ -83,8 +83,9 @@ done
 # A plugin (sh) that serves every export name the same image and
 # whose reads past the first page hang while $tmpdir/hang exists;
 # $tmpdir/hung says one hangs now.
+# (The sanitizer runtime preloaded into nbdkit would crash bash.)
 cat > "$tmpdir/hang.sh" <<SH
-#!/usr/bin/env bash
+#!/usr/bin/env -S -u LD_PRELOAD bash
 case "\$1" in
   thread_model) echo parallel ;;
   open) echo h ;;
