@@ -19,6 +19,7 @@
 
 #include "bdp.h"
 #include "flight.h"
+#include "holes.h"
 #include "bounce.h"
 #include "minmax.h"
 #include "adaptra/config.h"
@@ -90,6 +91,8 @@ struct adaptra_volume {
                                    ones count their own) */
   uint64_t backend_bytes;       /* added atomically: the stepped-aside
                                    path counts without the lock */
+  struct adaptra_holes holes;   /* its extents that read as zeros, which
+                                   read-ahead skips (holes.c) */
   uint64_t readahead_hits;      /* of its closed clients, as client_bytes:
                                    a counter every reader of the volume
                                    bumped would be one cache line shared

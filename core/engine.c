@@ -183,6 +183,7 @@ adaptra_engine_free (struct adaptra_engine *e)
   adaptra_bounce_fini (&e->bounce);
   for (i = 0; i < e->nvolumes; i++)
     if (e->volumes[i]) {
+      adaptra_holes_free (&e->volumes[i]->holes);
       free (e->volumes[i]->ctxs);
       free (e->volumes[i]);
     }
@@ -337,6 +338,7 @@ adaptra_volume_close (struct adaptra_engine *e, int volume)
         adaptra_streams_free (&e->streams, s);
     }
     e->volumes[volume] = NULL;
+    adaptra_holes_free (&v->holes);
     free (v->ctxs);
     free (v);
   }
@@ -1032,7 +1034,7 @@ void
 adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
                     uint64_t count)
 {
-  const struct adaptra_volume *v, *other;
+  struct adaptra_volume *v, *other;
   struct adaptra_span span;
   uint64_t n = 0;
   size_t i;
@@ -1048,6 +1050,7 @@ adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
            other->size == v->size)) {
         span = adaptra_span_of (other->base + offset, count, e->page_shift);
         n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
+        adaptra_holes_set (&other->holes, offset, offset + count, false);
       }
     }
   }
