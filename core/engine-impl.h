@@ -21,6 +21,7 @@
 #include "flight.h"
 #include "holes.h"
 #include "bounce.h"
+#include "depth.h"
 #include "minmax.h"
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
@@ -114,6 +115,7 @@ struct adaptra_client {
   uint64_t streams_started;
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (engine.c) */
+  struct adaptra_depth depth;   /* its reads in flight (depth.h) */
 };
 
 /* The client table grows by chunks that never move, so that the hit

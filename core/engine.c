@@ -957,8 +957,18 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
   return 0;
 }
 
-int
-adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+/* Does client c read ahead itself, enough that read-ahead would add
+ * nothing (depth.h)?  Lock held.
+ */
+static bool
+reads_ahead_itself (struct adaptra_engine *e, const struct adaptra_client *c)
+{
+  return adaptra_depth_covers (&c->depth, adaptra_bdp_bytes (&e->bdp));
+}
+
+/* adaptra_read, between the client's depth counts. */
+static int
+read_request (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
   struct adaptra_request r = { .buf = buf, .count = count };
@@ -967,7 +977,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_volume *v;
   struct adaptra_stats *st;
   uint64_t stream_id = 0;
-  bool blocked = false, bypass;
+  bool blocked = false, bypass, direct;
   uint64_t p;
   int err = 0;
 
@@ -992,16 +1002,21 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
    * what the pool holds of it is still served.
    */
   bypass = steps_aside (e, v);
+  /* A client that reads ahead itself gets no decision either, and
+   * its misses go straight to the backend, as a stepped-aside
+   * volume's: read-ahead adds no window and the pool no copy.
+   */
+  direct = bypass || reads_ahead_itself (e, c);
   if (bypass)
     adaptra_stat_add (&st->bypass_requests, 1);
-  else
+  else if (!direct)
     stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-    if (f == ADAPTRA_NO_FRAME && bypass)
+    if (f == ADAPTRA_NO_FRAME && direct)
       err = read_direct (e, c, ctx, &r, &p, span.last);
     else if (f == ADAPTRA_NO_FRAME) {
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
@@ -1027,6 +1042,21 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
     }
   }
   adaptra_unlock (e);
+  return err;
+}
+
+int
+adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+              uint32_t count, uint64_t offset)
+{
+  struct adaptra_client *c = adaptra_client_of (e, client);
+  int err;
+
+  if (c)
+    adaptra_depth_enter (&c->depth, count);
+  err = read_request (e, client, ctx, buf, count, offset);
+  if (c)
+    adaptra_depth_leave (&c->depth, count);
   return err;
 }
 
