@@ -26,13 +26,17 @@ move (uint64_t *peak, uint64_t sample)
 }
 
 void
-adaptra_depth_enter (struct adaptra_depth *d, uint32_t count)
+adaptra_depth_enter (struct adaptra_depth *d, uint64_t offset,
+                     uint32_t count)
 {
   uint64_t n = __atomic_add_fetch (&d->requests, 1, __ATOMIC_RELAXED);
   uint64_t bytes = __atomic_add_fetch (&d->bytes, count, __ATOMIC_RELAXED);
+  uint64_t prev = __atomic_exchange_n (&d->last_end, offset + count,
+                                       __ATOMIC_RELAXED);
+  bool near = offset <= prev + bytes && prev <= offset + bytes;
 
-  move (&d->peak_requests, n * ADAPTRA_DEPTH_ONE);
-  move (&d->peak_bytes, bytes);
+  move (&d->peak_requests, (near ? n : 1) * ADAPTRA_DEPTH_ONE);
+  move (&d->peak_bytes, near ? bytes : count);
 }
 
 void
@@ -43,9 +47,11 @@ adaptra_depth_leave (struct adaptra_depth *d, uint32_t count)
 }
 
 bool
-adaptra_depth_covers (const struct adaptra_depth *d, uint64_t bdp_bytes)
+adaptra_depth_reads_ahead (struct adaptra_depth *d, uint64_t bytes)
 {
-  return bdp_bytes > 0 &&
-    load (&d->peak_requests) > ADAPTRA_DEPTH_MIN_REQUESTS &&
-    load (&d->peak_bytes) >= bdp_bytes;
+  if (load (&d->peak_requests) <= ADAPTRA_DEPTH_MIN_REQUESTS)
+    d->deep = false;
+  else if (bytes > 0 && load (&d->peak_bytes) >= bytes)
+    d->deep = true;
+  return d->deep;
 }

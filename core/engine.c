@@ -957,13 +957,26 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
   return 0;
 }
 
-/* Does client c read ahead itself, enough that read-ahead would add
- * nothing (depth.h)?  Lock held.
+/* Does client c read ahead itself, as much as read-ahead would for
+ * it (depth.h)?  Its reads in flight of one run must reach the
+ * bandwidth-delay product the backend delivered (flight.h: R x L), at
+ * least ADAPTRA_AUTO_MAX_FLOOR (the seed's read-ahead maximum, which
+ * also stands in while the product is not known: a deep client's
+ * first requests, the ones that show its queue, come before any read
+ * has completed), and at most the largest window a stream gets now.
+ * Lock held.
  */
 static bool
-reads_ahead_itself (struct adaptra_engine *e, const struct adaptra_client *c)
+reads_ahead_itself (struct adaptra_engine *e, struct adaptra_client *c)
 {
-  return adaptra_depth_covers (&c->depth, adaptra_bdp_bytes (&e->bdp));
+  struct adaptra_flight_estimate est;
+  uint64_t window = adaptra_readahead_max_pages (e) << e->page_shift;
+
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  return adaptra_depth_reads_ahead (&c->depth,
+                                    min_u64 (window,
+                                             max_u64 (est.bdp,
+                                                      ADAPTRA_AUTO_MAX_FLOOR)));
 }
 
 /* adaptra_read, between the client's depth counts. */
@@ -1053,7 +1066,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   int err;
 
   if (c)
-    adaptra_depth_enter (&c->depth, count);
+    adaptra_depth_enter (&c->depth, offset, count);
   err = read_request (e, client, ctx, buf, count, offset);
   if (c)
     adaptra_depth_leave (&c->depth, count);

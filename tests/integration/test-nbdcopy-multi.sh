@@ -29,24 +29,23 @@ size=$((256 * 1024 * 1024))
 img="$tmpdir/disk.img"
 head -c "$size" /dev/urandom > "$img"
 
-start_adaptra multi --filter=delay file "$img" delay-read=2ms \
-  adaptra-pool=32M
-
 # 16 requests of 256 KiB in flight on each connection: 4 MiB a
-# connection, over the 2 ms backend's product.  Only the first
-# requests, before their queue shows, may get windows.  First, while
-# the pool is empty: pages that an earlier copy left there would count
-# as hits.
+# connection, over the 2 ms backend's product.  Only requests that
+# come before their queue shows get windows: the first, and on a busy
+# machine, where nbdkit's threads take the requests slowly, some more
+# (0.3-20% of the copy on a loaded 2-CPU machine; 97% before
+# core/depth.c).  On a server of its own: pages that it leaves in the
+# pool would count as hits below.
+start_adaptra deep --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
 nbdcopy --connections=4 --requests=16 --request-size=262144 \
   "$uri" "$tmpdir/copy.img"
 cmp "$img" "$tmpdir/copy.img"
-page=$(adaptra-stat "$stats" --command 'get page' | awk '{print $2}')
-hits=$(( $(counter pgreadahead_hit) * page ))
-echo "nbdcopy, 16 requests in flight: $hits bytes of read-ahead hits"
-test "$hits" -le $((size / 10))
+expect_few_readahead_hits $((size / 2)) "nbdcopy, 16 requests in flight"
 
 # One request at a time on each connection.
-reset_counters
+start_adaptra multi --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
 nbdcopy --connections=4 --requests=1 --request-size=262144 \
   "$uri" "$tmpdir/copy.img" &
 copier=$!

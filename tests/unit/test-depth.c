@@ -4,7 +4,8 @@
  */
 
 /* The decision of core/depth.c on its own (a client's peak of reads in
- * flight against the bandwidth-delay product), then in the engine: a
+ * flight of one run against the bandwidth-delay product; independent
+ * streams' reads do not add up), then in the engine: a
  * client with reads held in flight in other threads, as nbdcopy's
  * queue keeps them, reads sequentially and gets no window; once the
  * held reads are done and it reads one at a time, read-ahead comes
@@ -32,17 +33,16 @@
 /* ---- The decision alone. */
 
 static void
-test_unknown_bdp_never_covered (void **state)
+test_no_window_never_covered (void **state)
 {
   struct adaptra_depth d = { 0 };
   unsigned i;
 
   (void) state;
-  assert_false (adaptra_depth_covers (&d, 1));
   for (i = 0; i < 16; i++)
-    adaptra_depth_enter (&d, 256 * KIB);
-  assert_true (adaptra_depth_covers (&d, 1));
-  assert_false (adaptra_depth_covers (&d, 0));
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+  assert_false (adaptra_depth_reads_ahead (&d, 0));
+  assert_true (adaptra_depth_reads_ahead (&d, 1));
 }
 
 static void
@@ -53,8 +53,8 @@ test_one_at_a_time_never_covers (void **state)
 
   (void) state;
   for (i = 0; i < 100; i++) {
-    adaptra_depth_enter (&d, 32 * MIB);
-    assert_false (adaptra_depth_covers (&d, 64 * KIB));
+    adaptra_depth_enter (&d, (uint64_t) i * 32 * MIB, 32 * MIB);
+    assert_false (adaptra_depth_reads_ahead (&d, 64 * KIB));
     adaptra_depth_leave (&d, 32 * MIB);
   }
 }
@@ -67,30 +67,50 @@ test_deep_queue_covers (void **state)
 
   (void) state;
   for (i = 0; i < 16; i++)
-    adaptra_depth_enter (&d, 256 * KIB);
-  /* 4 MiB in flight: covers 2 MiB, not 8. */
-  assert_true (adaptra_depth_covers (&d, 2 * MIB));
-  assert_false (adaptra_depth_covers (&d, 8 * MIB));
-  /* Served from the pool, the same queue shows a few at a time: the
-   * peak holds.
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+  /* 4 MiB in flight: not 8 MiB, but 2. */
+  assert_false (adaptra_depth_reads_ahead (&d, 8 * MIB));
+  assert_true (adaptra_depth_reads_ahead (&d, 2 * MIB));
+  /* Served from the pool, the same queue shows two at a time: it
+   * still reads ahead itself, even against a larger window.
    */
   for (i = 0; i < 16; i++)
     adaptra_depth_leave (&d, 256 * KIB);
-  for (i = 0; i < 8; i++) {
-    adaptra_depth_enter (&d, 256 * KIB);
-    adaptra_depth_enter (&d, 256 * KIB);
+  for (i = 16; i < 48; i += 2) {
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+    adaptra_depth_enter (&d, (i + 1) * 256 * KIB, 256 * KIB);
     adaptra_depth_leave (&d, 256 * KIB);
     adaptra_depth_leave (&d, 256 * KIB);
+    assert_true (adaptra_depth_reads_ahead (&d, 8 * MIB));
   }
-  assert_true (adaptra_depth_covers (&d, 256 * KIB));
   /* One at a time from then on: read-ahead back within 40 reads. */
-  for (i = 0; i < 40; i++) {
-    adaptra_depth_enter (&d, 256 * KIB);
+  for (i = 48; i < 88; i++) {
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
     adaptra_depth_leave (&d, 256 * KIB);
   }
-  assert_false (adaptra_depth_covers (&d, 1));
+  assert_false (adaptra_depth_reads_ahead (&d, 1));
   assert_int_equal (d.requests, 0);
   assert_int_equal (d.bytes, 0);
+}
+
+static void
+test_scattered_streams_never_cover (void **state)
+{
+  struct adaptra_depth d = { 0 };
+  unsigned round, i;
+
+  (void) state;
+  /* 50 streams 16 MiB apart on one connection, a 16 KiB read of each
+   * in flight at once: 800 KiB, but each stream waits for its read.
+   */
+  for (round = 0; round < 10; round++) {
+    for (i = 0; i < 50; i++)
+      adaptra_depth_enter (&d, (uint64_t) i * 16 * MIB + round * 16 * KIB,
+                           16 * KIB);
+    assert_false (adaptra_depth_reads_ahead (&d, 1));
+    for (i = 0; i < 50; i++)
+      adaptra_depth_leave (&d, 16 * KIB);
+  }
 }
 
 /* ---- In the engine. */
@@ -247,9 +267,10 @@ int
 main (void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test (test_unknown_bdp_never_covered),
+    cmocka_unit_test (test_no_window_never_covered),
     cmocka_unit_test (test_one_at_a_time_never_covers),
     cmocka_unit_test (test_deep_queue_covers),
+    cmocka_unit_test (test_scattered_streams_never_cover),
     cmocka_unit_test_setup_teardown (test_deep_client_gets_no_window,
                                      setup, teardown),
   };
