@@ -10,7 +10,7 @@
  * events, stream and method).
  *
  * As in the seed, read-ahead is consulted only on two events, once per
- * client request (engine.c finds them):
+ * client request (read.c finds them):
  *
  *   miss  the request needs a page that is not in the pool.
  *         Synchronous: the reader reads what it needs itself, the rest
@@ -166,7 +166,7 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
   return (uint64_t) pages + 1;
 }
 
-/* What happened: the input of one decision.  engine.c finds it, once
+/* What happened: the input of one decision.  read.c finds it, once
  * per request (what Linux's struct readahead_control and the
  * arguments of its ondemand_readahead say of a request).
  */

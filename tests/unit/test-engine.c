@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of the engine (engine.c, readahead.c, prefetch.c) on a
+/* Unit tests of the engine (engine.c, volume.c, read.c, snapshot.c,
+ * readahead.c, prefetch.c) on a
  * fake backend (a RAM disk that logs and can fail) and a fake clock.
  * Prefetch jobs run in the test's thread (adaptra_prefetch_run_one),
  * so every count below is deterministic; one test runs real workers.

@@ -166,7 +166,7 @@ record_boot (const uint64_t *off, const uint32_t *len, char *path,
 
   power_on (&b);
   r = adaptra_recorder_new (&key, 1 << 20, 300 * UINT64_C (1000000000),
-                            now_ns);
+                            now_ns, NULL);
   for (i = 0; i < READS; i++, now_ns += MS) {
     read_check (&b, off[i], len[i]);
     adaptra_recorder_read (r, off[i], len[i], now_ns);
