@@ -10,12 +10,15 @@
 # copy, and assert that the bytes read from the plugin below adaptra
 # are at most MAX_RATIO_PCT percent of those without it.  The clients
 # skip the extents that block status calls zero, and read-ahead must
-# skip them too (core/holes.h).  The counter filter of the benchmark
-# sits right above the plugin.
+# skip them too (core/holes.h).  The plugin is the file plugin, then
+# the nbd plugin over qemu-nbd serving the image as qcow2, whose block
+# status comes from the qcow2 layer.  The counter filter of the
+# benchmark sits right above the plugin.
 
 source "$(dirname "$0")/functions.sh"
 requires nbdcopy --version
 requires qemu-img --version
+requires qemu-nbd --version
 : "${ADAPTRA_COUNTER:?run the tests with make check}"
 : "${ADAPTRA_BENCH:?run the tests with make check}"
 
@@ -24,7 +27,9 @@ MAX_RATIO_PCT=102
 
 img="$tmpdir/sparse.img"
 "$ADAPTRA_BENCH/make-sparse-image" "$img" 256M 40M
-size=$(stat -c %s "$img")
+
+# The plugin and its parameters, for copy below.
+plugin=(file "$img")
 
 # copy WITH-ADAPTRA(0|1) NAME CLIENT-COMMAND: serve the image with the
 # counter and a 2 ms delay below (and adaptra above, if asked), run
@@ -35,7 +40,7 @@ copy ()
   local with=$1 name=$2 cmd=$3
   local counter="$tmpdir/counter-$name-$with" out="$tmpdir/out-$name-$with"
   local server=(-U - --filter="$ADAPTRA_COUNTER" --filter=delay
-                file "$img" counter-file="$counter" rdelay=2ms
+                "${plugin[@]}" counter-file="$counter" rdelay=2ms
                 --run "out=$out; $client $cmd")
   if [ "$with" = 1 ]; then
     run_nbdkit "${server[@]}" >&2
@@ -60,7 +65,22 @@ check ()
   fi
 }
 
-check nbdcopy 'nbdcopy "$uri" "$out"'
-check nbdcopy-requests-1 \
-  'nbdcopy --connections=1 --requests=1 "$uri" "$out"'
-check qemu-img 'qemu-img convert -f raw -O raw "$uri" "$out"'
+copies ()
+{
+  check "$1-nbdcopy" 'nbdcopy "$uri" "$out"'
+  check "$1-nbdcopy-requests-1" \
+    'nbdcopy --connections=1 --requests=1 "$uri" "$out"'
+  check "$1-qemu-img" 'qemu-img convert -f raw -O raw "$uri" "$out"'
+}
+
+copies file
+
+qcow2="$tmpdir/sparse.qcow2"
+qsock="$tmpdir/qemu-nbd.sock"
+qemu-img convert -f raw -O qcow2 "$img" "$qcow2"
+qemu-nbd --persistent --shared=16 --format=qcow2 --read-only \
+  --socket="$qsock" "$qcow2" &
+cleanup_fns+=("kill $!")
+for _ in $(seq 100); do [ -S "$qsock" ] && break; sleep 0.1; done
+plugin=(nbd socket="$qsock")
+copies qcow2
