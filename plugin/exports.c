@@ -389,11 +389,12 @@ warn_no_background (bool per_connection)
 static int
 open_volume (const char *name, uint64_t size, unsigned flags)
 {
-  int v = adaptra_volume_open (engine, name, size, flags);
+  int v = -1;
+  int err = adaptra_volume_open (engine, name, size, flags, &v);
 
-  if (v == -1)
+  if (err)
     nbdkit_debug ("adaptra: export \"%s\" (%" PRIu64 " bytes) passes "
-                  "through: %m", name, size);
+                  "through: %s", name, size, strerror (err));
   return v;
 }
 

@@ -289,8 +289,11 @@ monotonic_ns (void *opaque)
  * -D adaptra.trace=1, and to the statistics clients that traced on.
  */
 static void
-trace_line (void *opaque, const char *line)
+trace_line (void *opaque, const struct adaptra_trace *t)
 {
+  char line[ADAPTRA_TRACE_LINE_LEN];
+
+  adaptra_trace_format (t, line, sizeof line);
   if (adaptra_debug_trace)
     nbdkit_debug ("adaptra.trace: %s", line);
   server_trace (line);
@@ -377,6 +380,7 @@ adaptra_after_fork (nbdkit_backend *backend)
     .pread = backend_pread,
   };
   static const struct adaptra_clock clock = { .now_ns = monotonic_ns };
+  char why[ADAPTRA_WHY_LEN];
   int err;
 
   /* No plugin context is opened here: the exports' contexts open with
@@ -393,10 +397,10 @@ adaptra_after_fork (nbdkit_backend *backend)
     config.profile_workers = 0;
   config.trace = trace_line;
   profiles_configure (&config);
-  engine = adaptra_engine_new (&config, &engine_backend, &clock);
-  if (engine == NULL) {
-    nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
-                  PRIu64 ": %m", config.pool_bytes);
+  err = adaptra_engine_new (&config, &engine_backend, &clock, &engine,
+                            why, sizeof why);
+  if (err) {
+    nbdkit_error ("adaptra: cannot create the engine: %s", why);
     return -1;
   }
   exports_init (engine, backend, nworkers);
@@ -516,7 +520,7 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
 {
   struct adaptra_handle *h = handle;
   int64_t size;
-  int own;
+  int own, err;
   char peer[128];
 
   if (engine == NULL)
@@ -530,9 +534,10 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
   if (h->volume == -1)
     return 0;                   /* logged: passes through */
   describe_peer (peer, sizeof peer);
-  h->client = adaptra_client_open (engine, h->volume, peer);
-  if (h->client == -1) {
-    nbdkit_error ("adaptra: cannot register client %s: %m", peer);
+  err = adaptra_client_open (engine, h->volume, peer, &h->client);
+  if (err) {
+    nbdkit_error ("adaptra: cannot register client %s: %s", peer,
+                  strerror (err));
     exports_detach (h, h->volume);
     h->volume = -1;
     return -1;

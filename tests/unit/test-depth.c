@@ -168,6 +168,7 @@ setup (void **state)
   const struct adaptra_backend backend = { .pread = fake_pread };
   const struct adaptra_clock clock = { .now_ns = fake_now };
   struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN];
   uint64_t i;
 
   (void) state;
@@ -185,12 +186,11 @@ setup (void **state)
   cfg.workers = 0;
   cfg.profile_workers = 0;
   cfg.bypass = ADAPTRA_BYPASS_NEVER;
-  e = adaptra_engine_new (&cfg, &backend, &clock);
-  if (!e)
+  if (adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why) ||
+      adaptra_volume_open (e, "", DISK, 0, &volume) ||
+      adaptra_client_open (e, volume, "test", &client))
     return -1;
-  volume = adaptra_volume_open (e, "", DISK, 0);
-  client = adaptra_client_open (e, volume, "test");
-  return volume >= 0 && client >= 0 ? 0 : -1;
+  return 0;
 }
 
 static int
