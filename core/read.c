@@ -652,8 +652,31 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
   return 0;
 }
 
-int
-adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+/* Does client c read ahead itself, as much as read-ahead would for
+ * it (depth.h)?  Its reads in flight of one run must reach the
+ * bandwidth-delay product the backend delivered (flight.h: R x L), at
+ * least ADAPTRA_AUTO_MAX_FLOOR (the seed's read-ahead maximum, which
+ * also stands in while the product is not known: a deep client's
+ * first requests, the ones that show its queue, come before any read
+ * has completed), and at most the largest window a stream gets now.
+ * Lock held.
+ */
+static bool
+reads_ahead_itself (struct adaptra_engine *e, struct adaptra_client *c)
+{
+  struct adaptra_flight_estimate est;
+  uint64_t window = adaptra_readahead_max_pages (e) << e->page_shift;
+
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  return adaptra_depth_reads_ahead (&c->depth,
+                                    min_u64 (window,
+                                             max_u64 (est.bdp,
+                                                      ADAPTRA_AUTO_MAX_FLOOR)));
+}
+
+/* adaptra_read, between the client's depth counts. */
+static int
+read_request (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
   struct adaptra_request r = { .buf = buf, .count = count };
@@ -662,7 +685,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_volume *v;
   struct adaptra_stats *st;
   uint64_t stream_id = 0;
-  bool blocked = false, bypass;
+  bool blocked = false, bypass, direct;
   uint64_t p;
   int err = 0;
 
@@ -687,16 +710,21 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
    * what the pool holds of it is still served.
    */
   bypass = adaptra_steps_aside (e, v);
+  /* A client that reads ahead itself gets no decision either, and
+   * its misses go straight to the backend, as a stepped-aside
+   * volume's: read-ahead adds no window and the pool no copy.
+   */
+  direct = bypass || reads_ahead_itself (e, c);
   if (bypass)
     adaptra_stat_add (&st->bypass_requests, 1);
-  else
+  else if (!direct)
     stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-    if (f == ADAPTRA_NO_FRAME && bypass)
+    if (f == ADAPTRA_NO_FRAME && direct)
       err = read_direct (e, c, ctx, &r, &p, span.last);
     else if (f == ADAPTRA_NO_FRAME) {
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
@@ -756,7 +784,7 @@ static uint64_t
 invalidate (struct adaptra_engine *e, const struct adaptra_volume *v,
             const char *name, uint64_t size, uint64_t offset, uint64_t count)
 {
-  const struct adaptra_volume *other;
+  struct adaptra_volume *other;
   struct adaptra_span span;
   uint64_t n = 0, c;
   size_t i;
@@ -769,8 +797,24 @@ invalidate (struct adaptra_engine *e, const struct adaptra_volume *v,
       continue;
     span = adaptra_span_of (other->base + offset, c, e->page_shift);
     n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
+    adaptra_holes_set (&other->holes, offset, offset + c, false);
   }
   return n;
+}
+
+int
+adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+              uint32_t count, uint64_t offset)
+{
+  struct adaptra_client *c = adaptra_client_of (e, client);
+  int err;
+
+  if (c)
+    adaptra_depth_enter (&c->depth, offset, count);
+  err = read_request (e, client, ctx, buf, count, offset);
+  if (c)
+    adaptra_depth_leave (&c->depth, count);
+  return err;
 }
 
 void

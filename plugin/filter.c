@@ -18,9 +18,10 @@
  * span in which its context may be used.  Reads go through the
  * engine.  Writes, zeroes and trims go straight to the plugin and then
  * invalidate the volume's copy (write-through).  A client's
- * NBD_CMD_CACHE becomes a bounded prefetch into the pool.  Everything
- * else (flush, extents, block_size, the can_* negotiation) is nbdkit's
- * default: forwarded to the plugin.
+ * NBD_CMD_CACHE becomes a bounded prefetch into the pool.  Block status
+ * is forwarded, and the engine keeps the extents that read as zeros
+ * out of read-ahead.  Everything else (flush, block_size, the can_*
+ * negotiation) is nbdkit's default: forwarded to the plugin.
  */
 
 #include <config.h>
@@ -45,6 +46,7 @@
 
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
+#include "adaptra/holes.h"
 #include "exports.h"
 #include "metrics.h"
 #include "params.h"
@@ -654,6 +656,37 @@ adaptra_trim (nbdkit_next *next, void *handle,
                            count, offset);
 }
 
+/* Block status passes through, and the engine learns from the
+ * plugin's answer which extents read as zeros, which read-ahead then
+ * skips (core/holes.h).  A client that wants one extent (qemu asks
+ * with NBD_CMD_FLAG_REQ_ONE) still gets one: nbdkit replies with the
+ * first; the plugin is asked for all of the range, as nbdkit's
+ * cacheextents filter does, so that the engine learns the extents the
+ * client will step through next without a round trip of its own.
+ */
+static int
+adaptra_extents (nbdkit_next *next, void *handle, uint32_t count,
+                 uint64_t offset, uint32_t flags,
+                 struct nbdkit_extents *extents, int *err)
+{
+  struct adaptra_handle *h = handle;
+  size_t i, n;
+
+  if (h->volume < 0)
+    return next->extents (next, count, offset, flags, extents, err);
+  if (next->extents (next, count, offset, flags & ~NBDKIT_FLAG_REQ_ONE,
+                     extents, err) == -1)
+    return -1;
+  n = nbdkit_extents_count (extents);
+  for (i = 0; i < n; i++) {
+    struct nbdkit_extent x = nbdkit_get_extent (extents, i);
+
+    adaptra_volume_extent (engine, h->volume, x.offset, x.length,
+                           (x.type & NBDKIT_EXTENT_ZERO) != 0);
+  }
+  return 0;
+}
+
 /* Multi-conn promises that a write (and flush) on one connection is
  * seen by every other connection's next read.  With
  * adaptra-share=connection each connection has pages of its own, which
@@ -710,6 +743,7 @@ static struct nbdkit_filter filter = {
   .pwrite            = adaptra_pwrite,
   .zero              = adaptra_zero,
   .trim              = adaptra_trim,
+  .extents           = adaptra_extents,
   .can_multi_conn    = adaptra_can_multi_conn,
   .can_cache         = adaptra_can_cache,
   .cache             = adaptra_cache,
