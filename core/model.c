@@ -10,7 +10,7 @@
  * bucket newer than the one in its place reuses the place (the old one
  * left the window long ago); a read for an older one is too late to
  * count.  Terms and which decision reads which field: docs/DESIGN.md
- * §6.1.
+ * §6.2.
  */
 
 #include <config.h>

@@ -8,7 +8,7 @@
  * how many reads in flight it rewards, whether distance costs (a head
  * that seeks), and whether it is as fast as the pool.  Every decision
  * of the engine reads one field of struct adaptra_model_estimate
- * (docs/DESIGN.md §6.1 lists which):
+ * (docs/DESIGN.md §6.2 lists which):
  *
  *   reads --sample--> filters --estimate--> latency, bandwidth, bdp,
  *                                           seeks, latency_bound, depth,
