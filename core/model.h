@@ -139,12 +139,12 @@
  * limit (and ADAPTRA_JOB_MIN): more reads of one stream only add
  * requests, its latency hidden already.
  */
-#define ADAPTRA_MODEL_STREAM_READS 6
+#define ADAPTRA_MODEL_STREAM_READS 4
 
 /* And at most ADAPTRA_MODEL_JOB_BDPS bandwidth-delay products: a job
  * a worker has started can no longer be stolen, so a reader that
  * catches up with a window that just doubled waits for the job that
- * holds its next page, here at most about five latencies, not a sixth
+ * holds its next page, here at most about five latencies, not a quarter
  * of the window.  A sequential reader over an RBD export stalled up to
  * 240 ms at each doubling (15, 31, 63, 127 MiB into the stream).
  */

@@ -197,7 +197,12 @@ test_remote (void **state)
   assert_within (est.limit, est.bdp * 5 / 4, est.bdp * 5 / 4);
   assert_int_equal (est.chunk, 64 * KIB);
   assert_int_equal (est.budget, est.chunk);
-  assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
+  /* One stream's jobs: a share of the limit, at least the floor. */
+  assert_int_equal (est.job_min,
+                    est.limit / ADAPTRA_MODEL_STREAM_READS
+                    > ADAPTRA_MODEL_CHUNK_FLOOR
+                    ? est.limit / ADAPTRA_MODEL_STREAM_READS
+                    : ADAPTRA_MODEL_CHUNK_FLOOR);
   assert_int_equal (est.job_max, ADAPTRA_MODEL_JOB_BDPS * est.bdp);
   assert_within (adaptra_model_fetch_ns (&est, MIB), 9900 * US, 10100 * US);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
@@ -334,7 +339,7 @@ test_turns_slow (void **state)
   assert_int_equal (est.depth, 0);
   assert_int_equal (est.budget, est.chunk);
   /* A sixteenth of 50 ms x 200 MiB/s, 640 KiB, as a power of two;
-   * one stream's jobs, a sixth of the limit.
+   * one stream's jobs, a quarter of the limit.
    */
   assert_int_equal (est.chunk, 512 * KIB);
   assert_int_equal (est.job_min, est.limit / ADAPTRA_MODEL_STREAM_READS);
