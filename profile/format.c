@@ -242,8 +242,15 @@ adaptra_profile_load (const char *path, const struct adaptra_profile_key *want,
    */
   fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd == -1) {
+    /* No profile yet is the common case: no message to build.
+     * (strerror in nbdkit's threads, under ThreadSanitizer, leaves
+     * glibc's locale lock held and nbdkit hangs at exit.)
+     */
     err = errno;
-    snprintf (why, whylen, "%s: %s", path, strerror (err));
+    if (err == ENOENT)
+      snprintf (why, whylen, "%s: no such file", path);
+    else
+      snprintf (why, whylen, "%s: %s", path, strerror (err));
     errno = err;
     return NULL;
   }
