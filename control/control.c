@@ -116,16 +116,17 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
   }
   n = ops->streams (ops->opaque, rows, ADAPTRA_CONTROL_MAX_STREAMS);
   adaptra_strbuf_printf (out,
-                         "%-6s %-16s %-24s %-8s %-3s %14s %14s %10s %10s %8s\n",
+                         "%-6s %-16s %-24s %-8s %-3s %14s %14s %12s %15s "
+                         "%8s\n",
                          "id", "export", "client", "method", "dir",
-                         "position", "window_at", "window", "lookahead",
-                         "idle_ms");
+                         "next_offset", "window_offset", "window_bytes",
+                         "lookahead_bytes", "idle_ms");
   for (i = 0; i < n; i++) {
     const struct adaptra_stream_row *r = &rows[i];
 
     adaptra_strbuf_printf (out,
                            "%-6" PRIu64 " %-16s %-24s %-8s %-3s %14" PRIu64
-                           " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
+                           " %14" PRIu64 " %12" PRIu64 " %15" PRIu64
                            " %8" PRIu64 "\n",
                            r->id, adaptra_report_export_name (r->volume_name),
                            client_name (clients, nclients, r->client),

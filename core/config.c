@@ -55,7 +55,8 @@ const struct adaptra_param adaptra_params[] = {
     ADAPTRA_PAGE_MIN, ADAPTRA_PAGE_MAX,
     NULL, "Pool page size, a power of 2." },
   { "min", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (min_bytes), "16K", 0, 0,
-    adaptra_engine_set_min, "Smallest window of a new stream." },
+    adaptra_engine_set_min, "Smallest window of a new stream; not given, "
+    "the larger of this and adaptra-page." },
   { "max", "SIZE|auto", ADAPTRA_PARAM_SIZE_OR_AUTO, FIELD (max_bytes),
     "auto", 0, 0, adaptra_engine_set_max,
     "Largest window; auto: the larger of 1M and the backend's measured "
@@ -78,8 +79,9 @@ const struct adaptra_param adaptra_params[] = {
    * seed's case 64 times faster) issue 1700 windows of a few pages a
    * second, 9 reads at once on average: with 16 workers 1.3% of their
    * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/simulator.md).  Beyond the first 4,
-   * workers read only where the store's latency is 1 ms or more.
+   * 0.2% (adaptra-sim, docs/bench/history/simulator.md).  Beyond the
+   * first 4, workers read only where the store's latency is 1 ms or
+   * more.
    */
   { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
     0, ADAPTRA_WORKERS_MAX, NULL,
@@ -125,6 +127,9 @@ const struct adaptra_param adaptra_params[] = {
     "File mode of the socket, in octal (0660 lets the group read)." },
   { "stats-owner", "USER[:GROUP]", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
     0, 0, NULL, "Give the socket to USER (for nbdkit -u USER -g GROUP)." },
+  { "metrics", "[ADDR:]PORT", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
+    0, 0, NULL, "Serve /metrics over HTTP for Prometheus to scrape, on ADDR "
+    "(default 127.0.0.1, loopback only) and PORT." },
 };
 const size_t adaptra_nparams = sizeof adaptra_params / sizeof adaptra_params[0];
 
@@ -199,6 +204,14 @@ adaptra_config_defaults (struct adaptra_config *cfg)
       memcpy ((char *) cfg + p->offset, &v, 8);
   }
   cfg->fixed_bytes = ADAPTRA_FIXED_WINDOW;
+}
+
+uint64_t
+adaptra_config_default_min (uint64_t page_size)
+{
+  uint64_t min = default_value (adaptra_param_find ("min"));
+
+  return page_size > min ? page_size : min;
 }
 
 /* The value of p's field in cfg. */

@@ -98,7 +98,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,7 +232,6 @@ bool
 adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
 {
   bool fast;
-  char line[128];
 
   assert_locked (e);
   switch (e->cfg.bypass) {
@@ -247,10 +245,13 @@ adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
     __atomic_store_n (&v->bypass, fast, __ATOMIC_RELAXED);
     adaptra_stat_add (&e->stats.bypass_switches, 1);
     if (e->cfg.trace) {
-      snprintf (line, sizeof line,
-                "bypass(volume=%d, read_ns=%.0f, bytes=%.0f) = %s", v->id,
-                v->bdp.t, v->bdp.n, fast ? "on" : "off");
-      e->cfg.trace (e->cfg.trace_opaque, line);
+      const struct adaptra_trace t = {
+        .kind = ADAPTRA_TRACE_BYPASS,
+        .bypass = { .volume = v->id, .on = fast,
+                    .read_ns = v->bdp.t, .bytes = v->bdp.n },
+      };
+
+      e->cfg.trace (e->cfg.trace_opaque, &t);
     }
   }
   return fast;
@@ -277,17 +278,17 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
 }
 
 /* How often the reads of a volume that stepped aside feed the
- * throughput estimates (read_aside): at most once a millisecond.
- * Sampling every read took the engine lock for 67 ns of each 4 KiB
- * read from a backend that takes no time (engine-scale --hold, bypass
- * case: 11% of one thread's time, a serial fraction that would cap 64
- * cores at 8x); once a millisecond is 0.01%.  A slow backend (a read
- * of 1 ms or more) is still sampled at every read of a client at queue
- * depth 1, so read-ahead comes back as fast as before (bdp.h: 2-3
- * reads for a 10x slowdown), and at queue depth 16 within 16 times as
- * many reads.  Time-based, the samples are an unbiased pick of the
- * reads, where sampling every slow read and some of the fast ones
- * would weigh a few slow reads of a fast backend up.
+ * throughput estimates (read_aside): at most once in this time.  A
+ * sample takes the engine lock, and a stepped-aside read from a fast
+ * backend takes little more than that lock would: sampling every read
+ * would make the lock a serial section of every such read, which this
+ * path exists to avoid.  A backend whose reads take this long or more
+ * is still sampled at every read of a client at queue depth 1, so
+ * read-ahead comes back within the reads bdp.h's averages need to see
+ * a slowdown (at queue depth N, within N times as many).  Time-based,
+ * the samples are an unbiased pick of the reads, where sampling every
+ * slow read and some of the fast ones would weigh a few slow reads of
+ * a fast backend up.
  */
 #define ASIDE_SAMPLE_NS UINT64_C (1000000)
 

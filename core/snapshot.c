@@ -56,6 +56,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   pool = adaptra_pool_counts (&e->pool);
   out->evicted = pool.evicted - e->evicted_base;
   out->evicted_unread = pool.evicted_unread - e->evicted_unread_base;
+  out->page_bytes = UINT64_C (1) << e->page_shift;
   out->pages_free = pool.free;
   out->pages_inactive = pool.inactive;
   out->pages_active = pool.active;

@@ -46,8 +46,10 @@
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
 #include "exports.h"
+#include "metrics.h"
 #include "params.h"
 #include "profiles.h"
+#include "runas.h"
 #include "server.h"
 
 /* -D adaptra.trace=1: one debug line per read-ahead decision. */
@@ -121,6 +123,8 @@ filter_param (const char *key, const char *value)
     }
     return 1;
   }
+  if (strcmp (key, "adaptra-metrics") == 0)
+    return metrics_config (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-owner") == 0)
     return server_config_owner (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-mode") == 0) {
@@ -167,6 +171,7 @@ static void
 adaptra_unload (void)
 {
   free (stats_path);
+  metrics_stop ();
   params_free ();
   profiles_fini ();
 }
@@ -197,6 +202,7 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
 {
   long phys = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
   char why[256], quoted[512];
+  int r;
 
   if (adaptra_config_check (&config, why, sizeof why) == -1) {
     params_quote (why, quoted, sizeof quoted);
@@ -213,6 +219,24 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
     params_quote (why, quoted, sizeof quoted);
     nbdkit_error ("%s", quoted);
     return -1;
+  }
+  /* What the server writes once it runs, as the user it runs as. */
+  if (profiles_dir () &&
+      runas_check_dir ("adaptra-profile", profiles_dir ()) == -1)
+    return -1;
+  if (stats_path) {
+    char *dir = strdup (stats_path);
+
+    if (dir == NULL) {
+      nbdkit_error ("adaptra-stats: %m");
+      return -1;
+    }
+    /* The socket's directory: it is removed from there at exit. */
+    *strrchr (dir, '/') = '\0';
+    r = runas_check_dir ("adaptra-stats", dir[0] ? dir : "/");
+    free (dir);
+    if (r == -1)
+      return -1;
   }
   return next (nxdata);
 }
@@ -235,7 +259,7 @@ adaptra_get_ready (int thread_model)
   }
   if (stats_path && server_listen (stats_path, stats_mode) == -1)
     return -1;
-  return 0;
+  return metrics_listen ();
 }
 
 /* The engine's view of the backend: a pread on a nbdkit context. */
@@ -263,8 +287,11 @@ monotonic_ns (void *opaque)
  * -D adaptra.trace=1, and to the statistics clients that traced on.
  */
 static void
-trace_line (void *opaque, const char *line)
+trace_line (void *opaque, const struct adaptra_trace *t)
 {
+  char line[ADAPTRA_TRACE_LINE_LEN];
+
+  adaptra_trace_format (t, line, sizeof line);
   if (adaptra_debug_trace)
     nbdkit_debug ("adaptra.trace: %s", line);
   server_trace (line);
@@ -325,6 +352,19 @@ static const struct adaptra_control_ops control_ops = {
   .set = control_set,
 };
 
+/* A scrape of adaptra-metrics: the socket's "metrics" reply, without
+ * the empty line that ends a reply there.
+ */
+static void
+render_metrics (struct adaptra_strbuf *out)
+{
+  static const char command[] = "metrics";
+
+  adaptra_control_execute (&control_ops, command, sizeof command - 1, out);
+  if (out->len > 0 && !out->overflow)
+    out->data[--out->len] = '\0';
+}
+
 static enum adaptra_control_next
 serve_control_line (const char *line, size_t len, struct adaptra_strbuf *out)
 {
@@ -338,6 +378,7 @@ adaptra_after_fork (nbdkit_backend *backend)
     .pread = backend_pread,
   };
   static const struct adaptra_clock clock = { .now_ns = monotonic_ns };
+  char why[ADAPTRA_WHY_LEN];
   int err;
 
   /* No plugin context is opened here: the exports' contexts open with
@@ -354,10 +395,10 @@ adaptra_after_fork (nbdkit_backend *backend)
     config.profile_workers = 0;
   config.trace = trace_line;
   profiles_configure (&config);
-  engine = adaptra_engine_new (&config, &engine_backend, &clock);
-  if (engine == NULL) {
-    nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
-                  PRIu64 ": %m", config.pool_bytes);
+  err = adaptra_engine_new (&config, &engine_backend, &clock, &engine,
+                            why, sizeof why);
+  if (err) {
+    nbdkit_error ("adaptra: cannot create the engine: %s", why);
     return -1;
   }
   exports_init (engine, backend, nworkers);
@@ -374,6 +415,8 @@ adaptra_after_fork (nbdkit_backend *backend)
                 "%u profile workers, share=%s", PACKAGE_VERSION,
                 config.pool_bytes, nworkers, config.profile_workers,
                 exports_share_name (share));
+  if (metrics_start (render_metrics) == -1)
+    return -1;
   return server_start (serve_control_line);
 }
 
@@ -381,6 +424,7 @@ static void
 adaptra_cleanup (nbdkit_backend *backend)
 {
   server_stop ();
+  metrics_stop ();
   if (engine) {
     adaptra_workers_stop (engine);
     exports_fini ();
@@ -474,7 +518,7 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
 {
   struct adaptra_handle *h = handle;
   int64_t size;
-  int own;
+  int own, err;
   char peer[128];
 
   if (engine == NULL)
@@ -488,9 +532,10 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
   if (h->volume == -1)
     return 0;                   /* logged: passes through */
   describe_peer (peer, sizeof peer);
-  h->client = adaptra_client_open (engine, h->volume, peer);
-  if (h->client == -1) {
-    nbdkit_error ("adaptra: cannot register client %s: %m", peer);
+  err = adaptra_client_open (engine, h->volume, peer, &h->client);
+  if (err) {
+    nbdkit_error ("adaptra: cannot register client %s: %s", peer,
+                  strerror (err));
     exports_detach (h, h->volume);
     h->volume = -1;
     return -1;
@@ -602,6 +647,23 @@ adaptra_trim (nbdkit_next *next, void *handle,
                            count, offset);
 }
 
+/* Multi-conn promises that a write (and flush) on one connection is
+ * seen by every other connection's next read.  With
+ * adaptra-share=connection each connection has pages of its own, which
+ * another connection's writes do not drop, so the promise is not made
+ * whatever the plugin offers; clients then keep to one connection or
+ * flush and reopen, as NBD asks of them without multi-conn.  In the
+ * other modes every connection that may read the written bytes has
+ * them dropped (adaptra_invalidate), and the plugin's answer stands.
+ */
+static int
+adaptra_can_multi_conn (nbdkit_next *next, void *handle)
+{
+  if (share == SHARE_CONNECTION)
+    return 0;
+  return next->can_multi_conn (next);
+}
+
 /* NBD_CMD_CACHE is a hint: the engine prefetches into its own pool. */
 static int
 adaptra_can_cache (nbdkit_next *next, void *handle)
@@ -641,6 +703,7 @@ static struct nbdkit_filter filter = {
   .pwrite            = adaptra_pwrite,
   .zero              = adaptra_zero,
   .trim              = adaptra_trim,
+  .can_multi_conn    = adaptra_can_multi_conn,
   .can_cache         = adaptra_can_cache,
   .cache             = adaptra_cache,
 };

@@ -164,6 +164,10 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   }
   else
     memcpy (field, &v, 8);
+  /* adaptra-min not given (yet) follows the page. */
+  if (strcmp (p->name, "page") == 0 &&
+      typed[adaptra_param_find ("min") - adaptra_params] == NULL)
+    cfg->min_bytes = adaptra_config_default_min (cfg->page_size);
   return 1;
 }
 
@@ -184,7 +188,7 @@ params_set_runtime (struct adaptra_engine *e, const char *name,
   }
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
-  return p->set (e, v, why, len);
+  return p->set (e, v, why, len) == 0 ? 0 : -1;
 }
 
 static void

@@ -141,6 +141,12 @@ accepts ()
   fi
 }
 accepts adaptra-page=512 adaptra-min=512 adaptra-pool=512K
+# adaptra-min not given follows the page (its default, 16K, or one
+# page); given, it is checked against the page in either order.
+accepts adaptra-page=64K
+accepts adaptra-page=1M adaptra-pool=64M
+rejects min '16K' adaptra-page=64K adaptra-min=16K
+rejects min '16K' adaptra-min=16K adaptra-page=64K
 accepts adaptra-page=128K adaptra-min=128K adaptra-pool=64M
 accepts adaptra-ratio=1 adaptra-streams=1 adaptra-workers=0 adaptra-mode=off
 accepts adaptra-ratio=100 adaptra-streams=65536 adaptra-workers=64

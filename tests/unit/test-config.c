@@ -55,6 +55,21 @@ test_defaults_valid (void **state)
   assert_int_equal (cfg.fixed_bytes, 128 * 1024);
 }
 
+/* adaptra-min's default follows the page: never less than one. */
+static void
+test_default_min (void **state)
+{
+  (void) state;
+  assert_int_equal (adaptra_config_default_min (4096), cfg.min_bytes);
+  assert_int_equal (adaptra_config_default_min (cfg.min_bytes),
+                    cfg.min_bytes);
+  assert_int_equal (adaptra_config_default_min (cfg.min_bytes * 4),
+                    cfg.min_bytes * 4);
+  cfg.page_size = cfg.min_bytes * 4;
+  cfg.min_bytes = adaptra_config_default_min (cfg.page_size);
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
+}
+
 static void
 test_page (void **state)
 {
@@ -231,6 +246,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup (test_defaults_valid, setup),
+    cmocka_unit_test_setup (test_default_min, setup),
     cmocka_unit_test_setup (test_page, setup),
     cmocka_unit_test_setup (test_pool, setup),
     cmocka_unit_test_setup (test_min_max, setup),
