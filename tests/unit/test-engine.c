@@ -1768,6 +1768,15 @@ test_size_and_clients (void **state)
   assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 11);
   assert_int_equal (stats ().clients_active, 11);
   assert_int_equal (adaptra_clients_snapshot (e, rows, 3), 3);
+  /* New clients take the closed slots, lowest first, before the table
+   * grows (adaptra_client_open starts at the first slot that may be
+   * free).
+   */
+  for (i = 0; i < 20; i += 2)
+    assert_int_equal (adaptra_client_open (e, volume, "again"), ids[i]);
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 21);
+  for (i = 0; i < 20; i++)
+    adaptra_client_close (e, ids[i]);
 }
 
 /* 32 interleaved streams in a 1024-page pool: returns the pages
