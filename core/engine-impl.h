@@ -26,6 +26,7 @@
 #include "pool.h"
 #include "adaptra/stats.h"
 #include "stream.h"
+#include "treap.h"
 
 /* Largest single backend request, prefetch or demand. */
 #define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
@@ -125,7 +126,8 @@ struct adaptra_client {
  * were inserted IN_FLIGHT for it.
  */
 struct adaptra_job {
-  struct adaptra_job *next;
+  struct adaptra_job *next, *prev;      /* the queue, both ways */
+  struct treap_node by_page;    /* in the engine's queue_pages, by first */
   struct adaptra_volume *volume;
   uint64_t stream;              /* the stream it reads ahead for */
   uint64_t tag;                 /* its start tag in the fair queue */
@@ -186,6 +188,7 @@ struct adaptra_engine {
   struct adaptra_bdp bdp;
   struct adaptra_flight flight; /* backend reads in flight, their limit */
   struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
+  struct treap queue_pages;     /* the same jobs by first page */
   uint64_t queue_vtime;         /* tag of the last job a worker took */
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
