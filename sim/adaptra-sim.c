@@ -211,6 +211,8 @@ struct sim {
   struct worker *workers;
   unsigned nworkers;
   int64_t running_worker;       /* worker whose job runs now, or -1 */
+  uint64_t retimed;             /* the model's generation when the
+                                   workers were last retimed */
   struct sim_ctx client_ctx;
   /* The request in progress. */
   bool waited;
@@ -567,15 +569,24 @@ start_workers (struct sim *s)
   }
 }
 
-/* The reads booked during an event may have delayed the workers'. */
+/* The reads booked during an event may have delayed the workers'.
+ * If none was booked and no completion moved since the last time
+ * (the model's generation), every busy worker's event stands: a
+ * completion that retime_worker put off to a past now has fired since.
+ * Asking every worker every event was a fifth of the time of 100,000
+ * streams.
+ */
 static void
 retime_workers (struct sim *s)
 {
   unsigned i;
 
+  if (!s->model.stale && s->model.generation == s->retimed)
+    return;
   for (i = 0; i < s->nworkers; i++)
     if (s->workers[i].busy)
       retime_worker (s, i, sim_model_done (&s->model, i));
+  s->retimed = s->model.generation;
 }
 
 static void

@@ -271,10 +271,14 @@ share_flow (struct share *rec, uint64_t start, uint64_t end)
 
 /* Open read o completes at t in this run. */
 static void
-complete (struct sim_open *o, uint64_t t, size_t *pending)
+complete (struct sim_model *m, struct sim_open *o, uint64_t t,
+          size_t *pending)
 {
   o->run_left = 0;
-  o->done = t;
+  if (o->done != t) {
+    o->done = t;
+    m->generation++;
+  }
   (*pending)--;
 }
 
@@ -350,7 +354,7 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
           share_flow (rec, t, next) == -1)
         return -1;
       if (o->run_left <= BYTE_EPS) {
-        complete (o, next, &pending);
+        complete (m, o, next, &pending);
         target_done = serving == target;
       }
     }
@@ -380,7 +384,7 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
           return -1;
       }
       if (o->run_left <= BYTE_EPS) {
-        complete (o, t, &pending);
+        complete (m, o, t, &pending);
         target_done |= (ssize_t) i == target;
       }
     }
@@ -396,7 +400,7 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
       if (serving == target && rec && share_grab (rec, t, take) == -1)
         return -1;
       if (o->run_left <= BYTE_EPS) {
-        complete (o, t, &pending);
+        complete (m, o, t, &pending);
         target_done |= serving == target;
       }
     }

@@ -121,6 +121,9 @@ struct sim_model {
   struct sim_open *open;
   size_t nopen, capopen;
   bool stale;                   /* open reads' done need recomputing */
+  uint64_t generation;          /* bumped when an open read's done moves:
+                                   while it stands and nothing is stale,
+                                   sim_model_done says what it said */
 };
 
 /* "remote:LATENCY:BANDWIDTH[:BURST[:COPY]]" (e.g. remote:5ms:200M,
