@@ -9,6 +9,7 @@
 
 #include <config.h>
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -734,6 +735,11 @@ sim_trace_parse_line (const char *line, struct sim_record *r)
 int
 sim_latency_add (struct sim_latency *l, double ms)
 {
+  assert (ms >= 0);
+  if (ms == 0) {
+    l->zeros++;
+    return 0;
+  }
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 4096;
     double *v = realloc (l->v, cap * sizeof *v);
@@ -751,7 +757,9 @@ sim_latency_add (struct sim_latency *l, double ms)
 double
 sim_latency_mean (const struct sim_latency *l)
 {
-  return l->n ? l->sum / (double) l->n : 0;
+  uint64_t all = l->n + l->zeros;
+
+  return all ? l->sum / (double) all : 0;
 }
 
 static int
@@ -765,17 +773,20 @@ cmp_double (const void *a, const void *b)
 double
 sim_latency_percentile (struct sim_latency *l, double p)
 {
-  size_t rank;
+  uint64_t all = l->n + l->zeros, rank;
 
-  if (l->n == 0)
+  if (all == 0)
     return 0;
-  qsort (l->v, l->n, sizeof *l->v, cmp_double);
-  rank = (size_t) ceil (p / 100.0 * (double) l->n);
+  rank = (uint64_t) ceil (p / 100.0 * (double) all);
   if (rank < 1)
     rank = 1;
-  if (rank > l->n)
-    rank = l->n;
-  return l->v[rank - 1];
+  if (rank > all)
+    rank = all;
+  /* The zeros come first in the order. */
+  if (rank <= l->zeros)
+    return 0;
+  qsort (l->v, l->n, sizeof *l->v, cmp_double);
+  return l->v[rank - l->zeros - 1];
 }
 
 void
