@@ -127,7 +127,11 @@ struct adaptra_client {
  */
 struct adaptra_job {
   struct adaptra_job *next, *prev;      /* the queue, both ways */
-  struct treap_node by_page;    /* in the engine's queue_pages, by first */
+  struct adaptra_job *stream_next, *stream_prev; /* its stream's queued
+                                   jobs, in queue order */
+  struct treap_node by_page;    /* in the engine's queue indexes */
+  struct treap_node by_order;
+  struct treap_node by_stream;  /* its stream's last only */
   struct adaptra_volume *volume;
   uint64_t stream;              /* the stream it reads ahead for */
   uint64_t tag;                 /* its start tag in the fair queue */
@@ -188,7 +192,12 @@ struct adaptra_engine {
   struct adaptra_bdp bdp;
   struct adaptra_flight flight; /* backend reads in flight, their limit */
   struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
-  struct treap queue_pages;     /* the same jobs by first page */
+  /* The same jobs indexed (prefetch.c): by first page, in fair order
+   * (goes_before), and each stream's last; and how many neighbours in
+   * the queue are out of fair order.
+   */
+  struct treap queue_pages, queue_order, queue_streams;
+  size_t queue_unordered;
   uint64_t queue_vtime;         /* tag of the last job a worker took */
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */

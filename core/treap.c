@@ -10,29 +10,40 @@
 #include <config.h>
 
 #include <assert.h>
+#include <stdbool.h>
 
 #include "treap.h"
 
-/* A node's heap priority: splitmix64's finaliser of its key, a
- * bijection on 64 bits that scatters consecutive keys.
+/* Is node n's key below (major, minor)? */
+static bool
+below (const struct treap_node *n, uint64_t major, uint64_t minor)
+{
+  return n->major != major ? n->major < major : n->minor < minor;
+}
+
+/* A node's heap priority: splitmix64's finaliser of its key, which
+ * scatters consecutive keys.  Ties cost nothing but balance.
  */
 static uint64_t
 priority (const struct treap_node *n)
 {
-  uint64_t z = n->key + UINT64_C (0x9e3779b97f4a7c15);
+  uint64_t z = n->minor + n->major * UINT64_C (0xd1b54a32d192ed03) +
+    UINT64_C (0x9e3779b97f4a7c15);
 
   z = (z ^ (z >> 30)) * UINT64_C (0xbf58476d1ce4e5b9);
   z = (z ^ (z >> 27)) * UINT64_C (0x94d049bb133111eb);
   return z ^ (z >> 31);
 }
 
-/* Split the subtree t into the keys below key (*l) and the rest (*r). */
+/* Split the subtree t into the keys below (major, minor) (*l) and the
+ * rest (*r).
+ */
 static void
-split (struct treap_node *t, uint64_t key, struct treap_node **l,
-       struct treap_node **r)
+split (struct treap_node *t, uint64_t major, uint64_t minor,
+       struct treap_node **l, struct treap_node **r)
 {
   while (t) {
-    if (t->key < key) {
+    if (below (t, major, minor)) {
       *l = t;
       l = &t->right;
       t = t->right;
@@ -69,21 +80,24 @@ merge (struct treap_node *a, struct treap_node *b)
 }
 
 void
-treap_insert (struct treap *t, struct treap_node *node, uint64_t key)
+treap_insert (struct treap *t, struct treap_node *node, uint64_t major,
+              uint64_t minor)
 {
   struct treap_node **at = &t->root;
   uint64_t p;
 
-  node->key = key;
+  node->major = major;
+  node->minor = minor;
   p = priority (node);
   /* Down to where node's priority puts it, which then takes the
    * subtree there, split by its key.
    */
   while (*at && priority (*at) > p) {
-    assert ((*at)->key != key);
-    at = key < (*at)->key ? &(*at)->left : &(*at)->right;
+    assert ((*at)->major != major || (*at)->minor != minor);
+    at = below (node, (*at)->major, (*at)->minor) ? &(*at)->left
+      : &(*at)->right;
   }
-  split (*at, key, &node->left, &node->right);
+  split (*at, major, minor, &node->left, &node->right);
   *at = node;
   t->n++;
 }
@@ -95,7 +109,8 @@ treap_remove (struct treap *t, struct treap_node *node)
 
   while (*at != node) {
     assert (*at);
-    at = node->key < (*at)->key ? &(*at)->left : &(*at)->right;
+    at = below (node, (*at)->major, (*at)->minor) ? &(*at)->left
+      : &(*at)->right;
   }
   *at = merge (node->left, node->right);
   node->left = node->right = NULL;
@@ -103,17 +118,17 @@ treap_remove (struct treap *t, struct treap_node *node)
 }
 
 struct treap_node *
-treap_floor (const struct treap *t, uint64_t key)
+treap_floor (const struct treap *t, uint64_t major, uint64_t minor)
 {
   struct treap_node *n = t->root, *best = NULL;
 
   while (n) {
-    if (n->key == key)
-      return n;
-    if (n->key < key) {
+    if (below (n, major, minor)) {
       best = n;
       n = n->right;
     }
+    else if (n->major == major && n->minor == minor)
+      return n;
     else
       n = n->left;
   }
@@ -121,19 +136,19 @@ treap_floor (const struct treap *t, uint64_t key)
 }
 
 struct treap_node *
-treap_ceil (const struct treap *t, uint64_t key)
+treap_ceil (const struct treap *t, uint64_t major, uint64_t minor)
 {
   struct treap_node *n = t->root, *best = NULL;
 
   while (n) {
-    if (n->key == key)
+    if (below (n, major, minor))
+      n = n->right;
+    else if (n->major == major && n->minor == minor)
       return n;
-    if (n->key > key) {
+    else {
       best = n;
       n = n->left;
     }
-    else
-      n = n->right;
   }
   return best;
 }

@@ -1,4 +1,4 @@
-/* test-treap.c: the ordered index of unique keys (core/treap.h).
+/* test-treap.c: the ordered index of unique key pairs (core/treap.h).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -25,19 +25,34 @@ struct item {
 
 static struct item items[N];
 
-/* Keys of the items: spread and unique (an odd multiplier). */
+/* Keys of the items: (major, minor) spread and unique; minors repeat
+ * across majors, and majors interleave with i.
+ */
 static uint64_t
-key_of (size_t i)
+major_of (size_t i)
 {
-  return (uint64_t) i * 2654435761u + 1000;
+  return i % 7;
 }
 
-/* Subtree n: in key order, a heap (parents first), its size and depth
- * returned.
+static uint64_t
+minor_of (size_t i)
+{
+  return (uint64_t) (i / 7) * 2654435761u + 1000;
+}
+
+/* Is (a, b) below (c, d)? */
+static bool
+lt (uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+  return a != c ? a < c : b < d;
+}
+
+/* Subtree n: its keys strictly between those of lo and hi (NULL: no
+ * bound), its size and depth returned.
  */
 static size_t
-check_node (const struct treap_node *n, uint64_t lo, uint64_t hi,
-            unsigned *depth)
+check_node (const struct treap_node *n, const struct treap_node *lo,
+            const struct treap_node *hi, unsigned *depth)
 {
   unsigned dl = 0, dr = 0;
   size_t count;
@@ -46,31 +61,36 @@ check_node (const struct treap_node *n, uint64_t lo, uint64_t hi,
     *depth = 0;
     return 0;
   }
-  assert_true (n->key >= lo && n->key <= hi);
-  count = 1 + check_node (n->left, lo, n->key - 1, &dl) +
-    check_node (n->right, n->key + 1, hi, &dr);
+  assert_true (!lo || lt (lo->major, lo->minor, n->major, n->minor));
+  assert_true (!hi || lt (n->major, n->minor, hi->major, hi->minor));
+  count = 1 + check_node (n->left, lo, n, &dl) +
+    check_node (n->right, n, hi, &dr);
   *depth = 1 + (dl > dr ? dl : dr);
   return count;
 }
 
-/* The brute force answers against the index's, around key k. */
+/* The brute force answers against the index's, at key (a, b). */
 static void
-check_queries (const struct treap *t, uint64_t k)
+check_queries (const struct treap *t, uint64_t a, uint64_t b)
 {
-  const struct item *fl = NULL, *ce = NULL;
-  const struct treap_node *f = treap_floor (t, k), *c = treap_ceil (t, k);
+  const struct treap_node *fl = NULL, *ce = NULL;
+  const struct treap_node *f = treap_floor (t, a, b), *c = treap_ceil (t, a, b);
   size_t i;
 
   for (i = 0; i < N; i++) {
+    const struct treap_node *n = &items[i].node;
+
     if (!items[i].in)
       continue;
-    if (key_of (i) <= k && (!fl || key_of (i) > fl->node.key))
-      fl = &items[i];
-    if (key_of (i) >= k && (!ce || key_of (i) < ce->node.key))
-      ce = &items[i];
+    if (!lt (a, b, n->major, n->minor) &&
+        (!fl || lt (fl->major, fl->minor, n->major, n->minor)))
+      fl = n;
+    if (!lt (n->major, n->minor, a, b) &&
+        (!ce || lt (n->major, n->minor, ce->major, ce->minor)))
+      ce = n;
   }
-  assert_ptr_equal (f, fl ? &fl->node : NULL);
-  assert_ptr_equal (c, ce ? &ce->node : NULL);
+  assert_ptr_equal (f, fl);
+  assert_ptr_equal (c, ce);
 }
 
 static void
@@ -79,8 +99,8 @@ test_empty (void **state)
   struct treap t = { 0 };
 
   (void) state;
-  assert_null (treap_floor (&t, 0));
-  assert_null (treap_ceil (&t, UINT64_MAX));
+  assert_null (treap_floor (&t, UINT64_MAX, UINT64_MAX));
+  assert_null (treap_ceil (&t, 0, 0));
 }
 
 /* Insertions and removals in a scrambled order; floor and ceil agree
@@ -96,24 +116,26 @@ test_floor_ceil (void **state)
   (void) state;
   for (i = 0; i < 1000; i++) {
     j = (i * 7919) % 1000;
-    treap_insert (&t, &items[j].node, key_of (j));
+    treap_insert (&t, &items[j].node, major_of (j), minor_of (j));
     items[j].in = true;
   }
-  assert_int_equal (check_node (t.root, 0, UINT64_MAX, &depth), 1000);
+  assert_int_equal (check_node (t.root, NULL, NULL, &depth), 1000);
   assert_int_equal (t.n, 1000);
   for (i = 0; i < 1000; i += 2) {
     treap_remove (&t, &items[i].node);
     items[i].in = false;
   }
-  assert_int_equal (check_node (t.root, 0, UINT64_MAX, &depth), 500);
+  assert_int_equal (check_node (t.root, NULL, NULL, &depth), 500);
   assert_int_equal (t.n, 500);
   for (i = 0; i < 1000; i += 37) {
-    check_queries (&t, key_of (i));
-    check_queries (&t, key_of (i) - 1);
-    check_queries (&t, key_of (i) + 1);
+    check_queries (&t, major_of (i), minor_of (i));
+    check_queries (&t, major_of (i), minor_of (i) - 1);
+    check_queries (&t, major_of (i), minor_of (i) + 1);
+    check_queries (&t, major_of (i), 0);
+    check_queries (&t, major_of (i), UINT64_MAX);
   }
-  check_queries (&t, 0);
-  check_queries (&t, UINT64_MAX);
+  check_queries (&t, 0, 0);
+  check_queries (&t, UINT64_MAX, UINT64_MAX);
   for (i = 1; i < 1000; i += 2) {
     treap_remove (&t, &items[i].node);
     items[i].in = false;
@@ -136,11 +158,11 @@ test_sorted_keys_stay_shallow (void **state)
 
   (void) state;
   for (i = 0; i < N; i++)
-    treap_insert (&t, &items[i].node, i);
-  assert_int_equal (check_node (t.root, 0, UINT64_MAX, &depth), N);
+    treap_insert (&t, &items[i].node, 0, i);
+  assert_int_equal (check_node (t.root, NULL, NULL, &depth), N);
   assert_true (depth <= 60);
   for (i = 0; i < N; i++) {
-    assert_ptr_equal (treap_floor (&t, i), &items[i].node);
+    assert_ptr_equal (treap_floor (&t, 0, i), &items[i].node);
     treap_remove (&t, &items[i].node);
   }
   assert_null (t.root);
