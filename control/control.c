@@ -12,6 +12,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,16 +116,17 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
   }
   n = ops->streams (ops->opaque, rows, ADAPTRA_CONTROL_MAX_STREAMS);
   adaptra_strbuf_printf (out,
-                         "%-6s %-16s %-24s %-8s %-3s %14s %14s %10s %10s %8s\n",
+                         "%-6s %-16s %-24s %-8s %-3s %14s %14s %12s %15s "
+                         "%8s\n",
                          "id", "export", "client", "method", "dir",
-                         "position", "window_at", "window", "lookahead",
-                         "idle_ms");
+                         "next_offset", "window_offset", "window_bytes",
+                         "lookahead_bytes", "idle_ms");
   for (i = 0; i < n; i++) {
     const struct adaptra_stream_row *r = &rows[i];
 
     adaptra_strbuf_printf (out,
                            "%-6" PRIu64 " %-16s %-24s %-8s %-3s %14" PRIu64
-                           " %14" PRIu64 " %10" PRIu64 " %10" PRIu64
+                           " %14" PRIu64 " %12" PRIu64 " %15" PRIu64
                            " %8" PRIu64 "\n",
                            r->id, adaptra_report_export_name (r->volume_name),
                            client_name (clients, nclients, r->client),
@@ -179,25 +181,246 @@ do_exports (const struct adaptra_control_ops *ops, enum exports_format format,
   free (rows);
 }
 
-static void
-do_help (struct adaptra_strbuf *out)
+/* The commands' handlers: req->words[0] is the command, the rest its
+ * arguments, already matched against its form.
+ */
+typedef enum adaptra_control_next
+  (*command_fn) (const struct adaptra_control_ops *ops,
+                 const struct request *req, struct adaptra_strbuf *out);
+
+static enum adaptra_control_next
+cmd_stats (const struct adaptra_control_ops *ops, const struct request *req,
+           struct adaptra_strbuf *out)
 {
-  adaptra_strbuf_printf (out,
-    ADAPTRA_CONTROL_BANNER "\n"
-    "stats               counters, gauges and ratios\n"
-    "stats json          the same as JSON\n"
-    "metrics [clients]   Prometheus text exposition [with per-client series]\n"
-    "streams             live streams\n"
-    "clients             connected clients\n"
-    "exports [json]      exports (volumes) and their pool pages\n"
-    "control             this socket's clients and limits\n"
-    "get [NAME]          parameter values\n"
-    "set NAME VALUE      change ratio, min, max, mode or bypass (*)\n"
-    "reset               zero the counters (*)\n"
-    "trace on|off        stream read-ahead decisions (trace: lines) (*)\n"
-    "help                this list\n"
-    "quit                close the connection\n"
-    "(*) for root and the user nbdkit runs as only\n");
+  struct adaptra_stats s;
+
+  ops->snapshot (ops->opaque, &s);
+  if (req->nwords == 2)
+    adaptra_report_json (&s, out);
+  else
+    adaptra_report_text (&s, out);
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_metrics (const struct adaptra_control_ops *ops, const struct request *req,
+             struct adaptra_strbuf *out)
+{
+  struct adaptra_stats s;
+
+  ops->snapshot (ops->opaque, &s);
+  adaptra_report_prometheus (&s, out);
+  do_exports (ops, EXPORTS_PROMETHEUS, out);
+  if (req->nwords == 2)
+    do_clients (ops, true, out);
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_streams (const struct adaptra_control_ops *ops, const struct request *req,
+             struct adaptra_strbuf *out)
+{
+  do_streams (ops, out);
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_clients (const struct adaptra_control_ops *ops, const struct request *req,
+             struct adaptra_strbuf *out)
+{
+  do_clients (ops, false, out);
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_exports (const struct adaptra_control_ops *ops, const struct request *req,
+             struct adaptra_strbuf *out)
+{
+  do_exports (ops, req->nwords == 2 ? EXPORTS_JSON : EXPORTS_TABLE, out);
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_get (const struct adaptra_control_ops *ops, const struct request *req,
+         struct adaptra_strbuf *out)
+{
+  char why[256];
+
+  if (ops->get (ops->opaque, req->nwords == 2 ? req->words[1] : NULL, out,
+                why, sizeof why) == -1)
+    reply_error (out, why);
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_set (const struct adaptra_control_ops *ops, const struct request *req,
+         struct adaptra_strbuf *out)
+{
+  char why[256];
+
+  if (ops->set (ops->opaque, req->words[1], req->words[2],
+                why, sizeof why) == -1)
+    reply_error (out, why);
+  else
+    adaptra_strbuf_printf (out, "ok\n");
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_reset (const struct adaptra_control_ops *ops, const struct request *req,
+           struct adaptra_strbuf *out)
+{
+  ops->reset (ops->opaque);
+  adaptra_strbuf_printf (out, "ok\n");
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+static enum adaptra_control_next
+cmd_trace (const struct adaptra_control_ops *ops, const struct request *req,
+           struct adaptra_strbuf *out)
+{
+  adaptra_strbuf_printf (out, "ok\n");
+  return strcmp (req->words[1], "on") == 0
+    ? ADAPTRA_CONTROL_TRACE_ON : ADAPTRA_CONTROL_TRACE_OFF;
+}
+
+static enum adaptra_control_next
+cmd_help (const struct adaptra_control_ops *ops, const struct request *req,
+          struct adaptra_strbuf *out);
+
+static enum adaptra_control_next
+cmd_quit (const struct adaptra_control_ops *ops, const struct request *req,
+          struct adaptra_strbuf *out)
+{
+  adaptra_strbuf_printf (out, "bye\n");
+  return ADAPTRA_CONTROL_QUIT;
+}
+
+/* One command of the protocol: the one table that dispatches, decides
+ * privilege and writes "help"; a test checks the man page and the
+ * README against "help".  args is the arguments' form, word by word:
+ * a word in capitals stands for any word, a|b for either word, and
+ * [...] makes the words within optional (only trailing words may be).
+ */
+struct command {
+  const char *name;
+  const char *args;
+  bool privileged;              /* changes the server: set, reset, trace */
+  command_fn run;               /* NULL: answered by the socket server
+                                   (plugin/server.c), never here */
+  const char *help;
+};
+
+static const struct command commands[] = {
+  { "stats", "[json]", false, cmd_stats,
+    "counters, gauges and ratios [as one line of JSON]" },
+  { "metrics", "[clients]", false, cmd_metrics,
+    "Prometheus text exposition [with per-client series]" },
+  { "streams", "", false, cmd_streams, "live streams" },
+  { "clients", "", false, cmd_clients, "connected clients" },
+  { "exports", "[json]", false, cmd_exports,
+    "exports (volumes) and their pool pages [as JSON]" },
+  { "control", "", false, NULL, "this socket's clients and limits" },
+  { "get", "[NAME]", false, cmd_get, "parameter values" },
+  { "set", "NAME VALUE", true, cmd_set,
+    "change a parameter that can be set at run time" },
+  { "reset", "", true, cmd_reset, "zero the counters" },
+  { "trace", "on|off", true, cmd_trace,
+    "stream read-ahead decisions (trace: lines)" },
+  { "help", "", false, cmd_help, "this list" },
+  { "quit", "", false, cmd_quit, "close the connection" },
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* The column of the help text. */
+#define HELP_COLUMN 20
+
+static enum adaptra_control_next
+cmd_help (const struct adaptra_control_ops *ops, const struct request *req,
+          struct adaptra_strbuf *out)
+{
+  size_t i;
+
+  adaptra_strbuf_printf (out, ADAPTRA_CONTROL_BANNER "\n");
+  for (i = 0; i < NCOMMANDS; i++) {
+    const struct command *c = &commands[i];
+    char form[64];
+
+    snprintf (form, sizeof form, "%s%s%s", c->name, c->args[0] ? " " : "",
+              c->args);
+    adaptra_strbuf_printf (out, "%-*s%s%s\n", HELP_COLUMN, form, c->help,
+                           c->privileged ? " (*)" : "");
+  }
+  adaptra_strbuf_printf (out, "(*) for root and the user nbdkit runs as "
+                         "only\n");
+  return ADAPTRA_CONTROL_CONTINUE;
+}
+
+/* Does word match the form's word spec (no brackets): a word in
+ * capitals matches any word, else one of the |-separated words.
+ */
+static bool
+word_matches (const char *spec, size_t len, const char *word)
+{
+  size_t i, n;
+
+  for (i = 0; i < len && spec[i] >= 'A' && spec[i] <= 'Z'; i++)
+    ;
+  if (i == len)
+    return true;
+  while (len > 0) {
+    n = 0;
+    while (n < len && spec[n] != '|')
+      n++;
+    if (strlen (word) == n && strncmp (spec, word, n) == 0)
+      return true;
+    spec += n;
+    len -= n;
+    if (len > 0)
+      spec++, len--;
+  }
+  return false;
+}
+
+/* Do req's arguments match c's form? */
+static bool
+args_match (const struct command *c, const struct request *req)
+{
+  const char *a = c->args;
+  unsigned i = 1;
+  bool optional = false;
+
+  for (;;) {
+    size_t n;
+
+    while (*a == ' ')
+      a++;
+    if (*a == '[')
+      optional = true, a++;
+    if (*a == '\0')
+      return i == req->nwords;
+    n = strcspn (a, " ]");
+    if (i == req->nwords)
+      return optional;
+    if (!word_matches (a, n, req->words[i]))
+      return false;
+    i++;
+    a += n;
+    if (*a == ']')
+      a++;
+  }
+}
+
+/* The command named by req's first word, or NULL. */
+static const struct command *
+find_command (const struct request *req)
+{
+  size_t i;
+
+  for (i = 0; i < NCOMMANDS; i++)
+    if (strcmp (commands[i].name, req->words[0]) == 0)
+      return &commands[i];
+  return NULL;
 }
 
 /* Execute req, appending the reply without its terminating empty line.
@@ -207,70 +430,17 @@ static enum adaptra_control_next
 dispatch (const struct adaptra_control_ops *ops, const struct request *req,
           struct adaptra_strbuf *out)
 {
-  const char *cmd = req->words[0];
-  unsigned args = req->nwords - 1;
-  struct adaptra_stats s;
-  char why[256];
+  const struct command *c = find_command (req);
 
-  if (strcmp (cmd, "stats") == 0 && args == 0) {
-    ops->snapshot (ops->opaque, &s);
-    adaptra_report_text (&s, out);
-  }
-  else if (strcmp (cmd, "stats") == 0 && args == 1
-           && strcmp (req->words[1], "json") == 0) {
-    ops->snapshot (ops->opaque, &s);
-    adaptra_report_json (&s, out);
-  }
-  else if (strcmp (cmd, "metrics") == 0
-           && (args == 0
-               || (args == 1 && strcmp (req->words[1], "clients") == 0))) {
-    ops->snapshot (ops->opaque, &s);
-    adaptra_report_prometheus (&s, out);
-    do_exports (ops, EXPORTS_PROMETHEUS, out);
-    if (args == 1)
-      do_clients (ops, true, out);
-  }
-  else if (strcmp (cmd, "streams") == 0 && args == 0)
-    do_streams (ops, out);
-  else if (strcmp (cmd, "clients") == 0 && args == 0)
-    do_clients (ops, false, out);
-  else if (strcmp (cmd, "exports") == 0 && args == 0)
-    do_exports (ops, EXPORTS_TABLE, out);
-  else if (strcmp (cmd, "exports") == 0 && args == 1
-           && strcmp (req->words[1], "json") == 0)
-    do_exports (ops, EXPORTS_JSON, out);
-  else if (strcmp (cmd, "get") == 0 && args <= 1) {
-    if (ops->get (ops->opaque, args ? req->words[1] : NULL, out,
-                  why, sizeof why) == -1)
-      reply_error (out, why);
-  }
-  else if (strcmp (cmd, "set") == 0 && args == 2) {
-    if (ops->set (ops->opaque, req->words[1], req->words[2],
-                  why, sizeof why) == -1)
-      reply_error (out, why);
-    else
-      adaptra_strbuf_printf (out, "ok\n");
-  }
-  else if (strcmp (cmd, "reset") == 0 && args == 0) {
-    ops->reset (ops->opaque);
-    adaptra_strbuf_printf (out, "ok\n");
-  }
-  else if (strcmp (cmd, "trace") == 0 && args == 1
-           && (strcmp (req->words[1], "on") == 0
-               || strcmp (req->words[1], "off") == 0)) {
-    adaptra_strbuf_printf (out, "ok\n");
-    return strcmp (req->words[1], "on") == 0
-      ? ADAPTRA_CONTROL_TRACE_ON : ADAPTRA_CONTROL_TRACE_OFF;
-  }
-  else if (strcmp (cmd, "help") == 0 && args == 0)
-    do_help (out);
-  else if (strcmp (cmd, "quit") == 0 && args == 0) {
-    adaptra_strbuf_printf (out, "bye\n");
-    return ADAPTRA_CONTROL_QUIT;
-  }
-  else
+  if (c == NULL || !args_match (c, req)) {
     reply_error (out, "unknown command or wrong arguments (try 'help')");
-  return ADAPTRA_CONTROL_CONTINUE;
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
+  if (c->run == NULL) {
+    reply_error (out, "this command is answered by the socket server");
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
+  return c->run (ops, req, out);
 }
 
 bool
@@ -278,11 +448,12 @@ adaptra_control_needs_privilege (const char *line, size_t len)
 {
   struct request req;
 
+  const struct command *c;
+
   if (split_words (line, len, &req) != NULL || req.nwords == 0)
     return false;               /* refused anyway */
-  return strcmp (req.words[0], "set") == 0
-    || strcmp (req.words[0], "reset") == 0
-    || strcmp (req.words[0], "trace") == 0;
+  c = find_command (&req);
+  return c != NULL && c->privileged;
 }
 
 enum adaptra_control_next

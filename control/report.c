@@ -61,8 +61,11 @@ struct adaptra_derived
 adaptra_report_derive (const struct adaptra_stats *s)
 {
   const struct adaptra_method_stats *all = &s->method[ADAPTRA_METHOD_NONE];
+  uint64_t used = s->pages_inactive + s->pages_active + s->pages_in_flight;
 
   return (struct adaptra_derived) {
+    .pool_size_bytes = (s->pages_free + used) * s->page_bytes,
+    .pool_used_bytes = used * s->page_bytes,
     .readahead_hit_pct = ratio (all->pgreadahead_hit, all->pgreadahead, 100.),
     .readahead_per_random = ratio (all->readahead, s->readrandom, 1.),
     .amplification = ratio (s->backend_bytes, s->client_bytes, 1.),
@@ -100,11 +103,14 @@ adaptra_report_text (const struct adaptra_stats *s, struct adaptra_strbuf *out)
                            ms->pgreadahead_hit, ms->pgreadahead_eof);
   }
   adaptra_strbuf_printf (out,
-                         "%-24s %.2f\n%-24s %.2f\n%-24s %.3f\n%-24s %.3f\n",
+                         "%-24s %.2f\n%-24s %.2f\n%-24s %.3f\n%-24s %.3f\n"
+                         "%-24s %" PRIu64 "\n%-24s %" PRIu64 "\n",
                          "readahead_hit_pct", d.readahead_hit_pct,
                          "readahead_per_random", d.readahead_per_random,
                          "amplification", d.amplification,
-                         "evicted_unread_pct", d.evicted_unread_pct);
+                         "evicted_unread_pct", d.evicted_unread_pct,
+                         "pool_size_bytes", d.pool_size_bytes,
+                         "pool_used_bytes", d.pool_used_bytes);
   return out->overflow ? -1 : 0;
 }
 
@@ -154,10 +160,13 @@ adaptra_report_json (const struct adaptra_stats *s, struct adaptra_strbuf *out)
                          "},\"derived\":{\"readahead_hit_pct\":%.4f,"
                          "\"readahead_per_random\":%.4f,"
                          "\"amplification\":%.4f,"
-                         "\"evicted_unread_pct\":%.4f},"
+                         "\"evicted_unread_pct\":%.4f,"
+                         "\"pool_size_bytes\":%" PRIu64 ","
+                         "\"pool_used_bytes\":%" PRIu64 "},"
                          "\"adaptra_version\":\"%s\"}\n",
                          d.readahead_hit_pct, d.readahead_per_random,
                          d.amplification, d.evicted_unread_pct,
+                         d.pool_size_bytes, d.pool_used_bytes,
                          PACKAGE_VERSION);
   return out->overflow ? -1 : 0;
 }
@@ -195,7 +204,25 @@ int
 adaptra_report_prometheus (const struct adaptra_stats *s,
                            struct adaptra_strbuf *out)
 {
+  struct adaptra_derived d = adaptra_report_derive (s);
   size_t i;
+
+  adaptra_strbuf_printf (out,
+                         "# HELP adaptra_build_info The adaptra version "
+                         "serving these metrics\n"
+                         "# TYPE adaptra_build_info gauge\n"
+                         "adaptra_build_info{version=\"%s\"} 1\n"
+                         "# HELP adaptra_pool_size_bytes Pool pages, all "
+                         "of them, in bytes (adaptra-pool less transfer "
+                         "buffers)\n"
+                         "# TYPE adaptra_pool_size_bytes gauge\n"
+                         "adaptra_pool_size_bytes %" PRIu64 "\n"
+                         "# HELP adaptra_pool_used_bytes Pool pages "
+                         "holding data or being read, in bytes\n"
+                         "# TYPE adaptra_pool_used_bytes gauge\n"
+                         "adaptra_pool_used_bytes %" PRIu64 "\n",
+                         PACKAGE_VERSION, d.pool_size_bytes,
+                         d.pool_used_bytes);
 
   for (i = 0; i < adaptra_stat_field_count; i++) {
     const struct adaptra_stat_field *f = &adaptra_stat_fields[i];
@@ -334,13 +361,14 @@ adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
   size_t i;
 
   adaptra_strbuf_printf (out,
-                         "%-6s %-24s %-16s %10s %14s %12s %14s %8s %8s\n",
+                         "%-6s %-24s %-16s %10s %14s %12s %14s %15s %12s\n",
                          "id", "client", "export", "requests", "bytes",
-                         "ra_hits", "backend_bytes", "started", "streams");
+                         "ra_hit_pages", "backend_bytes", "streams_started",
+                         "streams_live");
   for (i = 0; i < n; i++)
     adaptra_strbuf_printf (out,
                            "%-6d %-24s %-16s %10" PRIu64 " %14" PRIu64 " %12"
-                           PRIu64 " %14" PRIu64 " %8" PRIu64 " %8" PRIu64
+                           PRIu64 " %14" PRIu64 " %15" PRIu64 " %12" PRIu64
                            "\n",
                            rows[i].id, rows[i].name,
                            adaptra_report_export_name (rows[i].volume_name),

@@ -27,6 +27,8 @@ struct adaptra_derived {
   double readahead_per_random;  /* readahead : readrandom */
   double amplification;         /* backend bytes / client bytes */
   double evicted_unread_pct;    /* evicted_unread / pgreadahead, % */
+  uint64_t pool_size_bytes;     /* pool pages, all of them, in bytes */
+  uint64_t pool_used_bytes;     /* pool pages holding data or being read */
 };
 
 /* The ratios of s; a ratio with a zero denominator is 0. */

@@ -3,8 +3,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Parameter defaults and validation, shared by the filter's
- * .config_complete and the run-time "set" command.
+/* The one table of the filter's parameters (name, form, default,
+ * bounds, run-time setter, help), their defaults and validation,
+ * shared by the filter's .config and .config_complete, the run-time
+ * "set" command, --help, and the simulator.
  */
 
 #include <config.h>
@@ -12,34 +14,79 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "adaptra/config.h"
+#include "adaptra/engine.h"
+#include "adaptra/profile.h"
 #include "range.h"
 #include "stream.h"
 
-void
-adaptra_config_defaults (struct adaptra_config *cfg)
+/* Setters of a running engine, all of one shape for the table. */
+static int
+set_ratio (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
 {
-  memset (cfg, 0, sizeof *cfg);
-  cfg->pool_bytes = UINT64_C (256) * 1024 * 1024;
-  cfg->page_size = 4096;
-  cfg->min_bytes = 16 * 1024;
-  cfg->max_bytes = 0;
-  cfg->ratio = 50;
-  cfg->mode = ADAPTRA_MODE_ADAPTIVE;
-  cfg->fixed_bytes = 128 * 1024;
-  cfg->streams = 1024;
+  return adaptra_engine_set_ratio (e, v, why, len);
+}
+
+static int
+set_mode (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
+{
+  return adaptra_engine_set_mode (e, v, why, len);
+}
+
+static int
+set_bypass (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
+{
+  return adaptra_engine_set_bypass (e, v, why, len);
+}
+
+#define FIELD(f) \
+  offsetof (struct adaptra_config, f), \
+  sizeof (((struct adaptra_config *) 0)->f)
+#define NO_FIELD 0, 0
+
+const struct adaptra_param adaptra_params[] = {
+  { "pool", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (pool_bytes), "256M", 0, 0,
+    NULL, "Memory for read-ahead data: pool pages and (1/16 of it) "
+    "transfer buffers, all within it." },
+  { "page", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (page_size), "4K",
+    ADAPTRA_PAGE_MIN, ADAPTRA_PAGE_MAX,
+    NULL, "Pool page size, a power of 2." },
+  { "min", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (min_bytes), "16K", 0, 0,
+    adaptra_engine_set_min, "Smallest window of a new stream; not given, "
+    "the larger of this and adaptra-page." },
+  { "max", "SIZE|auto", ADAPTRA_PARAM_SIZE_OR_AUTO, FIELD (max_bytes),
+    "auto", 0, 0, adaptra_engine_set_max,
+    "Largest window; auto: the larger of 1M and the backend's measured "
+    "latency x throughput, at most a quarter of the pool." },
+  { "ratio", "PERCENT", ADAPTRA_PARAM_UNSIGNED, FIELD (ratio), "50", 1, 100,
+    set_ratio, "Share of the thrashing threshold used as the window." },
+  { "mode", "adaptive|fixed|off", ADAPTRA_PARAM_MODE, FIELD (mode),
+    "adaptive", 0, 0, set_mode,
+    "fixed: a constant 128K window, the pre-seed logic, for comparisons; "
+    "off: no read-ahead." },
+  { "bypass", "auto|always|never", ADAPTRA_PARAM_BYPASS, FIELD (bypass),
+    "auto", 0, 0, set_bypass,
+    "Step aside for exports whose backend reads about as fast as the pool "
+    "copies (auto: measured per export)." },
+  { "streams", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (streams), "1024",
+    1, ADAPTRA_STREAMS_MAX, NULL, "Stream table size." },
   /* Enough for a store of 5 ms a read and 200 MiB/s either way: 20
    * chunks of 64 KiB fit under its flight limit when streams compete
    * (prefetch.c), and 800 streams of 64 KiB/s in a 64 MiB pool (the
    * seed's case 64 times faster) issue 1700 windows of a few pages a
    * second, 9 reads at once on average: with 16 workers 1.3% of their
    * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/simulator.md).  Beyond the first 4,
-   * workers read only where the store's latency is 1 ms or more.
+   * 0.2% (adaptra-sim, docs/bench/history/simulator.md).  Beyond the
+   * first 4, workers read only where the store's latency is 1 ms or
+   * more.
    */
-  cfg->workers = 32;
+  { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
+    0, ADAPTRA_WORKERS_MAX, NULL,
+    "Prefetch threads, each with its own plugin handle; 0: readers run "
+    "read-ahead themselves." },
   /* A boot profile's extents are short and scattered (a Debian guest's
    * boot and web workload: 1104 extents, 47 KiB on average), so
    * following one is bound by the backend's latency times the extents
@@ -50,7 +97,138 @@ adaptra_config_defaults (struct adaptra_config *cfg)
    * store's bandwidth-delay product (1 MiB) 1.5 times; the matcher's
    * lead (8 MiB, 2 s) bounds what they may read.
    */
-  cfg->profile_workers = 28;
+  { "profile-workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (profile_workers),
+    "28", 0, ADAPTRA_WORKERS_MAX, NULL,
+    "With adaptra-profile, more prefetch threads that read only what "
+    "profiles (and NBD_CMD_CACHE) prefetch." },
+  /* A boot's first 256 MiB of distinct pages or first two minutes:
+   * a Debian guest's boot and a workload read 50 to 100 MiB in 20 to
+   * 30 s.  The size's upper bound is in pages, the file format's
+   * ADAPTRA_PROFILE_PAGES_MAX, so adaptra_config_check tests it.
+   */
+  { "profile-max", "SIZE", ADAPTRA_PARAM_SIZE, FIELD (profile_max_bytes),
+    "256M", ADAPTRA_PROFILE_BOOT_MIN_BYTES, 0, NULL,
+    "With adaptra-profile, distinct bytes a boot profile records, from 1M "
+    "to 2^22 pages." },
+  { "profile-time", "SECONDS", ADAPTRA_PARAM_UNSIGNED,
+    FIELD (profile_seconds), "120", 1, ADAPTRA_PROFILE_RECORD_SECONDS_MAX,
+    NULL, "With adaptra-profile, how long a boot is recorded: the window in "
+    "which an export's connections are one boot." },
+  { "profile", "DIR", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL, 0, 0, NULL,
+    "Boot profiles: record what each export's connections read first, "
+    "prefetch it for the next connections." },
+  { "share", "auto|export|connection", ADAPTRA_PARAM_FILTER, NO_FIELD,
+    "auto", 0, 0, NULL,
+    "Whose bytes a pool page holds (auto: the export's if the plugin "
+    "offers multi-conn, else the connection's)." },
+  { "stats", "PATH", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL, 0, 0, NULL,
+    "Serve statistics and control on this unix socket (adaptra-stat(1))." },
+  { "stats-mode", "MODE", ADAPTRA_PARAM_FILTER, NO_FIELD, "0600", 0, 0, NULL,
+    "File mode of the socket, in octal (0660 lets the group read)." },
+  { "stats-owner", "USER[:GROUP]", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
+    0, 0, NULL, "Give the socket to USER (for nbdkit -u USER -g GROUP)." },
+  { "metrics", "[ADDR:]PORT", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
+    0, 0, NULL, "Serve /metrics over HTTP for Prometheus to scrape, on ADDR "
+    "(default 127.0.0.1, loopback only) and PORT." },
+};
+const size_t adaptra_nparams = sizeof adaptra_params / sizeof adaptra_params[0];
+
+const struct adaptra_param *
+adaptra_param_find (const char *name)
+{
+  size_t i;
+
+  if (strncmp (name, "adaptra-", 8) == 0)
+    name += 8;
+  for (i = 0; i < adaptra_nparams; i++)
+    if (strcmp (adaptra_params[i].name, name) == 0)
+      return &adaptra_params[i];
+  return NULL;
+}
+
+/* The value of the table's own default text: a size with at most one
+ * unit letter (K, M, G), a number, auto, or a mode's or bypass's name.
+ * test-config checks that every default parses.
+ */
+static uint64_t
+default_value (const struct adaptra_param *p)
+{
+  static const char units[] = "KMG";
+  enum adaptra_mode mode;
+  enum adaptra_bypass bypass;
+  const char *u;
+  char *end;
+  uint64_t v;
+
+  switch (p->type) {
+  case ADAPTRA_PARAM_MODE:
+    if (adaptra_mode_parse (p->def, &mode) == -1)
+      abort ();
+    return mode;
+  case ADAPTRA_PARAM_BYPASS:
+    if (adaptra_bypass_parse (p->def, &bypass) == -1)
+      abort ();
+    return bypass;
+  case ADAPTRA_PARAM_SIZE_OR_AUTO:
+    if (strcmp (p->def, "auto") == 0)
+      return 0;
+    /* fall through */
+  default:
+    v = strtoull (p->def, &end, 10);
+    if (*end != '\0' && (u = strchr (units, *end)) != NULL)
+      v <<= 10 * (u - units + 1), end++;
+    if (end == p->def || *end != '\0')
+      abort ();
+    return v;
+  }
+}
+
+void
+adaptra_config_defaults (struct adaptra_config *cfg)
+{
+  size_t i;
+
+  memset (cfg, 0, sizeof *cfg);
+  for (i = 0; i < adaptra_nparams; i++) {
+    const struct adaptra_param *p = &adaptra_params[i];
+    uint64_t v;
+
+    if (p->width == 0 || p->def == NULL)
+      continue;
+    v = default_value (p);
+    if (p->width == 4) {
+      uint32_t v32 = v;
+      memcpy ((char *) cfg + p->offset, &v32, 4);
+    }
+    else
+      memcpy ((char *) cfg + p->offset, &v, 8);
+  }
+  cfg->fixed_bytes = ADAPTRA_FIXED_WINDOW;
+}
+
+uint64_t
+adaptra_config_default_min (uint64_t page_size)
+{
+  uint64_t min = default_value (adaptra_param_find ("min"));
+
+  return page_size > min ? page_size : min;
+}
+
+/* The value of p's field in cfg. */
+static uint64_t
+field_value (const struct adaptra_config *cfg, const struct adaptra_param *p)
+{
+  const char *field = (const char *) cfg + p->offset;
+  uint64_t v = 0;
+
+  if (p->width == 4) {
+    uint32_t v32;
+    memcpy (&v32, field, 4);
+    v = v32;
+  }
+  else
+    memcpy (&v, field, 8);
+  return v;
 }
 
 static int
@@ -68,14 +246,22 @@ int
 adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
 {
   uint64_t page = cfg->page_size;
+  size_t i;
 
   if (adaptra_log2_exact (page) < 0)
     return reject (why, len, "adaptra-page=%" PRIu64 " is not a power of 2",
                    page);
-  if (page < ADAPTRA_PAGE_MIN || page > ADAPTRA_PAGE_MAX)
-    return reject (why, len,
-                   "adaptra-page=%" PRIu64 " is outside %d..%d", page,
-                   ADAPTRA_PAGE_MIN, ADAPTRA_PAGE_MAX);
+  for (i = 0; i < adaptra_nparams; i++) {
+    const struct adaptra_param *p = &adaptra_params[i];
+    uint64_t v;
+
+    if (p->width == 0 || p->max == 0)
+      continue;
+    v = field_value (cfg, p);
+    if (v < p->min || v > p->max)
+      return reject (why, len, "adaptra-%s=%" PRIu64 " is outside %" PRIu64
+                     "..%" PRIu64, p->name, v, p->min, p->max);
+  }
   if (cfg->pool_bytes / page < ADAPTRA_POOL_MIN_PAGES)
     return reject (why, len,
                    "adaptra-pool=%" PRIu64 " holds fewer than %d pages "
@@ -105,9 +291,17 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
                      "adaptra-pool=%" PRIu64,
                      cfg->max_bytes, ADAPTRA_POOL_WINDOWS, cfg->pool_bytes);
   }
-  if (cfg->ratio < 1 || cfg->ratio > 100)
-    return reject (why, len, "adaptra-ratio=%u is outside 1..100",
-                   cfg->ratio);
+  /* The file format counts a profile's pages (at most
+   * ADAPTRA_PROFILE_PAGES_MAX), so the bound is in pages.
+   */
+  if (cfg->profile_max_bytes < ADAPTRA_PROFILE_BOOT_MIN_BYTES ||
+      cfg->profile_max_bytes / page > ADAPTRA_PROFILE_PAGES_MAX)
+    return reject (why, len, "adaptra-profile-max=%" PRIu64 " is outside "
+                   "%" PRIu64 "..%" PRIu64 " (%" PRIu64 " pages of "
+                   "adaptra-page=%" PRIu64 ")", cfg->profile_max_bytes,
+                   ADAPTRA_PROFILE_BOOT_MIN_BYTES,
+                   ADAPTRA_PROFILE_PAGES_MAX * page,
+                   ADAPTRA_PROFILE_PAGES_MAX, page);
   if (cfg->mode != ADAPTRA_MODE_ADAPTIVE && cfg->mode != ADAPTRA_MODE_FIXED &&
       cfg->mode != ADAPTRA_MODE_OFF)
     return reject (why, len, "adaptra-mode=%d is not a mode", (int) cfg->mode);
@@ -116,15 +310,6 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
       cfg->bypass != ADAPTRA_BYPASS_NEVER)
     return reject (why, len, "adaptra-bypass=%d is not auto, always or never",
                    (int) cfg->bypass);
-  if (cfg->streams < 1 || cfg->streams > ADAPTRA_STREAMS_MAX)
-    return reject (why, len, "adaptra-streams=%" PRIu32 " is outside 1..%d",
-                   cfg->streams, ADAPTRA_STREAMS_MAX);
-  if (cfg->workers > ADAPTRA_WORKERS_MAX)
-    return reject (why, len, "adaptra-workers=%u is outside 0..%d",
-                   cfg->workers, ADAPTRA_WORKERS_MAX);
-  if (cfg->profile_workers > ADAPTRA_WORKERS_MAX)
-    return reject (why, len, "adaptra-profile-workers=%u is outside 0..%d",
-                   cfg->profile_workers, ADAPTRA_WORKERS_MAX);
   if (len > 0)
     why[0] = '\0';
   return 0;

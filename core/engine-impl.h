@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* The engine's insides, shared by engine.c, readahead.c and
- * prefetch.c.  Not a public header: the filter sees engine.h only.
+/* The engine's insides, shared by engine.c, volume.c, read.c,
+ * snapshot.c, readahead.c and prefetch.c.  Not a public header: the
+ * filter sees engine.h only.
  */
 
 #ifndef ADAPTRA_ENGINE_IMPL_H
@@ -24,9 +25,11 @@
 #include "adaptra/config.h"
 #include "adaptra/engine.h"
 #include "pool.h"
-#include "adaptra/stats.h"
+#include "read.h"
+#include "snapshot.h"
 #include "stream.h"
 #include "treap.h"
+#include "volume.h"
 
 /* Largest single backend request, prefetch or demand. */
 #define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
@@ -34,12 +37,6 @@
 /* Wait queues for in-flight pages, and the pages each one covers. */
 #define ADAPTRA_WAIT_QUEUES 64
 #define ADAPTRA_WAIT_GROUP_SHIFT 6
-
-/* Shards of the read path's counters (adaptra_stats_here), and the
- * cache line that keeps them apart.
- */
-#define ADAPTRA_STAT_SHARDS 16
-#define ADAPTRA_CACHE_LINE 64
 
 /* Smallest share of a window that is worth a request of its own. */
 #define ADAPTRA_JOB_MIN (256 * 1024)
@@ -65,63 +62,6 @@
 #define ADAPTRA_BOUNCE_SHARE 16
 #define ADAPTRA_BOUNCE_READER_SLOTS 4
 
-/* A volume (engine.h): its place in the engine's byte space, and the
- * contexts through which workers read it.
- */
-struct adaptra_volume {
-  int id;
-  unsigned flags;               /* enum adaptra_volume_flag */
-  char name[64];
-  uint64_t size;                /* bytes */
-  uint64_t base;                /* its byte 0 in the engine's byte space */
-  uint64_t first_page, end_page; /* its pages [first_page, end_page) */
-  void **ctxs;                  /* background contexts, nctx of them */
-  unsigned nctx;
-  unsigned running;             /* its jobs being read now */
-  unsigned clients;             /* open clients */
-  struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
-  bool bypass;                  /* stepped aside: the backend is as fast
-                                   as the pool (adaptra_bdp_fast); written
-                                   atomically, the hit path reads it */
-  uint64_t aside_sampled_ns;    /* last throughput sample of the
-                                   lockless stepped-aside path (atomic,
-                                   engine.c: read_aside) */
-  uint64_t flight_bytes;        /* its prefetch queued or running */
-  uint64_t client_bytes;        /* read by its closed clients (the open
-                                   ones count their own) */
-  uint64_t backend_bytes;       /* added atomically: the stepped-aside
-                                   path counts without the lock */
-  uint64_t readahead_hits;      /* of its closed clients, as client_bytes:
-                                   a counter every reader of the volume
-                                   bumped would be one cache line shared
-                                   by every core's hits */
-};
-
-/* A client.  used, requests, bytes, readahead_hits and touched are
- * read and written with atomics: the hit path counts and touches
- * without the engine lock (engine.c).  The rest is the engine lock's.
- */
-struct adaptra_client {
-  bool used;
-  struct adaptra_volume *volume;
-  char name[64];
-  uint64_t requests, bytes;     /* its reads */
-  uint64_t readahead_hits;      /* pages it read that read-ahead brought */
-  uint64_t backend_bytes;       /* bytes its own misses read (added
-                                   atomically, as the volume's) */
-  uint64_t streams_started;
-  uint64_t touched;             /* last page it touched outside a live
-                                   stream, plus one (engine.c) */
-};
-
-/* The client table grows by chunks that never move, so that the hit
- * path may find a client without the engine lock: chunk k holds
- * ADAPTRA_CLIENT_CHUNK0 << k clients.
- */
-#define ADAPTRA_CLIENT_CHUNK0 8
-#define ADAPTRA_CLIENT_CHUNKS 32
-
-
 /* A prefetch job: one backend read of a run of consecutive pages that
  * were inserted IN_FLIGHT for it.
  */
@@ -142,11 +82,6 @@ struct adaptra_job {
                                    of it started then, or
                                    ADAPTRA_NOT_STARTED */
   uint32_t frames[];            /* the frames, in page order */
-};
-
-/* One shard of live counters, alone on its cache lines. */
-struct adaptra_stats_shard {
-  _Alignas (ADAPTRA_CACHE_LINE) struct adaptra_stats s;
 };
 
 struct adaptra_worker {
@@ -235,6 +170,9 @@ struct adaptra_engine {
  * NDEBUG) the engine records which thread holds the lock, and
  * assert_locked and assert_unlocked check the caller's state: a
  * relaxed atomic store per lock and unlock, and a load per check.
+ * What is read and written without the lock (the hit path, stepped-
+ * aside reads), and why that is safe: read.c's note, the one place
+ * that argument is made.
  */
 #ifndef NDEBUG
 /* This thread, as a number: the address of a thread-local variable. */
@@ -354,23 +292,13 @@ adaptra_wake (struct adaptra_engine *e, uint64_t first, uint64_t n)
     pthread_cond_broadcast (&e->page_done[i % ADAPTRA_WAIT_QUEUES]);
 }
 
-/* This thread's shard number plus one (0: none yet), and the next
- * to give out: threads take shards in turn.
- */
-extern _Thread_local unsigned adaptra_shard_token;
-extern unsigned adaptra_shard_next;
-
 /* The counters this thread bumps: its shard of e's.  Any thread, lock
  * held or not.
  */
 static inline struct adaptra_stats *
 adaptra_stats_here (struct adaptra_engine *e)
 {
-  if (adaptra_shard_token == 0)
-    adaptra_shard_token = __atomic_fetch_add (&adaptra_shard_next, 1,
-                                              __ATOMIC_RELAXED) %
-      ADAPTRA_STAT_SHARDS + 1;
-  return &e->shards[adaptra_shard_token - 1].s;
+  return &e->shards[adaptra_shard_here ()].s;
 }
 
 static inline uint64_t
@@ -436,36 +364,6 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
  */
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     uint64_t last, void *ctx);
-
-/* A client's read: its buffer and the bytes it wants, at an offset in
- * the engine's byte space (the volume's base added).
- */
-struct adaptra_request {
-  unsigned char *buf;
-  uint64_t offset;
-  uint32_t count;
-};
-
-/* True if the request wants every byte of [start, start + bytes). */
-static inline bool
-adaptra_request_covers (const struct adaptra_request *r, uint64_t start,
-                        uint64_t bytes)
-{
-  return start >= r->offset && start + bytes <= r->offset + r->count;
-}
-
-/* Copy the part of page p's data (src) that the request wants. */
-static inline void
-adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
-                  const unsigned char *src)
-{
-  uint64_t page_start = p << shift;
-  uint64_t page_end = page_start + (UINT64_C (1) << shift);
-  uint64_t from = max_u64 (r->offset, page_start);
-  uint64_t to = min_u64 (r->offset + r->count, page_end);
-
-  memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
-}
 
 /* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
  * may start a job then.

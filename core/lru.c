@@ -27,7 +27,13 @@
  * kept to at most half the frames by demoting its tail.
  *
  * The aging clock counts entries into the inactive head (completion,
- * demotion, rescue).  The window policy compares a stream's
+ * demotion, rescue) and delayed activations: the seed's
+ * mark_page_accessed ticks it (nr_page_aging++) where it sets
+ * PG_activate, since a page flagged so will leave the inactive list
+ * for the active one, making room that pushes the others towards the
+ * tail.  Without that tick a workload that re-reads pages would see a
+ * slower clock, so a larger thrashing threshold, than the seed would
+ * compute.  The window policy compares a stream's
  * consumption with the clock's progress since its window was issued
  * to estimate the thrashing threshold (window.c); the clock at issue
  * lives in the stream, and in its look-ahead mark page (pool.h).
@@ -66,11 +72,20 @@ list_of (struct adaptra_pool *pool, uint32_t f)
     ? &pool->lru.active : &pool->lru.inactive;
 }
 
-/* Enter the inactive head: the one place the aging clock ticks. */
+/* One tick of the aging clock.  Relaxed: the clock orders nothing,
+ * and a hit ticks it without the engine lock.
+ */
+static void
+tick (struct adaptra_lru *lru)
+{
+  atomic_fetch_add_explicit (&lru->clock, 1, memory_order_relaxed);
+}
+
+/* Enter the inactive head, ticking the aging clock. */
 static void
 enter_inactive (struct adaptra_pool *pool, uint32_t f)
 {
-  pool->lru.clock++;
+  tick (&pool->lru);
   pool->pages[f].flags &= ~ADAPTRA_PG_ACTIVE;
   ilist_push_head (&pool->lru.inactive, LINKS (pool), f);
 }
@@ -135,7 +150,7 @@ adaptra_lru_init (struct adaptra_lru *lru)
 {
   ilist_init (&lru->inactive);
   ilist_init (&lru->active);
-  lru->clock = 0;
+  atomic_init (&lru->clock, 0);
 }
 
 void
@@ -154,9 +169,15 @@ void
 adaptra_lru_reference (struct adaptra_pool *pool, uint32_t f)
 {
   struct adaptra_page *p = &pool->pages[f];
+  uint8_t flags = atomic_load_explicit (&p->flags, memory_order_relaxed);
 
-  if (!(p->flags & (ADAPTRA_PG_ACTIVE | ADAPTRA_PG_ACTIVATE)))
-    p->flags |= ADAPTRA_PG_ACTIVATE;
+  while (!(flags & (ADAPTRA_PG_ACTIVE | ADAPTRA_PG_ACTIVATE)))
+    if (atomic_compare_exchange_weak_explicit
+        (&p->flags, &flags, (uint8_t) (flags | ADAPTRA_PG_ACTIVATE),
+         memory_order_relaxed, memory_order_relaxed)) {
+      tick (&pool->lru);
+      return;
+    }
 }
 
 uint32_t

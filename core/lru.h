@@ -18,6 +18,7 @@
 #ifndef ADAPTRA_LRU_H
 #define ADAPTRA_LRU_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,7 +28,10 @@ struct adaptra_pool;
 
 struct adaptra_lru {
   struct ilist inactive, active; /* head = most recently entered */
-  uint64_t clock;               /* aging clock: entries into inactive */
+  /* The aging clock: entries into the inactive list and delayed
+   * activations.  Atomic: a hit activates without the engine lock.
+   */
+  _Atomic uint64_t clock;
 };
 
 extern void adaptra_lru_init (struct adaptra_lru *lru);
@@ -40,7 +44,11 @@ extern void adaptra_lru_add (struct adaptra_pool *pool, uint32_t f);
 /* READY frame f leaves the pool (dropped, invalidated): off its list. */
 extern void adaptra_lru_remove (struct adaptra_pool *pool, uint32_t f);
 
-/* A client read READY frame f again (a second access, not the first). */
+/* A client read READY frame f again (a second access, not the first):
+ * flag it ACTIVATE, ticking the clock, unless it is active or flagged
+ * already.  Without the engine lock too (a hit), atomically: of two
+ * touches at once one flags it and ticks.
+ */
 extern void adaptra_lru_reference (struct adaptra_pool *pool, uint32_t f);
 
 /* Choose a READY, unpinned frame to evict, claim it from the index

@@ -474,7 +474,7 @@ adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f)
   uint8_t flags = atomic_load_explicit (&p->flags, memory_order_relaxed);
 
   /* The first touch in one step: two readers of a pinned page without
-   * the engine lock (engine.c: a stream hit) must not both count it.
+   * the engine lock (read.c: a stream hit) must not both count it.
    */
   while (!(flags & ADAPTRA_PG_REFERENCED))
     if (atomic_compare_exchange_weak_explicit

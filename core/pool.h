@@ -7,7 +7,7 @@
  * page number, aged by the eviction policy of lru.h.
  *
  * Every function here must be called with the engine lock held (see
- * core/engine.c), except the three of the hit path that say
+ * core/engine-impl.h), except the three of the hit path that say
  * otherwise: adaptra_pool_pin_hit, adaptra_pool_unpin and (on a page
  * already read) adaptra_pool_touch.  For those the pool has stripe
  * locks of its own, one per group of hash buckets (pool.c explains
@@ -266,12 +266,13 @@ adaptra_pool_has_data (const struct adaptra_pool *pool)
 }
 
 /* The aging clock (lru.h): it ticks once per page that enters the
- * eviction order, so the pages a page survives are clock ticks.
+ * eviction order and once per delayed activation, so the pages a page
+ * survives are clock ticks.
  */
 static inline uint64_t
 adaptra_pool_clock (const struct adaptra_pool *pool)
 {
-  return pool->lru.clock;
+  return atomic_load_explicit (&pool->lru.clock, memory_order_relaxed);
 }
 
 /* Free frames and pages evictable before any page read twice: the

@@ -10,7 +10,7 @@
  * events, stream and method).
  *
  * As in the seed, read-ahead is consulted only on two events, once per
- * client request (engine.c finds them):
+ * client request (read.c finds them):
  *
  *   miss  the request needs a page that is not in the pool.
  *         Synchronous: the reader reads what it needs itself, the rest
@@ -166,7 +166,7 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
   return (uint64_t) pages + 1;
 }
 
-/* What happened: the input of one decision.  engine.c finds it, once
+/* What happened: the input of one decision.  read.c finds it, once
  * per request (what Linux's struct readahead_control and the
  * arguments of its ondemand_readahead say of a request).
  */
@@ -191,21 +191,31 @@ struct placement {
   bool at_eof;                  /* it reaches the volume's edge */
 };
 
+/* Hand the tracer the decision of kind on ev, placed at pl, which
+ * inserted or moved n pages (engine.h: struct adaptra_trace).
+ */
 static void
-trace (struct adaptra_engine *e, const char *what, const struct event *ev,
-       const struct placement *pl, uint64_t n)
+trace (struct adaptra_engine *e, enum adaptra_trace_kind kind,
+       const struct event *ev, const struct placement *pl, uint64_t n)
 {
-  char line[192];
+  struct adaptra_trace t = {
+    .kind = kind,
+    .event = {
+      .what = ev->what == EVENT_MISS ? ADAPTRA_EVENT_MISS : ADAPTRA_EVENT_MARK,
+      .volume = ev->v->id, .client = ev->client,
+      .first = ev->first, .last = ev->last, .reader = ev->reader,
+    },
+    .placement = {
+      .stream = pl->s->id, .client = pl->s->client, .method = pl->method,
+      .start = pl->start, .end = pl->end,
+      .mark = pl->mark == NO_MARK ? ADAPTRA_NO_MARK : pl->mark,
+      .at_eof = pl->at_eof,
+    },
+    .pages = n,
+  };
 
-  if (!e->cfg.trace)
-    return;
-  snprintf (line, sizeof line,
-            "readahead-%s(client=%d, stream=%" PRIu64 ", index=%" PRIu64
-            ", ra=%" PRIu64 "+%" PRIu64 "-%" PRIu64 ") = %" PRIu64,
-            what, pl->s->client, pl->s->id, ev->reader, pl->start,
-            pl->end - pl->start,
-            pl->mark == NO_MARK ? 0 : pl->end - pl->mark, n);
-  e->cfg.trace (e->cfg.trace_opaque, line);
+  if (e->cfg.trace)
+    e->cfg.trace (e->cfg.trace_opaque, &t);
 }
 
 /* Put s's window size and age in its mark page f, a page of the
@@ -293,7 +303,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
       carry_state (e, s, s->id, f);
   }
   adaptra_stats_count_window (&e->stats, pl->method, inserted, pl->at_eof);
-  trace (e, adaptra_method_name (pl->method), ev, pl, inserted);
+  trace (e, ADAPTRA_TRACE_WINDOW, ev, pl, inserted);
 }
 
 /* Place forward window w at page start, fitted to the volume's end.
@@ -399,7 +409,7 @@ rescue (struct adaptra_engine *e, const struct event *ev,
 
   adaptra_stat_add (&e->stats.readahead_rescue, 1);
   adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
-  trace (e, "rescue", ev, &pl, moved);
+  trace (e, ADAPTRA_TRACE_RESCUE, ev, &pl, moved);
 }
 
 /* Pages of s's window still ahead of the reader: on a mark, from the
@@ -698,7 +708,7 @@ follow (struct adaptra_engine *e, const struct event *ev,
   };
 
   adaptra_stat_add (&e->stats.readahead_follow, 1);
-  trace (e, "follow", ev, &pl, 0);
+  trace (e, ADAPTRA_TRACE_FOLLOW, ev, &pl, 0);
   adaptra_streams_advance (&e->streams, s, ev->first, ev->last,
                            adaptra_now (e));
   return s;

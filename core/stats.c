@@ -108,6 +108,7 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
            "Pages prefetched along a boot profile that the client read"),
   COUNTER (profile_pages_wasted,
            "Pages prefetched along a boot profile that the client passed"),
+  GAUGE (page_bytes, "Pool page size, bytes"),
   GAUGE (pages_free, "Pool pages free"),
   GAUGE (pages_inactive, "Pool pages on the inactive list"),
   GAUGE (pages_active, "Pool pages on the active list"),

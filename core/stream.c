@@ -218,7 +218,7 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   t->free_head = s->lru.next;
 
   /* The atomic fields one by one: a stream hit that found this slot's
-   * last stream may still write them (core/engine.c: read_unlocked).
+   * last stream may still write them (core/read.c: read_unlocked).
    */
   memset ((char *) s + offsetof (struct adaptra_stream, client), 0,
           sizeof *s - offsetof (struct adaptra_stream, client));

@@ -6,7 +6,7 @@
 /* The stream table: the per-stream read-ahead state of the seed's
  * file_ra_state, kept pool-wide (not per connection) in a fixed table.
  * Like the pool, it does no locking: call it with the engine lock held.
- * The one exception is the read path's stream hit (core/engine.c:
+ * The one exception is the read path's stream hit (core/read.c:
  * read_unlocked), which reads a stream's id and expected page and
  * writes its hits, last read time and last touched page without the
  * lock: those fields are atomic, and a stream's other fields and the
@@ -73,7 +73,7 @@ struct adaptra_stream {
   /* The last of its pages a reader touched and that reader's client,
    * as one key (adaptra_stream_touch_key; 0: none): the next touch of
    * the same page by the same reader is the same access
-   * (core/engine.c).
+   * (core/read.c).
    */
   _Atomic uint64_t touched;
 

@@ -1,5 +1,5 @@
-/* adaptra-profile: list, show and delete the boot profiles in the
- * directory of an adaptra filter started with adaptra-profile=DIR.
+/* adaptra-profile: list, show, delete, export and import the boot
+ * profiles in the directory of an adaptra filter (adaptra-profile=DIR).
  *
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
@@ -9,8 +9,17 @@
  *   adaptra-profile show DIR FILE       its header, weights, extents
  *   adaptra-profile delete DIR FILE...  remove them
  *   adaptra-profile name EXPORT SIZE    the file an export's profile has
+ *   adaptra-profile export DIR FILE OUT one portable file of a profile
+ *   adaptra-profile import DIR IN [EXPORT]  install it in DIR
  *
- * Files are read with the filter's own loader (core/profile.c), so a
+ * The portable file is a profile file: it carries what the profile
+ * belongs to (the export's name, its size in bytes and the page size),
+ * is little-endian and checksummed.  Import validates it, gives it the
+ * export name EXPORT if asked (the name the image is served under on
+ * this host), and writes it under the name the filter looks for,
+ * replacing any profile there, under the profile's lock (so a merge by
+ * a running server is never lost halfway).
+ * Files are read with the filter's own loader (profile/format.c), so a
  * file this tool calls valid is one the filter would use, and one it
  * calls invalid (with the loader's reason) is one the filter ignores.
  * FILE is a name inside DIR as "list" prints it: a plain name ending
@@ -45,9 +54,11 @@ usage (FILE *fp)
            "       %s show DIR FILE\n"
            "       %s delete DIR FILE...\n"
            "       %s name EXPORT SIZE\n"
+           "       %s export DIR FILE OUT\n"
+           "       %s import DIR IN [EXPORT]\n"
            "Boot profiles of an nbdkit adaptra filter started with\n"
            "adaptra-profile=DIR.  See adaptra-profile(1).\n",
-           cli_name, cli_name, cli_name, cli_name);
+           cli_name, cli_name, cli_name, cli_name, cli_name, cli_name);
 }
 
 /* Print s with '\\', '"', control and non-ASCII bytes as \xNN. */
@@ -232,6 +243,60 @@ name (const char *export, const char *size)
   return EXIT_SUCCESS;
 }
 
+/* Write DIR/FILE, validated, to out (atomically). */
+static int
+export (const char *dir, const char *file, const char *out)
+{
+  struct adaptra_profile *p;
+  char why[512];
+
+  check_name (file);
+  p = load (dir, file, why, sizeof why);
+  if (!p)
+    cli_die ("%s", why);
+  if (adaptra_profile_save (p, out, why, sizeof why) == -1)
+    cli_die ("%s", why);
+  adaptra_profile_free (p);
+  return EXIT_SUCCESS;
+}
+
+/* Install the profile in file in, as export's if given, in dir. */
+static int
+import (const char *dir, const char *in, const char *export)
+{
+  struct adaptra_profile *p;
+  char name[ADAPTRA_PROFILE_NAME_MAX], why[512], *path;
+
+  p = adaptra_profile_load (in, NULL, why, sizeof why);
+  if (!p)
+    cli_die ("%s", why);
+  if (export) {
+    char *identity = strdup (export);
+
+    if (!identity)
+      cli_die ("out of memory");
+    free (p->identity);
+    p->identity = identity;
+    if (adaptra_profile_check (p, why, sizeof why) == -1)
+      cli_die ("%s: %s", export, why);
+  }
+  if (adaptra_profile_file_name (p->identity, p->export_size, name,
+                                 sizeof name) == -1)
+    cli_die ("no file name for that export");
+  path = path_of (dir, name);
+  if (adaptra_profile_lock (path, why, sizeof why) == -1)
+    cli_die ("%s", why);
+  if (adaptra_profile_save (p, path, why, sizeof why) == -1) {
+    adaptra_profile_unlock (path);
+    cli_die ("%s", why);
+  }
+  adaptra_profile_unlock (path);
+  puts (name);
+  free (path);
+  adaptra_profile_free (p);
+  return EXIT_SUCCESS;
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -249,6 +314,10 @@ main (int argc, char *argv[])
     return delete (argv[2], argc - 3, argv + 3);
   if (strcmp (cmd, "name") == 0 && argc == 4)
     return name (argv[2], argv[3]);
+  if (strcmp (cmd, "export") == 0 && argc == 5)
+    return export (argv[2], argv[3], argv[4]);
+  if (strcmp (cmd, "import") == 0 && (argc == 4 || argc == 5))
+    return import (argv[2], argv[3], argc == 5 ? argv[4] : NULL);
   usage (stderr);
   return EXIT_FAILURE;
 }

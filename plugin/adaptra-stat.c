@@ -91,6 +91,32 @@ struct conn {
   size_t len, cap;
 };
 
+/* After stat (path) failed with EACCES: die naming the directory on
+ * the path that this user may not search, with its mode and owner.
+ */
+static void
+die_directory_denied (const char *path)
+{
+  char dir[sizeof ((struct sockaddr_un *) 0)->sun_path];
+  struct stat st;
+  char *slash;
+
+  strcpy (dir, path);
+  /* Each prefix ending at a slash, from the root down. */
+  for (slash = strchr (dir + 1, '/'); slash; slash = strchr (slash + 1, '/')) {
+    *slash = '\0';
+    if (access (dir, X_OK) == -1 && errno == EACCES && stat (dir, &st) == 0)
+      cli_die ("%s: permission denied: this user (uid %u) may not enter "
+               "the directory %s (mode %04o, owner uid %u, group gid %u); "
+               "join its group, or give the directory to the statistics "
+               "readers' group", path, (unsigned) getuid (), dir,
+               (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid,
+               (unsigned) st.st_gid);
+    *slash = '/';
+  }
+  cli_die ("%s: permission denied on a directory of the path", path);
+}
+
 static void
 connect_socket (struct conn *c, const char *path)
 {
@@ -106,6 +132,8 @@ connect_socket (struct conn *c, const char *path)
   if (strlen (path) >= sizeof addr.sun_path)
     cli_die ("%s: path too long for a unix socket", path);
   strcpy (addr.sun_path, path);
+  if (stat (path, &st) == -1 && errno == EACCES)
+    die_directory_denied (path);
   if (stat (path, &st) == -1)
     cli_die ("%s: %s (is nbdkit running with adaptra-stats=%s?)",
          path, strerror (errno), path);
@@ -302,40 +330,62 @@ ends_with (const char *s, size_t len, const char *suffix)
   return len >= n && memcmp (s + len - n, suffix, n) == 0;
 }
 
-/* Print the "stats" reply with sizes in binary units and nanoseconds
- * in milliseconds: the "name value" lines whose name ends in _bytes,
- * _bytes_per_sec or _ns.  The rest (the method table) is as sent.
+/* The column of values in the text output. */
+#define NAME_WIDTH 26
+
+/* The name NAME_ns (len bytes) as NAME_ms, in a static buffer. */
+static const char *
+ms_name (const char *name, size_t len)
+{
+  static char buf[128];
+
+  snprintf (buf, sizeof buf, "%.*s_ms", (int) (len - 3), name);
+  return buf;
+}
+
+/* Print the "stats" reply's "name value" lines with the values in one
+ * column, and if human, sizes in binary units and nanoseconds as
+ * milliseconds: the values of names ending in _bytes or _bytes_per_sec
+ * get their unit after them, names ending in _ns become NAME_ms.  The
+ * rest (the method table) is as sent.
  */
 static void
-print_human_stats (const char *reply)
+print_stats (const char *reply, bool human)
 {
   const char *line = reply;
 
   while (*line) {
     size_t len = strcspn (line, "\n");
     size_t name = strcspn (line, " ");
+    const char *value = line + name + strspn (line + name, " ");
+    size_t vlen = line + len - value;
     char *end, buf[64];
     unsigned long long v;
-    const char *value = line + name + strspn (line + name, " ");
 
+    if (name >= len || memchr (value, ' ', vlen) != NULL) {
+      printf ("%.*s\n", (int) len, line);  /* not "name value": a table */
+      line += len + (line[len] == '\n');
+      continue;
+    }
     errno = 0;
     v = strtoull (value, &end, 10);
-    if (name < len && value < line + len && end == line + len && !errno) {
-      if (ends_with (line, name, "_bytes"))
-        human_bytes (v, "", buf, sizeof buf);
-      else if (ends_with (line, name, "_bytes_per_sec"))
-        human_bytes (v, "/s", buf, sizeof buf);
-      else if (ends_with (line, name, "_ns"))
-        snprintf (buf, sizeof buf, "%.3f ms", v / 1e6);
-      else
-        buf[0] = '\0';
-      if (buf[0]) {
-        printf ("%-24.*s %s\n", (int) name, line, buf);
-        line += len + (line[len] == '\n');
-        continue;
-      }
+    if (!human || end != value + vlen || errno)
+      snprintf (buf, sizeof buf, "%.*s", (int) vlen, value);
+    else if (ends_with (line, name, "_bytes"))
+      human_bytes (v, "", buf, sizeof buf);
+    else if (ends_with (line, name, "_bytes_per_sec"))
+      human_bytes (v, "/s", buf, sizeof buf);
+    else if (ends_with (line, name, "_ns")) {
+      /* The name says its unit: nanoseconds shown as milliseconds are
+       * called _ms.
+       */
+      printf ("%-*s %.3f\n", NAME_WIDTH, ms_name (line, name), v / 1e6);
+      line += len + (line[len] == '\n');
+      continue;
     }
-    printf ("%.*s\n", (int) len, line);
+    else
+      snprintf (buf, sizeof buf, "%llu", v);
+    printf ("%-*.*s %s\n", NAME_WIDTH, (int) name, line, buf);
     line += len + (line[len] == '\n');
   }
 }
@@ -355,6 +405,113 @@ json_number (json_object *obj, const char *group, const char *name,
   return json_object_get_double (v);
 }
 
+/* How much a counter grew; a counter that went down was reset (the
+ * "reset" command) and counts from zero.
+ */
+static double
+delta (double cur, double prev)
+{
+  return cur >= prev ? cur - prev : cur;
+}
+
+/* The summary's throughputs are measured over this interval. */
+#define SUMMARY_INTERVAL_MS 1000
+
+/* A stream that has not read for this long is idle: it still holds
+ * its slot (the server reaps it after ten minutes) but reads nothing.
+ */
+#define STREAM_IDLE_MS 10000
+
+/* The reply to "stats json", parsed, or die. */
+static json_object *
+stats_json (struct conn *c)
+{
+  char *reply = request (c, "stats json");
+  json_object *obj = json_tokener_parse (reply);
+  json_object *v;
+
+  if (obj == NULL || !json_object_object_get_ex (obj, "version", &v)
+      || json_object_get_int (v) != 1)
+    cli_die ("%s: unexpected reply to 'stats json': %.80s", c->path, reply);
+  free (reply);
+  return obj;
+}
+
+/* Streams in the "streams" table that read within STREAM_IDLE_MS, and
+ * the others: the last column is idle_ms.
+ */
+static void
+count_streams (struct conn *c, unsigned *reading, unsigned *idle)
+{
+  char *reply = request (c, "streams");
+  char *line = strchr (reply, '\n');
+
+  *reading = *idle = 0;
+  while (line && line[1]) {
+    char *next = strchr (line + 1, '\n'), *last;
+
+    if (next)
+      *next = '\0';
+    last = strrchr (line + 1, ' ');
+    if (last && strtoull (last + 1, NULL, 10) < STREAM_IDLE_MS)
+      (*reading)++;
+    else
+      (*idle)++;
+    line = next;
+  }
+  free (reply);
+}
+
+/* The summary that opens the default output, as "name value" lines
+ * with the units in the names (caller frees): what an operator looks
+ * at first.  Throughputs over SUMMARY_INTERVAL_MS, the ratios since
+ * the start (or the last reset).
+ */
+static char *
+summary (struct conn *c)
+{
+  json_object *a = stats_json (c), *b;
+  struct timespec t0, t1;
+  struct timespec pause = { .tv_sec = SUMMARY_INTERVAL_MS / 1000,
+                            .tv_nsec = SUMMARY_INTERVAL_MS % 1000 * 1000000L };
+  unsigned reading, idle;
+  double dt;
+  char *text;
+
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  nanosleep (&pause, NULL);
+  b = stats_json (c);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  count_streams (c, &reading, &idle);
+  if (asprintf (&text,
+                "%s %.2f\n%s %.3f\n%s %.3f\n%s %.0f\n%s %.0f\n"
+                "%s %.0f\n%s %.0f\n%s %u\n%s %u\n",
+                "readahead_hit_pct",
+                json_number (b, "derived", "readahead_hit_pct", c->path),
+                "amplification",
+                json_number (b, "derived", "amplification", c->path),
+                "evicted_unread_pct",
+                json_number (b, "derived", "evicted_unread_pct", c->path),
+                "client_read_bytes_per_sec",
+                delta (json_number (b, "counters", "client_bytes", c->path),
+                       json_number (a, "counters", "client_bytes", c->path))
+                / dt,
+                "backend_read_bytes_per_sec",
+                delta (json_number (b, "counters", "backend_bytes", c->path),
+                       json_number (a, "counters", "backend_bytes", c->path))
+                / dt,
+                "pool_used_bytes",
+                json_number (b, "derived", "pool_used_bytes", c->path),
+                "pool_size_bytes",
+                json_number (b, "derived", "pool_size_bytes", c->path),
+                "streams_reading", reading, "streams_idle", idle) == -1)
+    cli_die ("out of memory");
+  json_object_put (a);
+  json_object_put (b);
+  return text;
+}
+
 /* Counters and gauges a watch line is computed from. */
 struct sample {
   double t;
@@ -366,15 +523,10 @@ static struct sample
 take_sample (struct conn *c)
 {
   struct timespec ts;
-  char *reply = request (c, "stats json");
-  json_object *obj = json_tokener_parse (reply);
-  json_object *v;
+  json_object *obj = stats_json (c);
   struct sample s;
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  if (obj == NULL || !json_object_object_get_ex (obj, "version", &v)
-      || json_object_get_int (v) != 1)
-    cli_die ("%s: unexpected reply to 'stats json': %.80s", c->path, reply);
   s.t = ts.tv_sec + ts.tv_nsec / 1e9;
   s.reads = json_number (obj, "counters", "client_requests", c->path);
   s.client_bytes = json_number (obj, "counters", "client_bytes", c->path);
@@ -389,17 +541,7 @@ take_sample (struct conn *c)
   s.streams = json_number (obj, "gauges", "streams_active", c->path);
   s.window_max = json_number (obj, "gauges", "window_max_bytes", c->path);
   json_object_put (obj);
-  free (reply);
   return s;
-}
-
-/* How much a counter grew; a counter that went down was reset (the
- * "reset" command) and counts from zero.
- */
-static double
-delta (double cur, double prev)
-{
-  return cur >= prev ? cur - prev : cur;
 }
 
 enum watch_format { WATCH_HUMAN, WATCH_RAW, WATCH_JSON };
@@ -460,28 +602,27 @@ watch (struct conn *c, double secs, enum watch_format format)
       json_object_put (o);
     }
     else {
+      /* Sizes in bytes with --raw, else in MiB and KiB: each column's
+       * name says which.
+       */
+      double mib = format == WATCH_RAW ? 1. : 1024. * 1024.;
+      double kib = format == WATCH_RAW ? 1. : 1024.;
+
       if (lines++ % 20 == 0)
-        printf ("%9s %9s %9s %6s %7s %8s %9s %9s %7s %9s\n",
-                "reads/s", format == WATCH_RAW ? "client/s" : "client",
-                format == WATCH_RAW ? "backend/s" : "backend", "hit%",
-                "ra/s", "random/s", "window", "lost/s", "streams", "max");
-      if (format == WATCH_RAW)
-        printf ("%9.0f %9.0f %9.0f %6.1f %7.0f %8.0f %9.0f %9.0f %7.0f "
-                "%9.0f\n",
-                delta (cur.reads, prev.reads) / dt,
-                delta (cur.client_bytes, prev.client_bytes) / dt,
-                delta (cur.backend_bytes, prev.backend_bytes) / dt,
-                hit, dra / dt, delta (cur.readrandom, prev.readrandom) / dt,
-                window, dlost / dt, cur.streams, cur.window_max);
-      else
-        printf ("%9.0f %8.1fM %8.1fM %6.1f %7.0f %8.0f %8.0fK %9.0f %7.0f "
-                "%8.0fK\n",
-                delta (cur.reads, prev.reads) / dt,
-                delta (cur.client_bytes, prev.client_bytes) / dt / 1e6,
-                delta (cur.backend_bytes, prev.backend_bytes) / dt / 1e6,
-                hit, dra / dt, delta (cur.readrandom, prev.readrandom) / dt,
-                window / 1024., dlost / dt, cur.streams,
-                cur.window_max / 1024.);
+        printf ("%9s %13s %13s %6s %7s %8s %10s %9s %7s %10s\n",
+                "reads/s", format == WATCH_RAW ? "client_B/s" : "client_MiB/s",
+                format == WATCH_RAW ? "backend_B/s" : "backend_MiB/s", "hit%",
+                "ra/s", "random/s", format == WATCH_RAW ? "window_B" : "window_KiB",
+                "lost_pg/s", "streams", format == WATCH_RAW ? "max_B" : "max_KiB");
+      printf ("%9.0f %13.*f %13.*f %6.1f %7.0f %8.0f %10.0f %9.0f %7.0f "
+              "%10.0f\n",
+              delta (cur.reads, prev.reads) / dt,
+              format == WATCH_RAW ? 0 : 1,
+              delta (cur.client_bytes, prev.client_bytes) / dt / mib,
+              format == WATCH_RAW ? 0 : 1,
+              delta (cur.backend_bytes, prev.backend_bytes) / dt / mib,
+              hit, dra / dt, delta (cur.readrandom, prev.readrandom) / dt,
+              window / kib, dlost / dt, cur.streams, cur.window_max / kib);
     }
     fflush (stdout);
     prev = cur;
@@ -639,9 +780,17 @@ main (int argc, char *argv[])
       [MODE_CLIENTS] = "clients",
     };
 
+    if (mode == MODE_TEXT) {
+      char *text = summary (&conn);
+
+      puts ("# summary");
+      print_stats (text, !raw);
+      puts ("# counters and gauges");
+      free (text);
+    }
     reply = request (&conn, mode == MODE_COMMAND ? command : commands[mode]);
-    if (mode == MODE_TEXT && !raw && strncmp (reply, "error: ", 7) != 0)
-      print_human_stats (reply);
+    if (mode == MODE_TEXT && strncmp (reply, "error: ", 7) != 0)
+      print_stats (reply, !raw);
     else
       fputs (reply, stdout);
     if (strncmp (reply, "error: ", 7) == 0)

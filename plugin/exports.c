@@ -48,8 +48,21 @@
  * plugin, or a plugin that serialises all requests) is read ahead by
  * its readers, in their own threads.
  *
- * One lock guards the table; it is held while contexts are opened and
- * closed, which only happens as connections come and go.
+ * One lock guards the table, and nothing that waits for the backend
+ * runs under it: a connection that goes waits for its volume's
+ * running prefetch (before its context may be closed) after dropping
+ * it, with its export marked busy, so that only connections of the
+ * same export wait for it (they would change the same set of
+ * contexts).  Closing a volume waits for its running prefetch too, so
+ * volumes are closed outside the lock, once out of the table.
+ *
+ * A shared volume outlives its connections, but not without bound:
+ * at most EXPORTS_IDLE_MAX of them without connections are kept, and
+ * the one idle longest is closed, with its pages, when one more goes
+ * idle.  So a client that walks through export names (any name is
+ * valid for many plugins) cannot fill the engine's volume table; only
+ * ADAPTRA_VOLUMES_MAX connections at once with distinct names could,
+ * and the ones past that pass through.
  */
 
 #include <config.h>
@@ -79,14 +92,20 @@ struct export {
   unsigned connections;
   struct lent *lent;            /* the contexts its connections lend */
   size_t nlent;
+  bool busy;                    /* its contexts are being taken back
+                                   outside the lock: wait on changed */
+  uint64_t idle_since;          /* when it lost its last connection, in
+                                   detaches */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct adaptra_engine *engine;
 static nbdkit_backend *backend;
 static unsigned nworkers;
-static struct export *table;
-static size_t ntable;
+static struct export **table;   /* entries never move: busy ones are */
+static size_t ntable;           /* used outside the lock */
+static uint64_t detaches;
 
 int
 exports_share_parse (const char *value, enum exports_share *share)
@@ -130,10 +149,23 @@ find (const char *name, int volume)
   size_t i;
 
   for (i = 0; i < ntable; i++)
-    if (name ? table[i].name && strcmp (table[i].name, name) == 0
-             : table[i].volume == volume)
-      return &table[i];
+    if (name ? table[i]->name && strcmp (table[i]->name, name) == 0
+             : table[i]->volume == volume)
+      return table[i];
   return NULL;
+}
+
+/* find, once the entry found is not busy.  Lock held, dropped while
+ * waiting.
+ */
+static struct export *
+find_idle (const char *name, int volume)
+{
+  struct export *x;
+
+  while ((x = find (name, volume)) != NULL && x->busy)
+    pthread_cond_wait (&changed, &lock);
+  return x;
 }
 
 static void
@@ -163,7 +195,10 @@ open_context (const char *name, uint64_t size)
 }
 
 /* Hand export x's lent contexts to the workers.  Returns 0, or -1
- * (ENOMEM) with the workers' set unchanged.  Lock held.
+ * (ENOMEM) with the workers' set unchanged.  With the lock held, or
+ * while x is busy or out of the table (nobody else changes x->lent).
+ * When it takes a context away, it waits for the volume's running
+ * prefetch: never with the lock held.
  */
 static int
 publish (struct export *x)
@@ -184,7 +219,7 @@ publish (struct export *x)
 
 /* owner lends x n contexts: next itself if not NULL, else n opened on
  * x's export.  Returns true if the workers read x ahead now.  Lock
- * held.
+ * held; x is not busy.
  */
 static bool
 lend (struct export *x, const void *owner, nbdkit_next *next, unsigned n)
@@ -218,33 +253,41 @@ lend (struct export *x, const void *owner, nbdkit_next *next, unsigned n)
   return x->nlent > 0;
 }
 
-/* Take back what owner lent to x: once the workers no longer use its
- * contexts, close the ones opened for it.  Lock held.
+/* Take back from x what owner lent it, and with all also what x lent
+ * itself: those entries move past x->nlent, where they stay until
+ * x->lent next grows.  Returns how many.  Lock held; x is not busy.
+ */
+static size_t
+take_back (struct export *x, const void *owner, bool all)
+{
+  size_t i, kept = 0, n = x->nlent;
+  struct lent t;
+
+  for (i = 0; i < n; i++)
+    if (x->lent[i].owner != owner && !(all && x->lent[i].owner == x)) {
+      t = x->lent[kept];
+      x->lent[kept++] = x->lent[i];
+      x->lent[i] = t;
+    }
+  x->nlent = kept;
+  return n - kept;
+}
+
+/* The workers stop using the ngone contexts past x->nlent, which are
+ * then closed if they were opened for x.  Lock not held: this waits
+ * for x's running prefetch; x is busy or out of the table.
  */
 static void
-take_back (struct export *x, const void *owner)
+withdraw (struct export *x, size_t ngone)
 {
-  struct lent *gone = malloc ((x->nlent ? x->nlent : 1) * sizeof *gone);
-  size_t i, kept = 0, ngone = 0;
+  size_t i;
 
-  for (i = 0; i < x->nlent; i++) {
-    if (x->lent[i].owner != owner)
-      x->lent[kept++] = x->lent[i];
-    else if (gone)
-      gone[ngone++] = x->lent[i];
-  }
-  if (kept == x->nlent) {
-    free (gone);
-    return;
-  }
-  x->nlent = kept;
   /* Without memory for the smaller set, stop the workers using any. */
   if (publish (x) == -1)
     adaptra_volume_set_contexts (engine, x->volume, 0, NULL);
-  for (i = 0; i < ngone; i++)
-    if (gone[i].opened)
-      close_context (gone[i].next);
-  free (gone);
+  for (i = x->nlent; i < x->nlent + ngone; i++)
+    if (x->lent[i].opened)
+      close_context (x->lent[i].next);
 }
 
 /* A new table entry for volume (name is copied unless NULL), or NULL.
@@ -253,32 +296,74 @@ take_back (struct export *x, const void *owner)
 static struct export *
 add (const char *name, int volume, uint64_t size)
 {
-  struct export *t = realloc (table, (ntable + 1) * sizeof *t);
+  struct export **t = realloc (table, (ntable + 1) * sizeof *t);
   struct export *x;
 
   if (t == NULL)
     return NULL;
   table = t;
-  x = &table[ntable];
-  memset (x, 0, sizeof *x);
-  if (name && (x->name = strdup (name)) == NULL)
+  x = calloc (1, sizeof *x);
+  if (x == NULL || (name && (x->name = strdup (name)) == NULL)) {
+    free (x);
     return NULL;
+  }
   x->volume = volume;
   x->size = size;
-  ntable++;
+  table[ntable++] = x;
   return x;
 }
 
-/* Forget entry x (it lends nothing) and close its volume.  Lock
- * held.
+/* Take x out of the table: nobody finds it any more.  Lock held. */
+static void
+unlist (struct export *x)
+{
+  size_t i;
+
+  for (i = 0; table[i] != x; i++)
+    ;
+  table[i] = table[--ntable];
+}
+
+/* Close x's volume (waiting for its running prefetch) and free x,
+ * which is out of the table and lends nothing.  Lock not held.
  */
 static void
-forget (struct export *x)
+destroy (struct export *x)
 {
+  if (x == NULL)
+    return;
   adaptra_volume_close (engine, x->volume);
   free (x->lent);
   free (x->name);
-  *x = table[--ntable];
+  free (x);
+}
+
+/* If more than EXPORTS_IDLE_MAX shared exports have no connection,
+ * the one idle longest, out of the table, for the caller to destroy;
+ * else NULL.  Lock held.
+ */
+static struct export *
+over_idle_bound (void)
+{
+  struct export *oldest = NULL;
+  size_t i, idle = 0;
+
+  for (i = 0; i < ntable; i++) {
+    struct export *x = table[i];
+
+    if (x->name && x->connections == 0 && !x->busy) {
+      idle++;
+      if (oldest == NULL || x->idle_since < oldest->idle_since)
+        oldest = x;
+    }
+  }
+  if (idle <= EXPORTS_IDLE_MAX)
+    return NULL;
+  nbdkit_debug ("adaptra: export \"%s\": more than %d exports without "
+                "connections: closing its volume %d, the one idle longest",
+                oldest->name, EXPORTS_IDLE_MAX, oldest->volume);
+  unlist (oldest);
+  return oldest;
 }
 
 /* Say once, as nbdkit's own filters say it, that read-ahead of a
@@ -304,11 +389,12 @@ warn_no_background (bool per_connection)
 static int
 open_volume (const char *name, uint64_t size, unsigned flags)
 {
-  int v = adaptra_volume_open (engine, name, size, flags);
+  int v = -1;
+  int err = adaptra_volume_open (engine, name, size, flags, &v);
 
-  if (v == -1)
+  if (err)
     nbdkit_debug ("adaptra: export \"%s\" (%" PRIu64 " bytes) passes "
-                  "through: %m", name, size);
+                  "through: %s", name, size, strerror (err));
   return v;
 }
 
@@ -318,7 +404,7 @@ exports_attach (const void *owner, nbdkit_next *next, const char *name,
                 bool parallel, bool *background)
 {
   unsigned flags = may_alias ? ADAPTRA_VOLUME_MAY_ALIAS : 0;
-  struct export *x = NULL;
+  struct export *x = NULL, *resized = NULL;
   int v = -1;
 
   pthread_mutex_lock (&lock);
@@ -328,13 +414,14 @@ exports_attach (const void *owner, nbdkit_next *next, const char *name,
       adaptra_volume_close (engine, v);
   }
   else {
-    x = find (name, -1);
+    x = find_idle (name, -1);
     /* An export that changed size (an image replaced while no client
      * was connected) starts afresh; one still read at its old size
      * leaves the newcomer to pass through.
      */
     if (x && x->size != size && x->connections == 0) {
-      forget (x);
+      unlist (x);
+      resized = x;
       x = NULL;
     }
     if (x && x->size != size) {
@@ -360,33 +447,66 @@ exports_attach (const void *owner, nbdkit_next *next, const char *name,
     v = x->volume;
   }
   pthread_mutex_unlock (&lock);
+  destroy (resized);
   return v;
 }
 
 void
 exports_detach (const void *owner, int volume)
 {
-  struct export *x;
+  struct export *x, *gone = NULL, *evicted = NULL;
+  size_t ngone;
+  bool busy = false;
 
   pthread_mutex_lock (&lock);
-  x = find (NULL, volume);
-  if (x) {
-    take_back (x, owner);
-    if (--x->connections == 0) {
-      take_back (x, x);
-      if (x->name == NULL)
-        forget (x);
+  x = find_idle (NULL, volume);
+  if (x == NULL) {
+    pthread_mutex_unlock (&lock);
+    return;
+  }
+  x->connections--;
+  ngone = take_back (x, owner, x->connections == 0);
+  if (x->connections == 0 && x->name == NULL) {
+    unlist (x);
+    gone = x;
+  }
+  else {
+    busy = x->busy = ngone > 0;
+    if (x->connections == 0) {
+      x->idle_since = ++detaches;
+      evicted = over_idle_bound ();
     }
   }
   pthread_mutex_unlock (&lock);
+
+  if (ngone > 0)
+    withdraw (x, ngone);
+  destroy (gone);
+  destroy (evicted);
+  if (busy) {
+    pthread_mutex_lock (&lock);
+    x->busy = false;
+    pthread_cond_broadcast (&changed);
+    pthread_mutex_unlock (&lock);
+  }
 }
 
 void
 exports_fini (void)
 {
+  struct export *x;
+
+  for (;;) {
+    pthread_mutex_lock (&lock);
+    x = ntable > 0 ? table[ntable - 1] : NULL;
+    if (x)
+      unlist (x);
+    pthread_mutex_unlock (&lock);
+    if (x == NULL)
+      break;
+    destroy (x);                /* no connection: it lends nothing */
+  }
   pthread_mutex_lock (&lock);
-  while (ntable > 0)
-    forget (&table[ntable - 1]);
   free (table);
   table = NULL;
   pthread_mutex_unlock (&lock);

@@ -14,6 +14,12 @@
 
 #include "adaptra/engine.h"
 
+/* Shared exports without connections whose volumes (and pages) are
+ * kept for a client that comes back; past this many, the one idle
+ * longest is closed.
+ */
+#define EXPORTS_IDLE_MAX 64
+
 /* adaptra-share: whose bytes a pool page holds. */
 enum exports_share {
   SHARE_AUTO,                   /* export if the plugin offers multi-conn,
@@ -34,7 +40,8 @@ extern void exports_init (struct adaptra_engine *e, nbdkit_backend *backend,
 
 /* The volume that connection owner, with context next, of export name
  * and size bytes, reads: that export's shared volume (created on its
- * first connection, kept after its last), or with per_connection a
+ * first connection, kept after its last while it is one of the
+ * EXPORTS_IDLE_MAX idle most recently), or with per_connection a
  * volume of its own.  When parallel (the plugin takes parallel
  * requests on one handle) the connection lends the workers next until
  * it detaches; else a shared export gets one shared context per
@@ -52,7 +59,9 @@ extern int exports_attach (const void *owner, nbdkit_next *next,
 /* Connection owner is done with volume (its engine client is closed):
  * the workers stop using what it lent, and a per-connection volume is
  * closed.  A shared volume's pages stay in the pool for the next
- * connection.
+ * connection, unless more than EXPORTS_IDLE_MAX shared volumes are now
+ * idle: the one idle longest is closed.  Waits for the volume's
+ * running prefetch without blocking other exports' attach and detach.
  */
 extern void exports_detach (const void *owner, int volume);
 

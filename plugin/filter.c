@@ -46,8 +46,10 @@
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
 #include "exports.h"
+#include "metrics.h"
 #include "params.h"
 #include "profiles.h"
+#include "runas.h"
 #include "server.h"
 
 /* -D adaptra.trace=1: one debug line per read-ahead decision. */
@@ -58,10 +60,10 @@ static struct adaptra_config config;
 
 /* adaptra-stats: the control socket's path (NULL: none) and mode. */
 static char *stats_path;
-static unsigned stats_mode = 0600;
+static unsigned stats_mode;
 
 /* adaptra-share: whose bytes a pool page holds. */
-static enum exports_share share = SHARE_AUTO;
+static enum exports_share share;
 
 /* Set in .get_ready from the final thread model.  background_io: no
  * background thread may call the plugin when it serialises all
@@ -83,27 +85,19 @@ struct adaptra_handle {
   struct profiles_conn *profile; /* adaptra-profile: recorder, matcher */
 };
 
-static void
-adaptra_load (void)
-{
-  adaptra_config_defaults (&config);
-}
+/* nbdkit --help: generated from adaptra_params at load.  nbdkit keeps
+ * a copy of the filter struct made before .load, so the text goes into
+ * this buffer, whose address the copy has.
+ */
+#define HELP_MAX 8192
+static char help_text[HELP_MAX];
 
-static void
-adaptra_unload (void)
-{
-  free (stats_path);
-  params_free ();
-  profiles_fini ();
-}
-
+/* The filter's own parameters (ADAPTRA_PARAM_FILTER): 1 if key is one
+ * and value was taken, -1 after an error, 0 for any other key.
+ */
 static int
-adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
-                const char *key, const char *value)
+filter_param (const char *key, const char *value)
 {
-  char why[256];
-  int r;
-
   if (strcmp (key, "adaptra-stats") == 0) {
     if (value[0] == '\0') {
       nbdkit_error ("adaptra-stats= needs the path of a socket to create");
@@ -112,14 +106,14 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     free (stats_path);
     /* After the fork nbdkit runs in "/": resolve the path now. */
     stats_path = nbdkit_absolute_path (value);
-    return stats_path ? 0 : -1;
+    return stats_path ? 1 : -1;
   }
   if (strcmp (key, "adaptra-profile") == 0) {
     char *path = nbdkit_absolute_path (value);
     int r = path ? profiles_set_dir (path) : -1;
 
     free (path);
-    return r;
+    return r == -1 ? -1 : 1;
   }
   if (strcmp (key, "adaptra-share") == 0) {
     if (exports_share_parse (value, &share) == -1) {
@@ -127,10 +121,12 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
                     value);
       return -1;
     }
-    return 0;
+    return 1;
   }
+  if (strcmp (key, "adaptra-metrics") == 0)
+    return metrics_config (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-owner") == 0)
-    return server_config_owner (value);
+    return server_config_owner (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-mode") == 0) {
     char *end;
     unsigned long mode;
@@ -143,8 +139,53 @@ adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
       return -1;
     }
     stats_mode = mode;
-    return 0;
+    return 1;
   }
+  return 0;
+}
+
+static void
+adaptra_load (void)
+{
+  struct adaptra_strbuf help = ADAPTRA_STRBUF_INIT (HELP_MAX - 1);
+  char key[64];
+  size_t i;
+
+  adaptra_config_defaults (&config);
+  for (i = 0; i < adaptra_nparams; i++) {
+    const struct adaptra_param *p = &adaptra_params[i];
+
+    snprintf (key, sizeof key, "adaptra-%s", p->name);
+    if (p->type == ADAPTRA_PARAM_FILTER && p->def != NULL &&
+        filter_param (key, p->def) != 1)
+      abort ();                 /* the table's own default */
+  }
+  params_help (&help);
+  if (help.overflow)
+    abort ();                   /* raise HELP_MAX */
+  memcpy (help_text, help.data, help.len + 1);
+  adaptra_strbuf_free (&help);
+}
+
+static void
+adaptra_unload (void)
+{
+  free (stats_path);
+  metrics_stop ();
+  params_free ();
+  profiles_fini ();
+}
+
+static int
+adaptra_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
+                const char *key, const char *value)
+{
+  char why[256];
+  int r;
+
+  r = filter_param (key, value);
+  if (r != 0)
+    return r == 1 ? 0 : -1;
   r = params_parse (&config, key, value, why, sizeof why);
   if (r == -1) {
     nbdkit_error ("%s", why);
@@ -161,6 +202,7 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
 {
   long phys = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
   char why[256], quoted[512];
+  int r;
 
   if (adaptra_config_check (&config, why, sizeof why) == -1) {
     params_quote (why, quoted, sizeof quoted);
@@ -178,22 +220,26 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
     nbdkit_error ("%s", quoted);
     return -1;
   }
+  /* What the server writes once it runs, as the user it runs as. */
+  if (profiles_dir () &&
+      runas_check_dir ("adaptra-profile", profiles_dir ()) == -1)
+    return -1;
+  if (stats_path) {
+    char *dir = strdup (stats_path);
+
+    if (dir == NULL) {
+      nbdkit_error ("adaptra-stats: %m");
+      return -1;
+    }
+    /* The socket's directory: it is removed from there at exit. */
+    *strrchr (dir, '/') = '\0';
+    r = runas_check_dir ("adaptra-stats", dir[0] ? dir : "/");
+    free (dir);
+    if (r == -1)
+      return -1;
+  }
   return next (nxdata);
 }
-
-#define adaptra_config_help \
-  params_config_help \
-  "adaptra-profile=DIR      Record what each export's connections read\n" \
-  "                         first, and prefetch it for the next ones.\n" \
-  "adaptra-share=auto|export|connection\n" \
-  "                         Whose bytes a pool page holds (default auto:\n" \
-  "                         the export's if the plugin offers multi-conn,\n" \
-  "                         else the connection's).\n" \
-  "adaptra-stats=PATH       Serve statistics and control on this unix\n" \
-  "                         socket (see adaptra-stat(1)).\n" \
-  "adaptra-stats-mode=MODE  File mode of the socket (default 0600).\n" \
-  "adaptra-stats-owner=USER[:GROUP]\n" \
-  "                         Give the socket to USER (with nbdkit -u).\n"
 
 static int
 adaptra_get_ready (int thread_model)
@@ -213,7 +259,7 @@ adaptra_get_ready (int thread_model)
   }
   if (stats_path && server_listen (stats_path, stats_mode) == -1)
     return -1;
-  return 0;
+  return metrics_listen ();
 }
 
 /* The engine's view of the backend: a pread on a nbdkit context. */
@@ -241,8 +287,11 @@ monotonic_ns (void *opaque)
  * -D adaptra.trace=1, and to the statistics clients that traced on.
  */
 static void
-trace_line (void *opaque, const char *line)
+trace_line (void *opaque, const struct adaptra_trace *t)
 {
+  char line[ADAPTRA_TRACE_LINE_LEN];
+
+  adaptra_trace_format (t, line, sizeof line);
   if (adaptra_debug_trace)
     nbdkit_debug ("adaptra.trace: %s", line);
   server_trace (line);
@@ -303,6 +352,19 @@ static const struct adaptra_control_ops control_ops = {
   .set = control_set,
 };
 
+/* A scrape of adaptra-metrics: the socket's "metrics" reply, without
+ * the empty line that ends a reply there.
+ */
+static void
+render_metrics (struct adaptra_strbuf *out)
+{
+  static const char command[] = "metrics";
+
+  adaptra_control_execute (&control_ops, command, sizeof command - 1, out);
+  if (out->len > 0 && !out->overflow)
+    out->data[--out->len] = '\0';
+}
+
 static enum adaptra_control_next
 serve_control_line (const char *line, size_t len, struct adaptra_strbuf *out)
 {
@@ -316,6 +378,7 @@ adaptra_after_fork (nbdkit_backend *backend)
     .pread = backend_pread,
   };
   static const struct adaptra_clock clock = { .now_ns = monotonic_ns };
+  char why[ADAPTRA_WHY_LEN];
   int err;
 
   /* No plugin context is opened here: the exports' contexts open with
@@ -331,10 +394,11 @@ adaptra_after_fork (nbdkit_backend *backend)
   if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
-  engine = adaptra_engine_new (&config, &engine_backend, &clock);
-  if (engine == NULL) {
-    nbdkit_error ("adaptra: cannot create the engine with adaptra-pool=%"
-                  PRIu64 ": %m", config.pool_bytes);
+  profiles_configure (&config);
+  err = adaptra_engine_new (&config, &engine_backend, &clock, &engine,
+                            why, sizeof why);
+  if (err) {
+    nbdkit_error ("adaptra: cannot create the engine: %s", why);
     return -1;
   }
   exports_init (engine, backend, nworkers);
@@ -351,6 +415,8 @@ adaptra_after_fork (nbdkit_backend *backend)
                 "%u profile workers, share=%s", PACKAGE_VERSION,
                 config.pool_bytes, nworkers, config.profile_workers,
                 exports_share_name (share));
+  if (metrics_start (render_metrics) == -1)
+    return -1;
   return server_start (serve_control_line);
 }
 
@@ -358,6 +424,7 @@ static void
 adaptra_cleanup (nbdkit_backend *backend)
 {
   server_stop ();
+  metrics_stop ();
   if (engine) {
     adaptra_workers_stop (engine);
     exports_fini ();
@@ -451,7 +518,7 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
 {
   struct adaptra_handle *h = handle;
   int64_t size;
-  int own;
+  int own, err;
   char peer[128];
 
   if (engine == NULL)
@@ -465,9 +532,10 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
   if (h->volume == -1)
     return 0;                   /* logged: passes through */
   describe_peer (peer, sizeof peer);
-  h->client = adaptra_client_open (engine, h->volume, peer);
-  if (h->client == -1) {
-    nbdkit_error ("adaptra: cannot register client %s: %m", peer);
+  err = adaptra_client_open (engine, h->volume, peer, &h->client);
+  if (err) {
+    nbdkit_error ("adaptra: cannot register client %s: %s", peer,
+                  strerror (err));
     exports_detach (h, h->volume);
     h->volume = -1;
     return -1;
@@ -579,6 +647,23 @@ adaptra_trim (nbdkit_next *next, void *handle,
                            count, offset);
 }
 
+/* Multi-conn promises that a write (and flush) on one connection is
+ * seen by every other connection's next read.  With
+ * adaptra-share=connection each connection has pages of its own, which
+ * another connection's writes do not drop, so the promise is not made
+ * whatever the plugin offers; clients then keep to one connection or
+ * flush and reopen, as NBD asks of them without multi-conn.  In the
+ * other modes every connection that may read the written bytes has
+ * them dropped (adaptra_invalidate), and the plugin's answer stands.
+ */
+static int
+adaptra_can_multi_conn (nbdkit_next *next, void *handle)
+{
+  if (share == SHARE_CONNECTION)
+    return 0;
+  return next->can_multi_conn (next);
+}
+
 /* NBD_CMD_CACHE is a hint: the engine prefetches into its own pool. */
 static int
 adaptra_can_cache (nbdkit_next *next, void *handle)
@@ -606,7 +691,7 @@ static struct nbdkit_filter filter = {
   .unload            = adaptra_unload,
   .config            = adaptra_config,
   .config_complete   = adaptra_config_complete,
-  .config_help       = adaptra_config_help,
+  .config_help       = help_text,
   .get_ready         = adaptra_get_ready,
   .after_fork        = adaptra_after_fork,
   .cleanup           = adaptra_cleanup,
@@ -618,6 +703,7 @@ static struct nbdkit_filter filter = {
   .pwrite            = adaptra_pwrite,
   .zero              = adaptra_zero,
   .trim              = adaptra_trim,
+  .can_multi_conn    = adaptra_can_multi_conn,
   .can_cache         = adaptra_can_cache,
   .cache             = adaptra_cache,
 };

@@ -17,79 +17,10 @@
 
 #include "params.h"
 
-enum param_type {
-  PARAM_SIZE,                   /* nbdkit size: 256M */
-  PARAM_SIZE_OR_AUTO,           /* a size, or "auto" stored as 0 */
-  PARAM_UNSIGNED,
-  PARAM_MODE,
-  PARAM_BYPASS,
-};
-
-/* Setters of a running engine, all of one shape. */
-typedef int (*param_setter) (struct adaptra_engine *e, uint64_t v,
-                             char *why, size_t len);
-
-static int
-set_ratio (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
-{
-  return adaptra_engine_set_ratio (e, v, why, len);
-}
-
-static int
-set_mode (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
-{
-  return adaptra_engine_set_mode (e, v, why, len);
-}
-
-static int
-set_bypass (struct adaptra_engine *e, uint64_t v, char *why, size_t len)
-{
-  return adaptra_engine_set_bypass (e, v, why, len);
-}
-
-struct param {
-  const char *name;             /* without the "adaptra-" prefix */
-  enum param_type type;
-  size_t offset;                /* of the field in struct adaptra_config */
-  size_t width;                 /* its size: 4 or 8 bytes */
-  param_setter set;             /* NULL: fixed once the server runs */
-};
-
-#define FIELD(f) \
-  offsetof (struct adaptra_config, f), \
-  sizeof (((struct adaptra_config *) 0)->f)
-
-static const struct param params[] = {
-  { "pool",    PARAM_SIZE,         FIELD (pool_bytes), NULL },
-  { "page",    PARAM_SIZE,         FIELD (page_size),  NULL },
-  { "min",     PARAM_SIZE,         FIELD (min_bytes),  adaptra_engine_set_min },
-  { "max",     PARAM_SIZE_OR_AUTO, FIELD (max_bytes),  adaptra_engine_set_max },
-  { "ratio",   PARAM_UNSIGNED,     FIELD (ratio),      set_ratio },
-  { "mode",    PARAM_MODE,         FIELD (mode),       set_mode },
-  { "bypass",  PARAM_BYPASS,       FIELD (bypass),     set_bypass },
-  { "streams", PARAM_UNSIGNED,     FIELD (streams),    NULL },
-  { "workers", PARAM_UNSIGNED,     FIELD (workers),    NULL },
-  { "profile-workers", PARAM_UNSIGNED, FIELD (profile_workers), NULL },
-};
-#define NPARAMS (sizeof params / sizeof params[0])
-
-/* What the user typed for each parameter (params_parse), so that a
- * refusal quotes it: "adaptra-page=3K", not the 3072 it became.
+/* What the user typed for each of adaptra_params (params_parse), so
+ * that a refusal quotes it: "adaptra-page=3K", not the 3072 it became.
  */
-static char *typed[NPARAMS];
-
-static const struct param *
-find_param (const char *name)
-{
-  size_t i;
-
-  if (strncmp (name, "adaptra-", 8) == 0)
-    name += 8;
-  for (i = 0; i < NPARAMS; i++)
-    if (strcmp (params[i].name, name) == 0)
-      return &params[i];
-  return NULL;
-}
+static char **typed;
 
 /* nbdkit's parse helpers print an error line of their own before they
  * fail, but a refusal should be the one line that names the parameter.
@@ -141,7 +72,7 @@ nbdkit_takes_unsigned (const char *value)
 
 /* Parse value as p's type.  Returns 0, or -1 with why set. */
 static int
-parse_value (const struct param *p, const char *value, uint64_t *v,
+parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
              char *why, size_t len)
 {
   int64_t size;
@@ -150,7 +81,9 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
   enum adaptra_bypass bypass;
 
   switch (p->type) {
-  case PARAM_SIZE_OR_AUTO:
+  case ADAPTRA_PARAM_FILTER:
+    abort ();                   /* the filter parses its own */
+  case ADAPTRA_PARAM_SIZE_OR_AUTO:
     if (strcmp (value, "auto") == 0) {
       *v = 0;
       return 0;
@@ -162,16 +95,16 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
       return -1;
     }
     /* fall through */
-  case PARAM_SIZE:
+  case ADAPTRA_PARAM_SIZE:
     size = nbdkit_takes_size (value) ? nbdkit_parse_size (value) : -1;
     if (size < 0) {
       snprintf (why, len, "adaptra-%s=%s is not a size%s", p->name, value,
-                p->type == PARAM_SIZE_OR_AUTO ? " or auto" : "");
+                p->type == ADAPTRA_PARAM_SIZE_OR_AUTO ? " or auto" : "");
       return -1;
     }
     *v = size;
     break;
-  case PARAM_UNSIGNED:
+  case ADAPTRA_PARAM_UNSIGNED:
     if (!nbdkit_takes_unsigned (value) ||
         nbdkit_parse_unsigned (p->name, value, &u) == -1) {
       snprintf (why, len, "adaptra-%s=%s is not a non-negative integer",
@@ -180,7 +113,7 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
     }
     *v = u;
     break;
-  case PARAM_MODE:
+  case ADAPTRA_PARAM_MODE:
     if (adaptra_mode_parse (value, &mode) == -1) {
       snprintf (why, len,
                 "adaptra-%s=%s is not adaptive, fixed or off", p->name, value);
@@ -188,7 +121,7 @@ parse_value (const struct param *p, const char *value, uint64_t *v,
     }
     *v = mode;
     break;
-  case PARAM_BYPASS:
+  case ADAPTRA_PARAM_BYPASS:
     if (adaptra_bypass_parse (value, &bypass) == -1) {
       snprintf (why, len,
                 "adaptra-%s=%s is not auto, always or never", p->name, value);
@@ -209,16 +142,21 @@ int
 params_parse (struct adaptra_config *cfg, const char *key, const char *value,
               char *why, size_t len)
 {
-  const struct param *p;
+  const struct adaptra_param *p;
   uint64_t v;
   char *field;
 
-  if (strncmp (key, "adaptra-", 8) != 0 || (p = find_param (key)) == NULL)
+  if (strncmp (key, "adaptra-", 8) != 0 || (p = adaptra_param_find (key)) == NULL
+      || p->type == ADAPTRA_PARAM_FILTER)
     return 0;
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
-  free (typed[p - params]);
-  typed[p - params] = strdup (value);
+  if (typed == NULL && (typed = calloc (adaptra_nparams, sizeof *typed)) == NULL) {
+    snprintf (why, len, "adaptra-%s=%s: out of memory", p->name, value);
+    return -1;
+  }
+  free (typed[p - adaptra_params]);
+  typed[p - adaptra_params] = strdup (value);
   field = (char *) cfg + p->offset;
   if (p->width == 4) {
     uint32_t v32 = v;
@@ -226,6 +164,10 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   }
   else
     memcpy (field, &v, 8);
+  /* adaptra-min not given (yet) follows the page. */
+  if (strcmp (p->name, "page") == 0 &&
+      typed[adaptra_param_find ("min") - adaptra_params] == NULL)
+    cfg->min_bytes = adaptra_config_default_min (cfg->page_size);
   return 1;
 }
 
@@ -233,7 +175,7 @@ int
 params_set_runtime (struct adaptra_engine *e, const char *name,
                     const char *value, char *why, size_t len)
 {
-  const struct param *p = find_param (name);
+  const struct adaptra_param *p = adaptra_param_find (name);
   uint64_t v;
 
   if (p == NULL) {
@@ -246,11 +188,11 @@ params_set_runtime (struct adaptra_engine *e, const char *name,
   }
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
-  return p->set (e, v, why, len);
+  return p->set (e, v, why, len) == 0 ? 0 : -1;
 }
 
 static void
-print_param (const struct param *p, const struct adaptra_config *cfg,
+print_param (const struct adaptra_param *p, const struct adaptra_config *cfg,
              struct adaptra_strbuf *out)
 {
   const char *field = (const char *) cfg + p->offset;
@@ -263,11 +205,11 @@ print_param (const struct param *p, const struct adaptra_config *cfg,
   }
   else
     memcpy (&v, field, 8);
-  if (p->type == PARAM_MODE)
+  if (p->type == ADAPTRA_PARAM_MODE)
     adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_mode_name (v));
-  else if (p->type == PARAM_BYPASS)
+  else if (p->type == ADAPTRA_PARAM_BYPASS)
     adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_bypass_name (v));
-  else if (p->type == PARAM_SIZE_OR_AUTO && v == 0)
+  else if (p->type == ADAPTRA_PARAM_SIZE_OR_AUTO && v == 0)
     adaptra_strbuf_printf (out, "%s auto\n", p->name);
   else
     adaptra_strbuf_printf (out, "%s %" PRIu64 "\n", p->name, v);
@@ -278,10 +220,11 @@ params_get (struct adaptra_engine *e, const char *name,
             struct adaptra_strbuf *out, char *why, size_t len)
 {
   struct adaptra_config cfg;
-  const struct param *p = NULL;
+  const struct adaptra_param *p = NULL;
   size_t i;
 
-  if (name != NULL && (p = find_param (name)) == NULL) {
+  if (name != NULL && ((p = adaptra_param_find (name)) == NULL
+                       || p->width == 0)) {
     snprintf (why, len, "unknown parameter '%s'", name);
     return -1;
   }
@@ -289,8 +232,9 @@ params_get (struct adaptra_engine *e, const char *name,
   if (p != NULL)
     print_param (p, &cfg, out);
   else
-    for (i = 0; i < NPARAMS; i++)
-      print_param (&params[i], &cfg, out);
+    for (i = 0; i < adaptra_nparams; i++)
+      if (adaptra_params[i].width > 0)
+        print_param (&adaptra_params[i], &cfg, out);
   return 0;
 }
 
@@ -300,21 +244,21 @@ params_quote (const char *why, char *out, size_t len)
   size_t n = 0;
 
   while (*why && n + 1 < len) {
-    const struct param *p = NULL;
+    const struct adaptra_param *p = NULL;
     size_t name_len = 0, digits = 0;
 
     if (strncmp (why, "adaptra-", 8) == 0) {
       name_len = strcspn (why + 8, "= ");
-      for (p = params; p < params + NPARAMS; p++)
+      for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++)
         if (strlen (p->name) == name_len &&
             strncmp (p->name, why + 8, name_len) == 0)
           break;
-      if (p < params + NPARAMS && why[8 + name_len] == '=')
+      if (p < adaptra_params + adaptra_nparams && why[8 + name_len] == '=')
         digits = strspn (why + 9 + name_len, "0123456789");
     }
-    if (digits > 0 && typed[p - params] != NULL) {
+    if (digits > 0 && typed != NULL && typed[p - adaptra_params] != NULL) {
       n += snprintf (out + n, len - n, "adaptra-%s=%s", p->name,
-                     typed[p - params]);
+                     typed[p - adaptra_params]);
       why += 9 + name_len + digits;
     }
     else
@@ -330,8 +274,84 @@ params_free (void)
 {
   size_t i;
 
-  for (i = 0; i < NPARAMS; i++) {
+  if (typed == NULL)
+    return;
+  for (i = 0; i < adaptra_nparams; i++)
     free (typed[i]);
-    typed[i] = NULL;
+  free (typed);
+  typed = NULL;
+}
+
+/* v as a size the way one types it: 512, 4K, 1M. */
+static void
+format_size (uint64_t v, char *buf, size_t len)
+{
+  static const char units[] = "KMGTPE";
+  int u = -1;
+
+  while (v != 0 && v % 1024 == 0 && u + 1 < (int) sizeof units - 1) {
+    v /= 1024;
+    u++;
+  }
+  if (u < 0)
+    snprintf (buf, len, "%" PRIu64, v);
+  else
+    snprintf (buf, len, "%" PRIu64 "%c", v, units[u]);
+}
+
+/* Append text to out, wrapped at HELP_WIDTH columns, each line
+ * indented by HELP_INDENT spaces.
+ */
+#define HELP_WIDTH 76
+#define HELP_INDENT 4
+static void
+append_wrapped (struct adaptra_strbuf *out, const char *text)
+{
+  while (*text) {
+    size_t room = HELP_WIDTH - HELP_INDENT, n = strlen (text);
+
+    if (n > room) {
+      n = room;
+      while (n > 0 && text[n] != ' ')
+        n--;
+      if (n == 0)
+        n = strcspn (text, " ");
+    }
+    adaptra_strbuf_printf (out, "%*s%.*s\n", HELP_INDENT, "", (int) n, text);
+    text += n;
+    while (*text == ' ')
+      text++;
+  }
+}
+
+void
+params_help (struct adaptra_strbuf *out)
+{
+  size_t i;
+
+  for (i = 0; i < adaptra_nparams; i++) {
+    const struct adaptra_param *p = &adaptra_params[i];
+    char lo[32], hi[32];
+
+    adaptra_strbuf_printf (out, "adaptra-%s=%s", p->name, p->metavar);
+    if (p->def != NULL)
+      adaptra_strbuf_printf (out, " (default %s)", p->def);
+    adaptra_strbuf_printf (out, "\n");
+    append_wrapped (out, p->help);
+    if (p->max != 0) {
+      if (p->type == ADAPTRA_PARAM_UNSIGNED) {
+        snprintf (lo, sizeof lo, "%" PRIu64, p->min);
+        snprintf (hi, sizeof hi, "%" PRIu64, p->max);
+      }
+      else {
+        format_size (p->min, lo, sizeof lo);
+        format_size (p->max, hi, sizeof hi);
+      }
+      adaptra_strbuf_printf (out, "%*sFrom %s to %s.\n", HELP_INDENT, "",
+                             lo, hi);
+    }
+    if (p->set != NULL)
+      adaptra_strbuf_printf (out, "%*sAlso at run time: set %s VALUE.\n",
+                             HELP_INDENT, "", p->name);
   }
 }

@@ -5,8 +5,11 @@
 
 /* The engine's parameters, as given on the nbdkit command line
  * (adaptra-pool=256M) and, for the tunable ones, at run time over the
- * control socket ("set ratio 30").  One table drives both, so a value
- * is parsed and validated the same way wherever it comes from.
+ * control socket ("set ratio 30").  One table, adaptra_params
+ * (core/config.c), drives both and --help, so a value is parsed and
+ * validated the same way wherever it comes from.  The filter's own
+ * parameters (ADAPTRA_PARAM_FILTER) are in the table too, for --help
+ * and the defaults, but the filter parses them.
  */
 
 #ifndef ADAPTRA_PARAMS_H
@@ -18,28 +21,15 @@
 #include "adaptra/engine.h"
 #include "adaptra/strbuf.h"
 
-/* The --help lines of the engine's parameters. */
-#define params_config_help \
-  "adaptra-pool=SIZE        Memory for read-ahead data (default 256M).\n" \
-  "adaptra-page=SIZE        Pool page size, power of 2 (default 4K).\n" \
-  "adaptra-min=SIZE         Smallest new window (default 16K).\n" \
-  "adaptra-max=SIZE|auto    Largest window (default auto: latency x\n" \
-  "                         bandwidth of the backend, at least 1M).\n" \
-  "adaptra-ratio=PERCENT    Share of the thrashing threshold used as\n" \
-  "                         the window, 1..100 (default 50).\n" \
-  "adaptra-mode=MODE        adaptive, fixed (legacy 128K window) or off.\n" \
-  "adaptra-bypass=auto|always|never\n" \
-  "                         Step aside where the backend is as fast as\n" \
-  "                         the pool (default auto: measured per export).\n" \
-  "adaptra-streams=N        Stream table size (default 1024).\n" \
-  "adaptra-workers=N        Prefetch threads (default 4).\n" \
-  "adaptra-profile-workers=N\n" \
-  "                         More threads that read only what a boot\n" \
-  "                         profile prefetches (default 28).\n"
+/* Append nbdkit's --help text for every parameter of adaptra_params:
+ * per parameter a line "adaptra-NAME=FORM (default DEFAULT)", then its
+ * help, bounds and whether it can be set at run time, indented.
+ */
+extern void params_help (struct adaptra_strbuf *out);
 
 /* If key is one of the engine's parameters, parse value into cfg and
  * return 1, or return -1 with a one-line message naming key and value
- * in why.  Returns 0 for any other key.  Cross-parameter checks are
+ * in why.  Returns 0 for any other key, the filter's own included.  Cross-parameter checks are
  * adaptra_config_check's.
  */
 extern int params_parse (struct adaptra_config *cfg, const char *key,

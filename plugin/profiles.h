@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "adaptra/config.h"
 #include "adaptra/engine.h"
 
 /* A connection's recorder and matcher. */
@@ -21,13 +22,18 @@ struct profiles_conn;
 extern int profiles_set_dir (const char *dir);
 extern const char *profiles_dir (void);
 
+/* Take adaptra-profile-max, adaptra-profile-time and the recorders'
+ * memory budget (a share of adaptra-pool) from the checked config.
+ */
+extern void profiles_configure (const struct adaptra_config *cfg);
+
 /* Forget the directory (at unload). */
 extern void profiles_fini (void);
 
 /* The connection that reads export name (size bytes, pool pages of
- * page_size) as engine client: start recording it, and load the
- * export's profile to prefetch along.  NULL without adaptra-profile
- * (or without memory: logged).
+ * page_size) as engine client: join the export's boot being recorded
+ * (or start one), and load the export's profile to prefetch along.
+ * NULL without adaptra-profile (or without memory: logged).
  */
 extern struct profiles_conn *profiles_open (struct adaptra_engine *e,
                                             int client, const char *name,
@@ -40,8 +46,9 @@ extern struct profiles_conn *profiles_open (struct adaptra_engine *e,
 extern void profiles_read (struct profiles_conn *pc, uint64_t offset,
                            uint32_t count);
 
-/* The connection ends: merge its recording into the export's profile
- * (saved atomically) and count what the profile fetched.
+/* The connection ends: count what the profile fetched; the last
+ * connection of a boot merges its recording into the export's profile
+ * (under the profile's lock, saved atomically).
  */
 extern void profiles_close (struct profiles_conn *pc);
 

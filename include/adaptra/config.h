@@ -41,6 +41,8 @@ enum adaptra_bypass {
 /* The floor of adaptra-max=auto: the seed's constant maximum. */
 #define ADAPTRA_AUTO_MAX_FLOOR (1024 * 1024)
 
+struct adaptra_trace;              /* engine.h */
+
 struct adaptra_config {
   uint64_t pool_bytes;          /* adaptra-pool: page data budget */
   uint32_t page_size;           /* adaptra-page: power of 2, 512..1M */
@@ -58,21 +60,78 @@ struct adaptra_config {
   unsigned profile_workers;     /* adaptra-profile-workers: more threads
                                    that read only cache hints' prefetch
                                    (boot profiles, NBD_CMD_CACHE) */
+  uint64_t profile_max_bytes;   /* adaptra-profile-max: distinct bytes a
+                                   boot profile records */
+  unsigned profile_seconds;     /* adaptra-profile-time: how long */
   bool no_data;                 /* not a parameter: the pool keeps page
                                    metadata only and no byte is copied
                                    (adaptra-sim, which models reads) */
-  /* Optional: one line per read-ahead decision (the seed's traces).
-   * Called with the engine lock held: it must not call the engine.
+  /* Optional: one record per decision (engine.h: struct adaptra_trace;
+   * adaptra_trace_format makes it the seed's trace line).  Called with
+   * the engine lock held: it must not call the engine.
    */
-  void (*trace) (void *opaque, const char *line);
+  void (*trace) (void *opaque, const struct adaptra_trace *t);
   void *trace_opaque;
 };
 
-/* Fill in the defaults: pool 256M, page 4K, min 16K, max auto, ratio
- * 50, adaptive, fixed 128K, 1024 streams, 4 workers, 28 profile
- * workers, no trace.
+/* The window of adaptra-mode=fixed: Linux's before the seed patch. */
+#define ADAPTRA_FIXED_WINDOW (128 * 1024)
+
+/* The kinds of parameter value. */
+enum adaptra_param_type {
+  ADAPTRA_PARAM_SIZE,           /* a size: 256M */
+  ADAPTRA_PARAM_SIZE_OR_AUTO,   /* a size, or auto (stored as 0) */
+  ADAPTRA_PARAM_UNSIGNED,       /* a non-negative integer */
+  ADAPTRA_PARAM_MODE,           /* enum adaptra_mode, by name */
+  ADAPTRA_PARAM_BYPASS,         /* enum adaptra_bypass, by name */
+  ADAPTRA_PARAM_FILTER,         /* the filter's own (a path, a user, an
+                                   address): not in struct
+                                   adaptra_config, parsed by the filter */
+};
+
+struct adaptra_engine;
+
+/* One parameter of the filter.  adaptra_params is the one table of
+ * them all: the filter parses the command line and the control
+ * socket's "set" with it, nbdkit's --help is generated from it, and a
+ * test checks the README's table and the man page against that.
+ */
+struct adaptra_param {
+  const char *name;             /* without the "adaptra-" prefix */
+  const char *metavar;          /* the value's form: SIZE, N, auto|... */
+  enum adaptra_param_type type;
+  size_t offset;                /* of its field in struct adaptra_config */
+  size_t width;                 /* the field's size, 4 or 8; 0: none */
+  const char *def;              /* the default as one would type it;
+                                   NULL: none (the feature is off) */
+  uint64_t min, max;            /* bounds adaptra_config_check enforces
+                                   (max 0: none of this simple form) */
+  /* Change it in a running engine (the control socket's "set"); NULL:
+   * fixed once the server runs.
+   */
+  int (*set) (struct adaptra_engine *e, uint64_t v, char *why, size_t len);
+  const char *help;             /* one or two sentences for --help */
+};
+
+extern const struct adaptra_param adaptra_params[];
+extern const size_t adaptra_nparams;
+
+/* The parameter called name (with or without the "adaptra-" prefix),
+ * or NULL.
+ */
+extern const struct adaptra_param *adaptra_param_find (const char *name);
+
+/* Fill in the defaults of adaptra_params, ADAPTRA_FIXED_WINDOW, and no
+ * trace.
  */
 extern void adaptra_config_defaults (struct adaptra_config *cfg);
+
+/* The default adaptra-min for pages of page_size bytes: the larger of
+ * the table's default and one page, so that adaptra-page alone is
+ * valid.  Whoever sets the page without an explicit adaptra-min sets
+ * min_bytes to this.
+ */
+extern uint64_t adaptra_config_default_min (uint64_t page_size);
 
 /* Check every range and cross-constraint.  Returns 0, or -1 with a
  * one-line message in why (len bytes, always terminated) naming the

@@ -7,7 +7,8 @@
  *
  * A client sends one command per line and gets a reply of one or more
  * lines followed by an empty line, so a reader knows where each reply
- * ends.  A reply that starts "error: " failed.  The commands:
+ * ends.  A reply that starts "error: " failed.  The commands (one
+ * table in control.c dispatches them and writes "help"):
  *
  *   stats               counters, gauges and ratios, for people
  *   stats json          the same as one line of JSON (versioned)

@@ -21,12 +21,18 @@
  *
  * Life of a profile, as the filter drives it:
  *
- *   connection 1:  recorder_new -> recorder_read (each client read)
- *                  -> recorder_profile -> profile_merge (with the file
- *                  loaded at the start, if any) -> profile_save
- *   connection 2:  profile_load -> matcher_new -> on each client read:
- *                  matcher_read, then matcher_next -> prefetch the
- *                  ranges it gives (adaptra_prefetch_dispatch).
+ *   boot 1:  recorder_new -> recorder_read (each client read of
+ *            the boot's connections) -> recorder_profile -> if
+ *            profile_is_boot: profile_update (lock, load, merge, save,
+ *            unlock)
+ *   boot 2:  profile_load -> matcher_new -> on each client read:
+ *            matcher_read, then matcher_next -> prefetch the ranges
+ *            it gives (adaptra_cache_hint).
+ *
+ * A boot is what the filter calls the connections to one export that
+ * start within one recording window (adaptra-profile-time): a guest
+ * over several connections (multi-conn qemu, nbdcopy, nbd-client -C)
+ * is one boot, merged once.
  */
 
 #ifndef ADAPTRA_PROFILE_H
@@ -49,6 +55,26 @@
  * boots in a row (see adaptra_profile_merge).
  */
 #define ADAPTRA_PROFILE_MISSED_MAX 3
+
+/* What one boot records (adaptra-profile-max and adaptra-profile-time,
+ * defaults in adaptra_params): its first distinct pages up to a size
+ * of at most ADAPTRA_PROFILE_PAGES_MAX pages (the format's limit) and
+ * at least ADAPTRA_PROFILE_BOOT_MIN_BYTES (a smaller recording is never
+ * merged), for at most an hour (a boot and its applications' start).
+ */
+#define ADAPTRA_PROFILE_RECORD_SECONDS_MAX 3600
+
+/* Recorders together hold at most adaptra-pool / this, beside the
+ * pool (struct adaptra_profile_memory): at 64 bytes a page, 16 MiB of
+ * the default 256 MiB pool records 1 GiB of 4 KiB pages.
+ */
+#define ADAPTRA_PROFILE_MEMORY_SHARE 16
+
+/* A recording of fewer distinct bytes is a probe (qemu-img info,
+ * nbdinfo, a partition scan), not a boot: merged, it would count as a
+ * boot that missed every page of the profile and wipe it.
+ */
+#define ADAPTRA_PROFILE_BOOT_MIN_BYTES (UINT64_C (1) << 20)
 
 /* File names of profiles end so (adaptra_profile_file_name). */
 #define ADAPTRA_PROFILE_SUFFIX ".profile"
@@ -155,6 +181,9 @@ extern struct adaptra_profile *adaptra_profile_decode (
  * ADAPTRA_PROFILE_FILE_MAX bytes).  A missing file gives NULL with
  * errno ENOENT (no profile yet, not an error worth a log line); any
  * other failure NULL with errno EINVAL or the I/O error, and why.
+ * The file is opened non-blocking and anything but a regular file is
+ * refused (EINVAL): a FIFO or a device at a profile's path never
+ * blocks the caller.
  */
 extern struct adaptra_profile *adaptra_profile_load (
   const char *path, const struct adaptra_profile_key *want,
@@ -170,6 +199,41 @@ extern struct adaptra_profile *adaptra_profile_load (
  */
 extern int adaptra_profile_save (const struct adaptra_profile *p,
                                  const char *path, char *why, size_t len);
+
+/* Several servers, possibly on several hosts over a shared filesystem
+ * such as NFS, may merge into one profile: each merge holds the
+ * profile's lock file, ".NAME.lock" beside it, created with O_EXCL
+ * (atomic on NFS since version 3) and removed after the rename.  A
+ * waiter retries for up to ADAPTRA_PROFILE_LOCK_WAIT_MS; a lock file
+ * older than ADAPTRA_PROFILE_LOCK_STALE_S (its holder died: a merge
+ * takes milliseconds) is broken by renaming it away, so the hosts'
+ * clocks must agree within that.  Readers take no lock: rename(2)
+ * gives them the old file or the new one.
+ */
+#define ADAPTRA_PROFILE_LOCK_WAIT_MS 10000
+#define ADAPTRA_PROFILE_LOCK_STALE_S 60
+
+/* Take path's lock.  0, or -1 with errno (ETIMEDOUT: held by another
+ * for the whole wait) and why.
+ */
+extern int adaptra_profile_lock (const char *path, char *why, size_t len);
+extern void adaptra_profile_unlock (const char *path);
+
+/* Whether a fresh recording is a boot worth merging: at least
+ * ADAPTRA_PROFILE_BOOT_MIN_BYTES of distinct pages.
+ */
+extern bool adaptra_profile_is_boot (const struct adaptra_profile *fresh);
+
+/* Merge fresh into the profile at path under its lock: load what is
+ * there now (missing, invalid or another export's: none), merge
+ * (adaptra_profile_merge, budget_pages), save, unlock.  So concurrent
+ * updates, from threads or hosts, each count.  Returns 0, or -1 with
+ * errno and why.
+ */
+extern int adaptra_profile_update (const char *path,
+                                   const struct adaptra_profile *fresh,
+                                   uint64_t budget_pages,
+                                   char *why, size_t len);
 
 /* The file name (no directory) of the profile of an export: "export-",
  * up to 32 bytes of its identity with every byte outside [A-Za-z0-9_-]
@@ -205,21 +269,38 @@ extern struct adaptra_profile *adaptra_profile_merge (
   const struct adaptra_profile *old, const struct adaptra_profile *fresh,
   uint64_t budget_pages);
 
-/* The recorder: the order in which a connection first touches the
- * export's pages, until budget_pages pages are recorded or budget_ns
- * have passed since now_ns (the connection's start).  Memory: at
- * most 64 bytes per recorded page (a hash set kept under half full
- * and the extents, both grown by doubling): 8 MiB for 512 MiB of 4 KiB
- * pages.
+/* The recorder: the order in which a boot first touches the export's
+ * pages, until budget_pages pages are recorded or budget_ns have
+ * passed since now_ns (the boot's start).  Memory: at most 64 bytes
+ * per recorded page (a hash set kept under half full and the
+ * extents, both grown by doubling): 16 MiB for 1 GiB of 4 KiB pages.
+ *
+ * Recorders may share a memory budget: each charges what it allocates
+ * (counting both arrays while one grows) before allocating it, and
+ * stops recording, keeping what it has, when the budget cannot take
+ * it.  Thread-safe.
  */
+struct adaptra_profile_memory {
+  uint64_t limit;               /* bytes */
+  uint64_t used;                /* bytes; only through the functions */
+};
+
+/* Take bytes from mem: false, taking nothing, when over the limit. */
+extern bool adaptra_profile_memory_take (struct adaptra_profile_memory *mem,
+                                         uint64_t bytes);
+extern void adaptra_profile_memory_give (struct adaptra_profile_memory *mem,
+                                         uint64_t bytes);
+
 struct adaptra_recorder;
 
-/* NULL on ENOMEM or EINVAL (key invalid, budget_pages 0).  Budgets
- * above ADAPTRA_PROFILE_PAGES_MAX / _EXTENTS_MAX are cut to them.
+/* NULL on ENOMEM (or mem cannot hold the recorder's first tables) or
+ * EINVAL (key invalid, budget_pages 0).  Budgets above
+ * ADAPTRA_PROFILE_PAGES_MAX / _EXTENTS_MAX are cut to them.  mem:
+ * the budget to charge, or NULL.
  */
 extern struct adaptra_recorder *adaptra_recorder_new (
   const struct adaptra_profile_key *key, uint64_t budget_pages,
-  uint64_t budget_ns, uint64_t now_ns);
+  uint64_t budget_ns, uint64_t now_ns, struct adaptra_profile_memory *mem);
 
 extern void adaptra_recorder_free (struct adaptra_recorder *r);
 

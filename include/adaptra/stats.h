@@ -77,6 +77,7 @@ struct adaptra_stats {
   struct adaptra_method_stats method[ADAPTRA_METHOD_COUNT];
 
   /* Gauges (the state at snapshot time). */
+  uint64_t page_bytes;              /* pool page size */
   uint64_t pages_free;
   uint64_t pages_inactive;
   uint64_t pages_active;

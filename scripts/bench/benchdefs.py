@@ -188,7 +188,7 @@ WORKLOADS = {
     # 16 MiB pool leaves windows of about one page, a backend request
     # for each read: at 5 ms a request that needs 64 at once, and the
     # default 4 prefetch workers carry 800 a second; results with
-    # adaptra-workers (ADAPTRA_ARGS_*) in docs/bench/simulator.md.
+    # adaptra-workers (ADAPTRA_ARGS_*) in docs/bench/history/simulator.md.
     "W5-seed256": {
         "about": "the seed's case 256x faster: 800 streams x 64 KiB/s "
                  "(80 readers x 10), 4 KiB reads, 8 connections, "

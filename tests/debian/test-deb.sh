@@ -117,6 +117,9 @@ dpkg -i --path-include="/usr/share/man/man1/*adaptra*" \
 [ "$(dpkg-query -W -f='${Status} ${Version}' "$pkg")" = \
   "install ok installed $version" ] || fail "$pkg $version is not installed"
 [ "$(dpkg -S "$so")" = "$pkg: $so" ] || fail "$so is not the package's"
+# The postinst's system user and group, which the example units use.
+[ "$(id -gn adaptra 2>/dev/null)" = adaptra ] ||
+  fail "the package created no system user and group adaptra"
 step "installed"
 
 # It depends on exactly the upstream version of the installed nbdkit,

@@ -15,7 +15,10 @@
 # so that its messages and any sanitizer report reach the test's log
 # and its exit status can be checked.  The job is a subshell running
 # nbdkit, so signals go to nbdkit's own pid, from its pid file.
+# With adaptra_listen set (to nbdkit's options, say -p 0 -i 127.0.0.1),
+# it listens there instead (start_adaptra_tcp).
 servers=()
+adaptra_listen=()
 start_adaptra ()
 {
   local name=$1
@@ -24,7 +27,9 @@ start_adaptra ()
   stats="$tmpdir/$name.stats"
   uri="nbd+unix:///?socket=$sock"
   local pidfile="$tmpdir/$name.pid"
-  run_nbdkit -f -P "$pidfile" -U "$sock" "$@" adaptra-stats="$stats" &
+  local listen=(-U "$sock")
+  [ "${#adaptra_listen[@]}" -eq 0 ] || listen=("${adaptra_listen[@]}")
+  run_nbdkit -f -P "$pidfile" "${listen[@]}" "$@" adaptra-stats="$stats" &
   local job=$!
   local i
   for i in $(seq 100); do
@@ -38,6 +43,27 @@ start_adaptra ()
   done
   echo "start_adaptra: nbdkit did not come up"
   return 1
+}
+
+# start_adaptra_tcp NAME ARGS...: start_adaptra on a free TCP port of
+# 127.0.0.1 (nbdkit -p 0 picks it), which it sets as $port.
+start_adaptra_tcp ()
+{
+  adaptra_listen=(-p 0 -i 127.0.0.1)
+  start_adaptra "$@"
+  adaptra_listen=()
+  local pid
+  read -r _ pid _ <<< "${servers[-1]}"
+  port=$(listening_port "$pid")
+  uri="nbd://127.0.0.1:$port"
+}
+
+# listening_port PID: the TCP port process PID listens on.
+listening_port ()
+{
+  ss -Hltnp | awk -v pid="pid=$1," '
+    index($0, pid) { n = split($4, a, ":"); print a[n]; found = 1; exit }
+    END { if (!found) { print "listening_port: none" > "/dev/stderr"; exit 1 } }'
 }
 
 # stop_servers: stop every server started, and fail unless each exits

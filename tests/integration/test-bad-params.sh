@@ -90,6 +90,18 @@ rejects streams '0' adaptra-streams=0
 rejects streams '65537' adaptra-streams=65537
 rejects workers '65' adaptra-workers=65
 rejects profile-workers '65' adaptra-profile-workers=65
+# Boot profiles' budgets: at least ADAPTRA_PROFILE_BOOT_MIN_BYTES, at
+# most ADAPTRA_PROFILE_PAGES_MAX pages, at most an hour.
+rejects profile-time '-1' adaptra-profile-time=-1
+rejects profile-time 'many' adaptra-profile-time=many
+rejects profile-time '4294967296' adaptra-profile-time=4294967296
+rejects profile-time '0' adaptra-profile-time=0
+rejects profile-time '3601' adaptra-profile-time=3601
+rejects profile-max '-1' adaptra-profile-max=-1
+rejects profile-max 'abc' adaptra-profile-max=abc
+rejects profile-max '512K' adaptra-profile-max=512K
+rejects profile-max '17G' adaptra-profile-max=17G
+rejects profile-max '0' adaptra-profile-max=0
 rejects mode 'fast' adaptra-mode=fast
 rejects mode '' adaptra-mode=
 rejects mode 'ADAPTIVE' adaptra-mode=ADAPTIVE
@@ -129,10 +141,19 @@ accepts ()
   fi
 }
 accepts adaptra-page=512 adaptra-min=512 adaptra-pool=512K
+# adaptra-min not given follows the page (its default, 16K, or one
+# page); given, it is checked against the page in either order.
+accepts adaptra-page=64K
+accepts adaptra-page=1M adaptra-pool=64M
+rejects min '16K' adaptra-page=64K adaptra-min=16K
+rejects min '16K' adaptra-min=16K adaptra-page=64K
 accepts adaptra-page=128K adaptra-min=128K adaptra-pool=64M
 accepts adaptra-ratio=1 adaptra-streams=1 adaptra-workers=0 adaptra-mode=off
 accepts adaptra-ratio=100 adaptra-streams=65536 adaptra-workers=64
 accepts adaptra-workers=64 adaptra-profile-workers=64
+accepts adaptra-profile-max=1M adaptra-profile-time=1
+accepts adaptra-profile-max=16G adaptra-profile-time=3600
+accepts adaptra-page=8K adaptra-min=16K adaptra-profile-max=32G
 # The legacy fixed window (128K, not a parameter) adapts to pages
 # larger than it and to pools too small for four of it.
 accepts adaptra-page=1M adaptra-min=1M adaptra-pool=64M

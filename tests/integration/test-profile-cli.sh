@@ -6,8 +6,11 @@
 # adaptra-profile on a directory of profiles: list names the export of
 # each valid file and the loader's reason for each invalid one, marks
 # a valid file under the wrong name, show prints the weights and the
-# extents, delete removes only plain profile names inside DIR.  The
-# profiles are the fuzz seed corpus (written by core/profile.c).
+# extents, delete removes only plain profile names inside DIR, export
+# writes one portable file that import installs in another directory
+# under the name the filter looks for (with another export name if
+# asked), refusing invalid files.  The profiles are the fuzz seed
+# corpus (written by profile/format.c).
 
 source "$(dirname "$0")/functions.sh"
 
@@ -59,4 +62,32 @@ fi
 if adaptra-profile list "$tmpdir/none" 2>/dev/null; then
   echo "list of a missing directory succeeded"; exit 1
 fi
+
+# Export from one host's directory, import into another's.
+staging=$tmpdir/staging
+fleet=$tmpdir/fleet
+mkdir "$staging" "$fleet"
+cp "$corpus/merged-two-boots" "$staging/$name"
+adaptra-profile export "$staging" "$name" "$tmpdir/vm1.adaptra-profile"
+test "$(adaptra-profile import "$fleet" "$tmpdir/vm1.adaptra-profile")" = \
+  "$name"
+cmp "$staging/$name" "$fleet/$name"
+# Served under another name there: the profile follows it.
+other=$(adaptra-profile name golden 1073741824)
+test "$(adaptra-profile import "$fleet" "$tmpdir/vm1.adaptra-profile" \
+          golden)" = "$other"
+adaptra-profile list "$fleet" > "$tmpdir/list"
+cat "$tmpdir/list"
+grep -qx "$other \"golden\" size=1073741824 page=4096 boots=2 extents=48 pages=120 MiB=0.5" \
+  "$tmpdir/list"
+test -z "$(find "$fleet" -name '.*')"
+# Invalid files go nowhere.
+head -c 100 "$corpus/recorded" > "$tmpdir/torn.adaptra-profile"
+fails adaptra-profile import "$fleet" "$tmpdir/torn.adaptra-profile" \
+  2> "$tmpdir/err"
+grep -q torn "$tmpdir/err"
+cp "$tmpdir/torn.adaptra-profile" "$staging/torn.profile"
+fails adaptra-profile export "$staging" torn.profile "$tmpdir/out" 2>/dev/null
+test ! -e "$tmpdir/out"
+test "$(adaptra-profile list "$fleet" | wc -l)" -eq 2
 echo "test-profile-cli: ok"

@@ -48,7 +48,7 @@ scan "\$1" 0 32
 # Human units by default, the server's numbers with --raw.
 adaptra-stat "\$sock" > $tmpdir/human
 grep -Eq '^client_bytes +32\.0 MiB$' $tmpdir/human
-grep -Eq '^backend_latency_ns +[0-9]+\.[0-9]{3} ms$' $tmpdir/human
+grep -Eq '^backend_latency_ms +[0-9]+\.[0-9]{3}$' $tmpdir/human
 adaptra-stat "\$sock" --raw | grep -Eq '^client_bytes +33554432$'
 adaptra-stat "\$sock" --clients | grep -q '^id '
 

@@ -56,7 +56,8 @@ scan "\$1" 60 64
 sleep 1
 kill -INT \$watcher
 wait \$watcher || :
-test "\$(grep -cE '^ *[0-9]+ +[0-9.]+M +[0-9.]+M +[0-9.]+ ' $tmpdir/watch)" -ge 2
+head -n 1 $tmpdir/watch | grep -q ' client_MiB/s '
+test "\$(grep -cE '^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ ' $tmpdir/watch)" -ge 2
 awk '/^ *[0-9]/ { if (\$4 < 0 || \$4 > 100) bad = 1; if (\$2 + 0 > 0) busy = 1 }
      END { exit bad || !busy }' $tmpdir/watch
 # --trace prints the read-ahead decisions of a scan as they happen.

@@ -10,9 +10,11 @@
 #include <config.h>
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -51,6 +53,21 @@ test_defaults_valid (void **state)
   assert_int_equal (cfg.ratio, 50);
   assert_int_equal (cfg.mode, ADAPTRA_MODE_ADAPTIVE);
   assert_int_equal (cfg.fixed_bytes, 128 * 1024);
+}
+
+/* adaptra-min's default follows the page: never less than one. */
+static void
+test_default_min (void **state)
+{
+  (void) state;
+  assert_int_equal (adaptra_config_default_min (4096), cfg.min_bytes);
+  assert_int_equal (adaptra_config_default_min (cfg.min_bytes),
+                    cfg.min_bytes);
+  assert_int_equal (adaptra_config_default_min (cfg.min_bytes * 4),
+                    cfg.min_bytes * 4);
+  cfg.page_size = cfg.min_bytes * 4;
+  cfg.min_bytes = adaptra_config_default_min (cfg.page_size);
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), 0);
 }
 
 static void
@@ -165,11 +182,71 @@ test_modes (void **state)
   assert_string_equal (adaptra_mode_name (ADAPTRA_MODE_FIXED), "fixed");
 }
 
+/* Store v in p's field of cfg. */
+static void
+set_field (const struct adaptra_param *p, uint64_t v)
+{
+  char *field = (char *) &cfg + p->offset;
+
+  if (p->width == 4) {
+    uint32_t v32 = v;
+    memcpy (field, &v32, 4);
+  }
+  else
+    memcpy (field, &v, 8);
+}
+
+/* The one table: unique names, found with and without the prefix,
+ * every field's parameter has a default, and every bound it states is
+ * the one adaptra_config_check enforces, in a message naming it.
+ */
+static void
+test_table (void **state)
+{
+  char name[64];
+  size_t i, j;
+  bool size;
+
+  (void) state;
+  assert_true (adaptra_nparams > 0);
+  for (i = 0; i < adaptra_nparams; i++) {
+    const struct adaptra_param *p = &adaptra_params[i];
+
+    for (j = 0; j < i; j++)
+      assert_string_not_equal (p->name, adaptra_params[j].name);
+    assert_ptr_equal (adaptra_param_find (p->name), p);
+    snprintf (name, sizeof name, "adaptra-%s", p->name);
+    assert_ptr_equal (adaptra_param_find (name), p);
+    assert_non_null (p->metavar);
+    assert_non_null (p->help);
+    if (p->width > 0)
+      assert_non_null (p->def);
+    if (p->max == 0)
+      continue;
+    snprintf (name, sizeof name, "adaptra-%s=", p->name);
+    adaptra_config_defaults (&cfg);
+    /* Sizes by a factor of 2, since a page must be a power of 2. */
+    size = p->type == ADAPTRA_PARAM_SIZE;
+    set_field (p, size ? p->max * 2 : p->max + 1);
+    assert_rejected (name);
+    assert_non_null (strstr (why, "is outside"));
+    if (p->min > 0) {
+      adaptra_config_defaults (&cfg);
+      set_field (p, size ? p->min / 2 : p->min - 1);
+      assert_rejected (name);
+      assert_non_null (strstr (why, "is outside"));
+    }
+  }
+  assert_null (adaptra_param_find ("adaptra-bogus"));
+  assert_null (adaptra_param_find ("bogus"));
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup (test_defaults_valid, setup),
+    cmocka_unit_test_setup (test_default_min, setup),
     cmocka_unit_test_setup (test_page, setup),
     cmocka_unit_test_setup (test_pool, setup),
     cmocka_unit_test_setup (test_min_max, setup),
@@ -177,6 +254,7 @@ main (void)
     cmocka_unit_test_setup (test_fixed_window_never_rejects, setup),
     cmocka_unit_test_setup (test_short_buffer, setup),
     cmocka_unit_test_setup (test_modes, setup),
+    cmocka_unit_test_setup (test_table, setup),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

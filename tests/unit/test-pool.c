@@ -144,6 +144,38 @@ test_aging_clock (void **state)
   assert_int_equal (adaptra_pool_clock (&pool), 2);
 }
 
+/* As the seed's mark_page_accessed: the touch that flags a page
+ * ACTIVATE ticks the clock, once; a first touch, a third, and the
+ * promotion at the tail do not.
+ */
+static void
+test_aging_clock_on_activation (void **state)
+{
+  uint32_t f;
+  uint64_t i;
+
+  (void) state;
+  f = add_ready (10, 0);
+  assert_int_equal (adaptra_pool_clock (&pool), 1);
+  adaptra_pool_touch (&pool, f);
+  assert_int_equal (adaptra_pool_clock (&pool), 1);
+  adaptra_pool_touch (&pool, f);
+  assert_true (pool.pages[f].flags & ADAPTRA_PG_ACTIVATE);
+  assert_int_equal (adaptra_pool_clock (&pool), 2);
+  adaptra_pool_touch (&pool, f);
+  assert_int_equal (adaptra_pool_clock (&pool), 2);
+  /* Fill the pool: page 10 is promoted at the tail, and one page
+   * evicted; only the FRAMES pages added tick.
+   */
+  for (i = 0; i < FRAMES; i++)
+    add_ready (100 + i, 0);
+  assert_true (pool.pages[f].flags & ADAPTRA_PG_ACTIVE);
+  assert_int_equal (adaptra_pool_clock (&pool), 2 + FRAMES);
+  /* An active page read again is not activated again. */
+  adaptra_pool_touch (&pool, f);
+  assert_int_equal (adaptra_pool_clock (&pool), 2 + FRAMES);
+}
+
 static void
 test_rescue (void **state)
 {
@@ -349,6 +381,8 @@ main (void)
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_delayed_activation, setup, teardown),
     cmocka_unit_test_setup_teardown (test_aging_clock,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_aging_clock_on_activation,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),

@@ -33,7 +33,11 @@ sample (void)
   s.evicted_unread = 4;
   s.backend_bytes = 1100;
   s.client_bytes = 1000;
+  s.page_bytes = 4096;
   s.pages_free = 12345;
+  s.pages_inactive = 100;
+  s.pages_active = 50;
+  s.pages_in_flight = 5;
   s.backend_latency_ns = 2500000;
   s.backend_bytes_per_sec = 104857600;
   return s;
@@ -130,7 +134,7 @@ prometheus_exposition_is_well_formed (void **state)
                              "^# TYPE adaptra_[a-z_]+ (counter|gauge)$",
                              REG_EXTENDED | REG_NOSUB), 0);
   assert_int_equal (regcomp (&sample_re,
-                             "^adaptra_[a-z_]+(\\{method=\"[a-z]+\"\\})? "
+                             "^adaptra_[a-z_]+(\\{(method|version)=\"[a-z0-9.]+\"\\})? "
                              "[0-9]+(\\.[0-9]+)?$",
                              REG_EXTENDED | REG_NOSUB), 0);
   for (line = strtok_r (out.data, "\n", &save); line;
@@ -147,13 +151,14 @@ prometheus_exposition_is_well_formed (void **state)
       assert_int_equal (regexec (&sample_re, line, 0, NULL, 0), 0);
       assert_int_equal (strncmp (line, family, strlen (family)), 0);
       samples++;
-      method_samples += strchr (line, '{') != NULL;
+      method_samples += strstr (line, "{method=") != NULL;
     }
   }
   /* Every field is a sample, except the six per-method totals, which
-   * are the sums of their family's samples.
+   * are the sums of their family's samples; and adaptra_build_info,
+   * adaptra_pool_size_bytes and adaptra_pool_used_bytes.
    */
-  assert_int_equal (samples, adaptra_stat_field_count - 6);
+  assert_int_equal (samples, adaptra_stat_field_count - 6 + 3);
   assert_int_equal (method_samples,
                     6 * (ADAPTRA_METHOD_COUNT - 1));
   regfree (&help);
@@ -174,6 +179,23 @@ prometheus_carries_method_labels (void **state)
   assert_non_null (strstr (out.data,
                            "\nadaptra_cache_miss_total 7\n"));
   assert_non_null (strstr (out.data, "\nadaptra_pages_free 12345\n"));
+  adaptra_strbuf_free (&out);
+}
+
+/* What an operator graphs first: the version, the pool's size and how
+ * much of it holds data, in bytes.
+ */
+static void
+prometheus_has_build_info_and_pool (void **state)
+{
+  struct adaptra_stats s = sample ();
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 20);
+
+  adaptra_report_prometheus (&s, &out);
+  assert_non_null (strstr (out.data, "adaptra_build_info{version=\""
+                           PACKAGE_VERSION "\"} 1\n"));
+  assert_non_null (strstr (out.data, "\nadaptra_pool_size_bytes 51200000\n"));
+  assert_non_null (strstr (out.data, "\nadaptra_pool_used_bytes 634880\n"));
   adaptra_strbuf_free (&out);
 }
 
@@ -251,6 +273,7 @@ main (void)
     cmocka_unit_test (prometheus_exposition_is_well_formed),
     cmocka_unit_test (prometheus_carries_method_labels),
     cmocka_unit_test (prometheus_uses_base_units),
+    cmocka_unit_test (prometheus_has_build_info_and_pool),
     cmocka_unit_test (prometheus_connections_are_bounded),
     cmocka_unit_test (small_limit_reports_overflow),
   };

@@ -1,0 +1,791 @@
+/* read.c: the read paths, invalidation and cache hints.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* A client's read, a write's invalidation, a cache hint.
+ *
+ * Terms and the whole algorithm: docs/DESIGN.md §3.1, §7, §9 and §11.
+ *
+ * One client read:
+ *
+ *   0. Without the lock (read_unlocked): if every page is READY and
+ *      without a look-ahead mark, and is either a plain hit (read by
+ *      a client before, of no stream) or a stream hit (of one live
+ *      stream, the read within ADAPTRA_STREAM_LAG of its expected
+ *      page), or, on a volume that stepped aside, absent: pin each
+ *      present page under its stripe lock (pool.c), count in this
+ *      thread's counter shard, touch (atomically), note the stream's
+ *      read time and hits in its atomic fields, copy, read the absent
+ *      runs straight from the backend into the client's buffer, unpin;
+ *      done.  Such a read would make no decision and would move its
+ *      stream less than the lag, so the lock would add nothing but a
+ *      serial section; it also skips the stream table's reaping, which
+ *      the next locked read does.  Else nothing was done, and:
+ *   1. Under the lock, walk the request's pages once: the first page
+ *      that is absent is a miss; the first mark taken (test and clear)
+ *      is a look-ahead hit.  Make the request's single read-ahead
+ *      decision (readahead.c): on the miss if there is one, else on
+ *      the mark.  A request that hit neither only refreshes its
+ *      stream's position.
+ *   2. Serve the pages in order:
+ *        READY      pin a batch, copy it out without the lock, unpin;
+ *                   the first client touch of a read-ahead page counts
+ *                   as pgreadahead_hit, a second access (not the same
+ *                   reader touching the same page again: new_access)
+ *                   flags it for (delayed) activation;
+ *        IN_FLIGHT  count io_block once; run the queued job holding
+ *                   the page in this thread if it has not started,
+ *                   else wait for it (a queue per group of pages);
+ *        absent     insert the run of absent pages IN_FLIGHT (so that
+ *                   nobody else reads them meanwhile) and read it from
+ *                   the backend with the client's own context; on a
+ *                   volume that stepped aside, read the bytes straight
+ *                   into the client's buffer and cache nothing.
+ *
+ * The lock is never held across backend I/O or page copies.  Reads
+ * that return an error leave no pages behind.
+ *
+ * Why the paths without the engine lock are safe (the one statement of
+ * it; other files cite this note, docs/DESIGN.md §9 has it race by
+ * race).  The lock order is the engine lock, then at most one stripe
+ * lock; the hit path holds one stripe lock at a time and never takes
+ * the engine lock while holding one.
+ *
+ *   - Each page is found and pinned under its stripe lock (pool.c:
+ *     adaptra_pool_pin_hit), in which the index and an indexed page's
+ *     state only change with both locks held: a page is either pinned
+ *     before an eviction or invalidation takes it out of the index
+ *     (and is then kept, or freed by the last unpin), or missed.  A
+ *     page missed here and inserted meanwhile is read from the
+ *     backend, which holds the same bytes.
+ *   - Everything else the hit path writes is an atomic: the client's
+ *     counters and last page (the client table's chunks never move,
+ *     volume.c), the counter shards, the page's touch (REFERENCED or
+ *     ACTIVATE, a compare-and-swap, so one of two readers counts a
+ *     read-ahead hit), and the stream's read time, hits, last touch
+ *     and lowest and highest page read (stream.h).
+ *   - The stream is found by id without the lock: if the table frees
+ *     it and gives its slot to a new stream meanwhile (it was the
+ *     least recently used one, or idle for ADAPTRA_STREAM_REAP_NS),
+ *     this request's read time, last touch and hits land on the new
+ *     stream, which read-ahead then takes for slightly more used than
+ *     it is: a heuristic off by a read, never a byte.
+ *   - A look-ahead mark set on a page while such a read copies it (a
+ *     mark re-armed under congestion, readahead.c) is left for the
+ *     next reader, as if it had been set just after.
+ *   - A stepped-aside read's throughput sample is taken only if the
+ *     engine lock is free (a trylock): the estimate is a moving
+ *     average, which loses nothing from a skipped sample, and waiting
+ *     would serialise the reads the path exists to spread.
+ *
+ * Coherency: adaptra_invalidate runs after a write, zero or trim
+ * reached the backend.  It drops the overlapping READY pages and flags
+ * IN_FLIGHT ones STALE, so their completion discards what they read
+ * (which may predate the write).  A page pinned by a copy in progress
+ * (from the locked path or the hit path alike) is freed when the copy
+ * ends; that copy races with the write anyway.  Dropping unindexes a
+ * page under its stripe lock, so a hit that starts after the
+ * invalidation returned misses it.  A write to one volume also
+ * invalidates its range in every other volume of the same size opened
+ * with ADAPTRA_VOLUME_MAY_ALIAS, which may be the same disk.
+ *
+ * A cache hint (NBD_CMD_CACHE) queues prefetch of the absent pages it
+ * names, within the pool's spare pages and unless the volume is
+ * congested or stepped aside, as a job of no stream.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "range.h"
+#include "engine-impl.h"
+
+/* Pages pinned and copied per lock round trip. */
+#define PIN_BATCH 64
+
+/* Frames of a demand run kept on the stack rather than malloc'd. */
+#define RUN_ON_STACK 64
+
+/* No frame can be had (all pinned or in flight): read page p through
+ * without caching it, into the client's buffer if it wants the whole
+ * page, else through a transfer slot.  Lock held on entry and exit,
+ * dropped for the read.
+ */
+static int
+read_uncached (struct adaptra_engine *e, struct adaptra_volume *v, void *ctx,
+               const struct adaptra_request *r, uint64_t p)
+{
+  uint64_t start = p << e->page_shift;
+  uint64_t bytes = adaptra_clamp_to_size (start,
+                                          UINT64_C (1) << e->page_shift,
+                                          v->base + v->size);
+  bool in_client = adaptra_request_covers (r, start, bytes);
+  unsigned char *slot = NULL;
+  struct adaptra_stats *st;
+  int err;
+
+  assert_locked (e);
+  adaptra_unlock (e);
+  if (!in_client)
+    slot = adaptra_bounce_get (&e->bounce, (size_t) 1 << e->page_shift);
+  if (in_client || slot) {
+    err = e->backend.pread (ctx, in_client ? r->buf + (start - r->offset)
+                                           : slot,
+                            (uint32_t) bytes, start - v->base);
+    if (!err && slot) {
+      memset (slot + bytes, 0, ((size_t) 1 << e->page_shift) - bytes);
+      adaptra_copy_out (r, p, e->page_shift, slot);
+    }
+  }
+  else
+    err = ENOMEM;
+  if (slot)
+    adaptra_bounce_put (&e->bounce, slot, (size_t) 1 << e->page_shift);
+  adaptra_lock (e);
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->backend_requests, 1);
+  adaptra_stat_add (err ? &st->backend_errors : &st->backend_bytes,
+                    err ? 1 : bytes);
+  if (!err)
+    __atomic_fetch_add (&v->backend_bytes, bytes, __ATOMIC_RELAXED);
+  return err;
+}
+
+/* The most pages a client's read of pages [p, last) may fetch in one
+ * backend read.  A run that the client's buffer covers is read into it
+ * (up to ADAPTRA_REQUEST_MAX); one that begins or ends in a page the
+ * client wants only part of may need a transfer slot (prefetch.c), so
+ * it is held to a slot, or stops before a partial last page so that
+ * the whole pages go straight to the client.
+ */
+static uint64_t
+demand_run_cap (const struct adaptra_engine *e, const struct adaptra_volume *v,
+                const struct adaptra_request *r, uint64_t p, uint64_t last)
+{
+  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t start = p << e->page_shift;
+  uint64_t want = last - p;
+
+  if (!adaptra_request_covers (r, start,
+                               adaptra_clamp_to_size (start,
+                                                      want << e->page_shift,
+                                                      v->base + v->size))
+      && want > e->slot_pages)
+    want = start >= r->offset ? want - 1 : e->slot_pages;
+  return min_u64 (want, request_max);
+}
+
+/* Read the run of absent pages from *pp (up to last) from the backend
+ * into the pool and the client's buffer; advance *pp past it.  Lock
+ * held on entry and exit, dropped for the read.
+ */
+static int
+read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+          uint64_t stream_id, const struct adaptra_request *r, uint64_t *pp,
+          uint64_t last)
+{
+  struct adaptra_volume *v = c->volume;
+  uint64_t p = *pp;
+  uint64_t cap = demand_run_cap (e, v, r, p, last);
+  /* Most misses are a few pages: spare them a malloc. */
+  uint32_t small[RUN_ON_STACK];
+  uint32_t *heap = cap > RUN_ON_STACK ? malloc (cap * sizeof *heap) : NULL;
+  uint32_t *frames = heap ? heap : small;
+  uint32_t n = 0;
+  uint64_t bytes;
+  int err;
+
+  assert_locked (e);
+  if (cap > RUN_ON_STACK && !heap)
+    return ENOMEM;
+  while (n < cap && adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME) {
+    uint32_t f = adaptra_pool_insert (&e->pool, p + n, stream_id,
+                                      ADAPTRA_METHOD_NONE, 0);
+
+    if (f == ADAPTRA_NO_FRAME)
+      break;
+    frames[n++] = f;
+  }
+  if (n == 0) {
+    free (heap);
+    *pp = p + 1;
+    return read_uncached (e, v, ctx, r, p);
+  }
+  bytes = adaptra_clamp_to_size (p << e->page_shift,
+                                 (uint64_t) n << e->page_shift,
+                                 v->base + v->size);
+  adaptra_unlock (e);
+  err = adaptra_fetch_then_lock (e, v, ctx, p, frames, n, (uint32_t) bytes, r,
+                                 ADAPTRA_NOT_STARTED);
+  free (heap);
+  if (!err)
+    __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
+  *pp = p + n;
+  return err;
+}
+
+bool
+adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
+{
+  bool fast;
+
+  assert_locked (e);
+  switch (e->cfg.bypass) {
+  case ADAPTRA_BYPASS_ALWAYS: fast = true; break;
+  case ADAPTRA_BYPASS_NEVER: fast = false; break;
+  case ADAPTRA_BYPASS_AUTO: default:
+    fast = adaptra_bdp_fast (&v->bdp, v->bypass);
+    break;
+  }
+  if (fast != v->bypass) {
+    __atomic_store_n (&v->bypass, fast, __ATOMIC_RELAXED);
+    adaptra_stat_add (&e->stats.bypass_switches, 1);
+    if (e->cfg.trace) {
+      const struct adaptra_trace t = {
+        .kind = ADAPTRA_TRACE_BYPASS,
+        .bypass = { .volume = v->id, .on = fast,
+                    .read_ns = v->bdp.t, .bytes = v->bdp.n },
+      };
+
+      e->cfg.trace (e->cfg.trace_opaque, &t);
+    }
+  }
+  return fast;
+}
+
+/* Account a read of bytes straight from the backend for client c (or
+ * its error err).  Counters are atomic or per-thread: no lock needed.
+ */
+static void
+count_direct (struct adaptra_engine *e, struct adaptra_client *c,
+              uint64_t bytes, int err)
+{
+  struct adaptra_stats *st = adaptra_stats_here (e);
+
+  adaptra_stat_add (&st->backend_requests, 1);
+  if (err) {
+    adaptra_stat_add (&st->backend_errors, 1);
+    return;
+  }
+  adaptra_stat_add (&st->backend_bytes, bytes);
+  adaptra_stat_add (&st->bypass_bytes, bytes);
+  __atomic_fetch_add (&c->volume->backend_bytes, bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
+}
+
+/* How often the reads of a volume that stepped aside feed the
+ * throughput estimates (read_aside): at most once in this time.  A
+ * sample takes the engine lock, and a stepped-aside read from a fast
+ * backend takes little more than that lock would: sampling every read
+ * would make the lock a serial section of every such read, which this
+ * path exists to avoid.  A backend whose reads take this long or more
+ * is still sampled at every read of a client at queue depth 1, so
+ * read-ahead comes back within the reads bdp.h's averages need to see
+ * a slowdown (at queue depth N, within N times as many).  Time-based,
+ * the samples are an unbiased pick of the reads, where sampling every
+ * slow read and some of the fast ones would weigh a few slow reads of
+ * a fast backend up.
+ */
+#define ASIDE_SAMPLE_NS UINT64_C (1000000)
+
+/* Client c's read of the absent pages [p, p + n) of request r, when
+ * its volume stepped aside: straight from the backend into the
+ * client's buffer, without the engine lock (from the lockless path,
+ * or from read_direct, which drops it).  The throughput sample that
+ * keeps the step-aside decision current is taken once every
+ * ASIDE_SAMPLE_NS and only if the engine lock is free: losing some
+ * samples under contention costs the estimate nothing (it is a moving
+ * average over many reads), waiting for the lock would serialise the
+ * reads this path exists to spread.
+ */
+static int
+read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+            const struct adaptra_request *r, uint64_t p, uint64_t n)
+{
+  uint64_t start = max_u64 (p << e->page_shift, r->offset);
+  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  uint64_t t0, t1;
+  int err;
+
+  assert_unlocked (e);
+  t0 = adaptra_now (e);
+  err = e->backend.pread (ctx, r->buf + (start - r->offset),
+                          (uint32_t) (end - start), start - c->volume->base);
+  t1 = adaptra_now (e);
+  count_direct (e, c, end - start, err);
+  if (!err &&
+      t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
+      >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
+    __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
+    adaptra_bdp_sample (&e->bdp, end - start, t1 - t0);
+    adaptra_bdp_sample (&c->volume->bdp, end - start, t1 - t0);
+    adaptra_steps_aside (e, c->volume);
+    adaptra_unlock (e);
+  }
+  return err;
+}
+
+/* A volume that stepped aside: read the bytes the request wants of
+ * the run of absent pages from *pp (up to last) straight from the
+ * backend into the client's buffer, caching nothing; advance *pp past
+ * the run.  Lock held on entry and exit, dropped for the read.
+ */
+static int
+read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
+{
+  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t p = *pp, n = 1;
+  int err;
+
+  assert_locked (e);
+  while (p + n < last && n < request_max &&
+         adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME)
+    n++;
+  adaptra_unlock (e);
+  err = read_aside (e, c, ctx, r, p, n);
+  adaptra_lock (e);
+  *pp = p + n;
+  return err;
+}
+
+/* new_access (below) for a page of no stream: client c's own last
+ * page.  An atomic exchange: the hit path calls it without the lock.
+ */
+static bool
+client_new_access (struct adaptra_client *c, uint64_t p)
+{
+  return __atomic_exchange_n (&c->touched, p + 1, __ATOMIC_RELAXED) != p + 1;
+}
+
+/* new_access (below) for a page of stream s: the stream's last page
+ * and reader.  An atomic exchange, for the hit path too.
+ */
+static bool
+stream_new_access (struct adaptra_stream *s, int client, uint64_t p)
+{
+  uint64_t key = adaptra_stream_touch_key (client, p);
+
+  return atomic_exchange_explicit (&s->touched, key, memory_order_relaxed)
+    != key;
+}
+
+/* Count the first client touch of a read-ahead page (adaptra_pool_touch
+ * said so) of the given method for client c and stream s (NULL: none
+ * lives).  Lock held or not: the counters are atomic.
+ */
+static void
+count_readahead_hit (struct adaptra_engine *e, struct adaptra_client *c,
+                     struct adaptra_stream *s, unsigned method)
+{
+  adaptra_stats_count_hits (adaptra_stats_here (e), method, 1);
+  __atomic_fetch_add (&c->readahead_hits, 1, __ATOMIC_RELAXED);
+  if (s)
+    atomic_fetch_add_explicit (&s->hits, 1, memory_order_relaxed);
+}
+
+/* Successive touches of one page by one reader are one access, as the
+ * seed counts a page accessed only when prev_index != index.  A scan
+ * in 512-byte reads touches each 4 KiB page 8 times; counted as 8
+ * accesses, the second would flag the page for activation, and the
+ * scan would fill the active list (half the pool) and push the hot
+ * pages out.  The reader is the page's stream, while it lives, with
+ * the client that read it (so scans interleaved on one connection each
+ * keep their own last page, and two clients reading one page make two
+ * accesses); else the client.  A page read, another page, then the
+ * first again is a second access: that is reuse.
+ *
+ * Returns true if this touch of page p (of stream id) by client is not
+ * the same access as the one before, and remembers it either way.
+ */
+static bool
+new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
+{
+  struct adaptra_stream *s = adaptra_streams_get (&e->streams, id);
+  struct adaptra_client *c;
+
+  assert_locked (e);
+  if (s)
+    return stream_new_access (s, client, p);
+  if ((c = adaptra_client_of (e, client)) == NULL)
+    return true;
+  return client_new_access (c, p);
+}
+
+/* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
+ * them out without the lock, unpin them.  Lock held on entry and exit,
+ * dropped for the copy.
+ */
+static void
+copy_ready (struct adaptra_engine *e, int client,
+            const struct adaptra_request *r, uint64_t *pp, uint64_t last)
+{
+  struct adaptra_client *c = adaptra_client_of (e, client);
+  const struct adaptra_page *page;
+  uint32_t batch[PIN_BATCH];
+  uint64_t p = *pp;
+  uint32_t n = 0, i, f;
+
+  assert_locked (e);
+  while (p + n < last && n < PIN_BATCH &&
+         (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
+         (page = adaptra_pool_page (&e->pool, f))->state ==
+         ADAPTRA_PAGE_READY) {
+    adaptra_pool_pin (&e->pool, f);
+    if (new_access (e, client, page->stream_id, p + n) &&
+        adaptra_pool_touch (&e->pool, f))
+      count_readahead_hit (e, c,
+                           adaptra_streams_get (&e->streams, page->stream_id),
+                           page->method);
+    batch[n++] = f;
+  }
+  adaptra_unlock (e);
+  for (i = 0; adaptra_pool_has_data (&e->pool) && i < n; i++)
+    adaptra_copy_out (r, p + i, e->page_shift,
+                      adaptra_pool_data (&e->pool, batch[i]));
+  adaptra_lock (e);
+  for (i = 0; i < n; i++)
+    if (adaptra_pool_unpin (&e->pool, batch[i]))
+      adaptra_pool_release (&e->pool, batch[i]);
+  *pp = p + n;
+}
+
+/* Release the hit pins of frames[0..n) (ADAPTRA_NO_FRAME: none)
+ * without the engine lock, taking it only to free a frame whose last
+ * pin this was after a write dropped it.
+ */
+static void
+unpin_hits (struct adaptra_engine *e, const uint32_t *frames, uint32_t n)
+{
+  uint32_t i;
+
+  assert_unlocked (e);
+  for (i = 0; i < n; i++)
+    if (frames[i] != ADAPTRA_NO_FRAME &&
+        adaptra_pool_unpin (&e->pool, frames[i])) {
+      adaptra_lock (e);
+      adaptra_pool_release (&e->pool, frames[i]);
+      adaptra_unlock (e);
+    }
+}
+
+/* Count a read of count bytes by client c.  Lock held or not. */
+static void
+count_request (struct adaptra_client *c, uint32_t count)
+{
+  __atomic_fetch_add (&c->requests, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&c->bytes, count, __ATOMIC_RELAXED);
+}
+
+/* May the hit path serve this page it pinned alone?  One without a
+ * look-ahead mark (so no decision), of no stream or of the request's
+ * stream *stream (set here from the first page that has one): a
+ * request of pages of two streams takes the lock, which advances one.
+ */
+static bool
+hit_alone (const struct adaptra_page *page, uint64_t *stream)
+{
+  if (page->flags & ADAPTRA_PG_MARK)
+    return false;
+  if (page->stream_id == 0)
+    return true;
+  if (*stream == 0)
+    *stream = page->stream_id;
+  return page->stream_id == *stream;
+}
+
+/* *x = max (*x, v) if up, else min (*x, v), atomically. */
+static void
+extend_to (_Atomic uint64_t *x, uint64_t v, bool up)
+{
+  uint64_t old = atomic_load_explicit (x, memory_order_relaxed);
+
+  while ((up ? v > old : v < old) &&
+         !atomic_compare_exchange_weak_explicit (x, &old, v,
+                                                 memory_order_relaxed,
+                                                 memory_order_relaxed))
+    ;
+}
+
+/* Would a read of pages span of live stream s leave its expected page
+ * where it is (within ADAPTRA_STREAM_LAG)?  Lock not needed.
+ */
+static bool
+within_lag (const struct adaptra_stream *s, struct adaptra_span span)
+{
+  uint64_t next = atomic_load_explicit (&s->next, memory_order_relaxed);
+
+  return span.first + ADAPTRA_STREAM_LAG >= next &&
+    span.last <= next + ADAPTRA_STREAM_LAG;
+}
+
+/* The read path without the engine lock (step 0 of the note above,
+ * which says why it is safe), for the requests that need no read-ahead
+ * decision: every page the request wants is either READY and without a
+ * look-ahead mark (hit_alone), or, if its volume stepped aside, absent
+ * (read straight from the backend, caching nothing); and if its pages
+ * are a live stream's, the read is within ADAPTRA_STREAM_LAG of the
+ * stream's expected page, which the locked path would move by less
+ * than that.  Such a request needs only pins, the client's counters,
+ * the touch, a first touch's read-ahead hit, the stream's read time
+ * and last touch, the copies and the direct reads.  Anything else, or
+ * a request of more than PIN_BATCH pages, returns false with nothing
+ * counted or pinned, for the locked path.  Lock not held.
+ */
+static bool
+read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
+               uint32_t count, uint64_t offset, int *err)
+{
+  struct adaptra_client *c = adaptra_client_of (e, client);
+  struct adaptra_request r = { .buf = buf, .count = count };
+  struct adaptra_stream *s = NULL, *ps;  /* the request's, the page's */
+  const struct adaptra_page *page;
+  const struct adaptra_volume *v;
+  struct adaptra_span span;
+  struct adaptra_stats *st;
+  uint32_t batch[PIN_BATCH];
+  uint64_t stream = 0;
+  uint32_t n, i, run;
+  bool aside;
+
+  assert_unlocked (e);
+  if (!c)
+    return false;
+  v = c->volume;
+  if (offset > v->size || count > v->size - offset)
+    return false;
+  aside = __atomic_load_n (&v->bypass, __ATOMIC_RELAXED);
+  r.offset = v->base + offset;
+  span = adaptra_span_of (r.offset, count, e->page_shift);
+  if (span.last - span.first > PIN_BATCH)
+    return false;
+  for (n = 0; span.first + n < span.last; n++) {
+    uint32_t f = adaptra_pool_pin_hit (&e->pool, span.first + n);
+
+    batch[n] = f;
+    if (f == ADAPTRA_NO_FRAME ? !aside
+        : !hit_alone (adaptra_pool_page (&e->pool, f), &stream)) {
+      unpin_hits (e, batch, n + 1);
+      return false;
+    }
+  }
+  if (stream && (s = adaptra_streams_get (&e->streams, stream)) != NULL &&
+      !within_lag (s, span)) {
+    unpin_hits (e, batch, n);
+    return false;
+  }
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->client_requests, 1);
+  adaptra_stat_add (&st->client_bytes, count);
+  if (aside)
+    adaptra_stat_add (&st->bypass_requests, 1);
+  count_request (c, count);
+  *err = 0;
+  for (i = 0; i < n; i += run) {
+    run = 1;
+    if (batch[i] == ADAPTRA_NO_FRAME) {
+      while (i + run < n && batch[i + run] == ADAPTRA_NO_FRAME)
+        run++;
+      if (!*err)
+        *err = read_aside (e, c, ctx, &r, span.first + i, run);
+      continue;
+    }
+    page = adaptra_pool_page (&e->pool, batch[i]);
+    ps = page->stream_id == stream ? s : NULL;
+    if ((ps ? stream_new_access (ps, client, span.first + i)
+         : client_new_access (c, span.first + i)) &&
+        adaptra_pool_touch (&e->pool, batch[i]))
+      count_readahead_hit (e, c, ps, page->method);
+    if (adaptra_pool_has_data (&e->pool))
+      adaptra_copy_out (&r, span.first + i, e->page_shift,
+                        adaptra_pool_data (&e->pool, batch[i]));
+  }
+  if (s) {
+    atomic_store_explicit (&s->atime_ns, adaptra_now (e),
+                           memory_order_relaxed);
+    extend_to (&s->lockless_low, span.first, false);
+    extend_to (&s->lockless_high, span.last, true);
+  }
+  unpin_hits (e, batch, n);
+  return true;
+}
+
+/* Step 1 of the read path: the request's one read-ahead decision.
+ * Returns the stream id that pages read on demand should carry.  Lock
+ * held.
+ */
+static uint64_t
+decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
+        struct adaptra_span span)
+{
+  uint32_t mark = ADAPTRA_NO_FRAME;
+  uint64_t seen_stream = 0;
+  struct adaptra_stream *s;
+  uint64_t p;
+
+  assert_locked (e);
+  for (p = span.first; p < span.last; p++) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+    if (f == ADAPTRA_NO_FRAME)
+      return adaptra_readahead_miss (e, v, client, span.first, span.last, p);
+    if (!seen_stream)
+      seen_stream = adaptra_pool_page (&e->pool, f)->stream_id;
+    if (mark == ADAPTRA_NO_FRAME && adaptra_pool_take_mark (&e->pool, f))
+      mark = f;
+  }
+  if (mark != ADAPTRA_NO_FRAME) {
+    adaptra_readahead_mark (e, v, client, span.first, span.last, mark);
+    return 0;
+  }
+  s = adaptra_streams_get (&e->streams, seen_stream);
+  if (s)
+    adaptra_streams_advance (&e->streams, s, span.first, span.last,
+                             adaptra_now (e));
+  return 0;
+}
+
+int
+adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+              uint32_t count, uint64_t offset)
+{
+  struct adaptra_request r = { .buf = buf, .count = count };
+  struct adaptra_span span;
+  struct adaptra_client *c;
+  struct adaptra_volume *v;
+  struct adaptra_stats *st;
+  uint64_t stream_id = 0;
+  bool blocked = false, bypass;
+  uint64_t p;
+  int err = 0;
+
+  if (count == 0 || read_unlocked (e, client, ctx, buf, count, offset, &err))
+    return err;
+  adaptra_lock (e);
+  c = adaptra_client_of (e, client);
+  if (!c || offset > c->volume->size || count > c->volume->size - offset) {
+    adaptra_unlock (e);
+    return EINVAL;
+  }
+  v = c->volume;
+  r.offset = v->base + offset;
+  st = adaptra_stats_here (e);
+  adaptra_stat_add (&st->client_requests, 1);
+  adaptra_stat_add (&st->client_bytes, count);
+  count_request (c, count);
+  adaptra_streams_reap_one (&e->streams, adaptra_now (e));
+
+  span = adaptra_span_of (r.offset, count, e->page_shift);
+  /* A volume that stepped aside makes no decision and caches no miss;
+   * what the pool holds of it is still served.
+   */
+  bypass = adaptra_steps_aside (e, v);
+  if (bypass)
+    adaptra_stat_add (&st->bypass_requests, 1);
+  else
+    stream_id = decide (e, client, v, span);
+
+  p = span.first;
+  while (p < span.last && !err) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+    if (f == ADAPTRA_NO_FRAME && bypass)
+      err = read_direct (e, c, ctx, &r, &p, span.last);
+    else if (f == ADAPTRA_NO_FRAME) {
+      err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
+      /* adaptra_fetch_then_lock touched the pages it read for the client. */
+      if (!err)
+        new_access (e, client, stream_id, p - 1);
+    }
+    else if (adaptra_pool_page (&e->pool, f)->state == ADAPTRA_PAGE_READY)
+      copy_ready (e, client, &r, &p, span.last);
+    else {
+      if (!blocked) {
+        struct adaptra_stream *s =
+          adaptra_streams_get (&e->streams,
+                               adaptra_pool_page (&e->pool, f)->stream_id);
+
+        adaptra_stat_add (&st->io_block, 1);
+        if (s)
+          s->late++;
+        blocked = true;
+      }
+      if (!adaptra_prefetch_steal (e, p, span.last, ctx))
+        adaptra_wait (e, adaptra_wait_queue (e, p));
+    }
+  }
+  adaptra_unlock (e);
+  return err;
+}
+
+void
+adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
+                    uint64_t count)
+{
+  const struct adaptra_volume *v, *other;
+  struct adaptra_span span;
+  uint64_t n = 0;
+  size_t i;
+
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  if (v) {
+    count = adaptra_clamp_to_size (offset, count, v->size);
+    for (i = 0; i < e->nvolumes; i++) {
+      other = e->volumes[i];
+      if (other == v ||
+          (other && (other->flags & ADAPTRA_VOLUME_MAY_ALIAS) &&
+           other->size == v->size)) {
+        span = adaptra_span_of (other->base + offset, count, e->page_shift);
+        n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
+      }
+    }
+  }
+  adaptra_unlock (e);
+  adaptra_stat_add (&e->stats.invalidated, n);
+}
+
+void
+adaptra_cache_hint (struct adaptra_engine *e, int client, uint64_t offset,
+                    uint64_t count)
+{
+  struct adaptra_client *c;
+  struct adaptra_span span;
+  uint64_t spare;
+
+  adaptra_stat_add (&e->stats.cache_hints, 1);
+  adaptra_lock (e);
+  c = adaptra_client_of (e, client);
+  /* A volume that stepped aside has nothing to gain from a prefetch. */
+  count = c && !c->volume->bypass
+    ? adaptra_clamp_to_size (offset, count, c->volume->size) : 0;
+  if (count > 0 && !adaptra_prefetch_congested (e, c->volume)) {
+    span = adaptra_span_of (c->volume->base + offset, count, e->page_shift);
+    spare = adaptra_pool_spare (&e->pool);
+    if (span.last - span.first > spare)
+      span.last = span.first + spare;
+    adaptra_prefetch_dispatch (e, c->volume, span.first, span.last,
+                               UINT64_MAX, 0, ADAPTRA_METHOD_NONE, 0);
+  }
+  else if (count > 0)
+    adaptra_stat_add (&e->stats.io_congestion, 1);
+  adaptra_unlock (e);
+}
+
+uint64_t
+adaptra_cache_room (struct adaptra_engine *e, int client)
+{
+  struct adaptra_client *c;
+  uint64_t room = 0;
+
+  adaptra_lock (e);
+  c = adaptra_client_of (e, client);
+  if (c && !c->volume->bypass && !adaptra_prefetch_congested (e, c->volume))
+    room = adaptra_pool_spare (&e->pool) << e->page_shift;
+  adaptra_unlock (e);
+  return room;
+}

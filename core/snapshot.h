@@ -1,0 +1,45 @@
+/* snapshot.h: the engine's live counters, in per-thread shards.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The read path counts in shards, one per thread in turn, each on its
+ * own cache lines, as Linux's per-CPU vm_event_states; the snapshots
+ * (snapshot.c, API in engine.h) sum them.  adaptra_stats_here
+ * (engine-impl.h) gives a thread its shard of an engine's counters.
+ */
+
+#ifndef ADAPTRA_SNAPSHOT_H
+#define ADAPTRA_SNAPSHOT_H
+
+#include "adaptra/stats.h"
+
+/* Shards of the read path's counters, and the cache line that keeps
+ * them apart.
+ */
+#define ADAPTRA_STAT_SHARDS 16
+#define ADAPTRA_CACHE_LINE 64
+
+/* One shard of live counters, alone on its cache lines. */
+struct adaptra_stats_shard {
+  _Alignas (ADAPTRA_CACHE_LINE) struct adaptra_stats s;
+};
+
+/* This thread's shard number plus one (0: none yet), and the next
+ * to give out: threads take shards in turn.
+ */
+extern _Thread_local unsigned adaptra_shard_token;
+extern unsigned adaptra_shard_next;
+
+/* This thread's shard, [0, ADAPTRA_STAT_SHARDS).  Any thread. */
+static inline unsigned
+adaptra_shard_here (void)
+{
+  if (adaptra_shard_token == 0)
+    adaptra_shard_token = __atomic_fetch_add (&adaptra_shard_next, 1,
+                                              __ATOMIC_RELAXED) %
+      ADAPTRA_STAT_SHARDS + 1;
+  return adaptra_shard_token - 1;
+}
+
+#endif /* ADAPTRA_SNAPSHOT_H */

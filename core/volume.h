@@ -1,0 +1,85 @@
+/* volume.h: volumes and clients, as the engine keeps them.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* A volume is one export in the engine's byte space; a client is one
+ * connection reading a volume (engine.h has the API, volume.c the
+ * tables).  The engine finds them by id through adaptra_volume_of and
+ * adaptra_client_of (engine-impl.h).  Fields say whether they are the
+ * engine lock's or atomics; why the atomic ones may be read and
+ * written without the lock: read.c's note.
+ */
+
+#ifndef ADAPTRA_VOLUME_H
+#define ADAPTRA_VOLUME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bdp.h"
+
+struct adaptra_engine;
+
+/* A volume (engine.h): its place in the engine's byte space, and the
+ * contexts through which workers read it.
+ */
+struct adaptra_volume {
+  int id;
+  unsigned flags;               /* enum adaptra_volume_flag */
+  char name[64];
+  uint64_t size;                /* bytes */
+  uint64_t base;                /* its byte 0 in the engine's byte space */
+  uint64_t first_page, end_page; /* its pages [first_page, end_page) */
+  void **ctxs;                  /* background contexts, nctx of them */
+  unsigned nctx;
+  unsigned running;             /* its jobs being read now */
+  unsigned clients;             /* open clients */
+  struct adaptra_bdp bdp;       /* its backend's reads, for step-aside */
+  bool bypass;                  /* stepped aside: the backend is as fast
+                                   as the pool (adaptra_bdp_fast); written
+                                   atomically, the hit path reads it */
+  uint64_t aside_sampled_ns;    /* last throughput sample of the
+                                   lockless stepped-aside path (atomic,
+                                   read.c: read_aside) */
+  uint64_t flight_bytes;        /* its prefetch queued or running */
+  uint64_t client_bytes;        /* read by its closed clients (the open
+                                   ones count their own) */
+  uint64_t backend_bytes;       /* added atomically: the stepped-aside
+                                   path counts without the lock */
+  uint64_t readahead_hits;      /* of its closed clients, as client_bytes:
+                                   a counter every reader of the volume
+                                   bumped would be one cache line shared
+                                   by every core's hits */
+};
+
+/* A client.  used, requests, bytes, readahead_hits and touched are
+ * read and written with atomics: the hit path counts and touches
+ * without the engine lock (read.c).  The rest is the engine lock's.
+ */
+struct adaptra_client {
+  bool used;
+  struct adaptra_volume *volume;
+  char name[64];
+  uint64_t requests, bytes;     /* its reads */
+  uint64_t readahead_hits;      /* pages it read that read-ahead brought */
+  uint64_t backend_bytes;       /* bytes its own misses read (added
+                                   atomically, as the volume's) */
+  uint64_t streams_started;
+  uint64_t touched;             /* last page it touched outside a live
+                                   stream, plus one (read.c) */
+};
+
+/* The client table grows by chunks that never move, so that the hit
+ * path may find a client without the engine lock: chunk k holds
+ * ADAPTRA_CLIENT_CHUNK0 << k clients.
+ */
+#define ADAPTRA_CLIENT_CHUNK0 8
+#define ADAPTRA_CLIENT_CHUNKS 32
+
+/* Free every volume and the client table, at the engine's end: no
+ * worker runs and no job is queued.  Lock not held.
+ */
+extern void adaptra_volumes_free (struct adaptra_engine *e);
+
+#endif /* ADAPTRA_VOLUME_H */

@@ -1,0 +1,181 @@
+/* metrics.c: the Prometheus scrape endpoint over libmicrohttpd.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <nbdkit-filter.h>
+
+#include "metrics.h"
+
+/* The Prometheus text format's content type. */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* A scrape's body is the socket's reply: at most this much. */
+#define METRICS_MAX_BODY (16 * 1024 * 1024)
+
+static char *host, *port;       /* from adaptra-metrics, NULL: off */
+static int listen_fd = -1;
+static struct MHD_Daemon *daemon_;
+static metrics_render_fn render_fn;
+
+int
+metrics_config (const char *value)
+{
+  const char *colon = strrchr (value, ':');
+  const char *h = METRICS_DEFAULT_ADDR, *p = value;
+  size_t hlen = strlen (h);
+
+  if (colon != NULL) {
+    h = value;
+    hlen = colon - value;
+    p = colon + 1;
+    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']')
+      h++, hlen -= 2;
+  }
+  if (hlen == 0 || *p == '\0' || strspn (p, "0123456789") != strlen (p)) {
+    nbdkit_error ("adaptra-metrics=%s is not [ADDR:]PORT", value);
+    return -1;
+  }
+  free (host);
+  free (port);
+  host = strndup (h, hlen);
+  port = strdup (p);
+  if (host == NULL || port == NULL) {
+    nbdkit_error ("adaptra-metrics: %m");
+    return -1;
+  }
+  return 0;
+}
+
+int
+metrics_listen (void)
+{
+  struct addrinfo hints = {
+    .ai_socktype = SOCK_STREAM,
+    .ai_flags = AI_NUMERICSERV,
+  };
+  struct addrinfo *ai;
+  int r, one = 1;
+
+  if (host == NULL)
+    return 0;
+  r = getaddrinfo (host, port, &hints, &ai);
+  if (r != 0) {
+    nbdkit_error ("adaptra-metrics=%s:%s: %s", host, port, gai_strerror (r));
+    return -1;
+  }
+  listen_fd = socket (ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC,
+                      ai->ai_protocol);
+  if (listen_fd == -1 ||
+      setsockopt (listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one)
+      == -1 ||
+      bind (listen_fd, ai->ai_addr, ai->ai_addrlen) == -1 ||
+      listen (listen_fd, SOMAXCONN) == -1) {
+    nbdkit_error ("adaptra-metrics=%s:%s: cannot listen: %m", host, port);
+    freeaddrinfo (ai);
+    if (listen_fd >= 0)
+      close (listen_fd);
+    listen_fd = -1;
+    return -1;
+  }
+  freeaddrinfo (ai);
+  nbdkit_debug ("adaptra-metrics: listening on %s:%s", host, port);
+  return 0;
+}
+
+static enum MHD_Result
+reply (struct MHD_Connection *conn, unsigned status, const char *type,
+       const char *body, size_t len)
+{
+  struct MHD_Response *r;
+  enum MHD_Result ret;
+
+  r = MHD_create_response_from_buffer (len, (void *) body,
+                                       MHD_RESPMEM_MUST_COPY);
+  if (r == NULL)
+    return MHD_NO;
+  MHD_add_response_header (r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  ret = MHD_queue_response (conn, status, r);
+  MHD_destroy_response (r);
+  return ret;
+}
+
+static enum MHD_Result
+answer (void *cls, struct MHD_Connection *conn, const char *url,
+        const char *method, const char *version, const char *upload_data,
+        size_t *upload_data_size, void **con_cls)
+{
+  static const char not_found[] = "adaptra serves /metrics only\n";
+  static const char not_allowed[] = "GET /metrics only\n";
+  struct adaptra_strbuf body = ADAPTRA_STRBUF_INIT (METRICS_MAX_BODY);
+  enum MHD_Result ret;
+
+  if (strcmp (method, MHD_HTTP_METHOD_GET) != 0 &&
+      strcmp (method, MHD_HTTP_METHOD_HEAD) != 0)
+    return reply (conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+                  not_allowed, sizeof not_allowed - 1);
+  if (strcmp (url, "/metrics") != 0)
+    return reply (conn, MHD_HTTP_NOT_FOUND, "text/plain",
+                  not_found, sizeof not_found - 1);
+  render_fn (&body);
+  if (body.overflow) {
+    adaptra_strbuf_free (&body);
+    return reply (conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+                  "out of memory\n", 14);
+  }
+  ret = reply (conn, MHD_HTTP_OK, METRICS_CONTENT_TYPE,
+               body.data ? body.data : "", body.len);
+  adaptra_strbuf_free (&body);
+  return ret;
+}
+
+int
+metrics_start (metrics_render_fn render)
+{
+  if (listen_fd == -1)
+    return 0;
+  render_fn = render;
+  daemon_ = MHD_start_daemon (MHD_USE_INTERNAL_POLLING_THREAD |
+                              MHD_USE_POLL,
+                              0, NULL, NULL, answer, NULL,
+                              MHD_OPTION_LISTEN_SOCKET, listen_fd,
+                              MHD_OPTION_CONNECTION_LIMIT,
+                              (unsigned) METRICS_MAX_CONNECTIONS,
+                              MHD_OPTION_CONNECTION_TIMEOUT,
+                              (unsigned) METRICS_TIMEOUT_SECS,
+                              MHD_OPTION_END);
+  if (daemon_ == NULL) {
+    nbdkit_error ("adaptra-metrics=%s:%s: cannot start the HTTP server",
+                  host, port);
+    return -1;
+  }
+  return 0;
+}
+
+void
+metrics_stop (void)
+{
+  if (daemon_ != NULL) {
+    MHD_stop_daemon (daemon_);  /* closes listen_fd too */
+    daemon_ = NULL;
+    listen_fd = -1;
+  }
+  if (listen_fd >= 0) {
+    close (listen_fd);
+    listen_fd = -1;
+  }
+  free (host);
+  free (port);
+  host = port = NULL;
+}

@@ -1,0 +1,27 @@
+/* runas.h: start-up checks as the user nbdkit will run as (-u, -g).
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* nbdkit calls a filter's .config_complete as the user it was started
+ * as (root, with -u), and changes to -u USER and -g GROUP only later,
+ * without telling filters.  A directory the filter will write at run
+ * time (boot profiles, the statistics socket's) must be writable by
+ * that user, or the failure would only show at run time.  So the user
+ * is read from nbdkit's own command line, and the directory's modes
+ * are checked for it.
+ */
+
+#ifndef ADAPTRA_RUNAS_H
+#define ADAPTRA_RUNAS_H
+
+/* If nbdkit will change user, check that dir is writable (and
+ * searchable) by that user, as nbdkit leaves it: the -u user, the -g
+ * group (without -g, root's group 0, which nbdkit keeps), and no other
+ * group.  Returns 0, or -1 after an nbdkit_error naming param, dir,
+ * the user and the directory's mode and owner.  Does nothing (0) when
+ * nbdkit will not change user.
+ */
+extern int runas_check_dir (const char *param, const char *dir);
+
+#endif /* ADAPTRA_RUNAS_H */

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# test-build-chroot.sh: the package builds in a clean Debian 12 chroot.
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# debian/control's Build-Depends are complete: a minimal Debian 12
+# chroot (debootstrap's buildd variant: essential packages and
+# build-essential) gets only the declared build dependencies (apt-get
+# build-dep on the source tree), and dpkg-buildpackage -us -uc -b must
+# then build the package, as a clean builder (sbuild, a CI builder)
+# would.  A test-deb.sh on a development machine cannot see a missing
+# Build-Depends, since the machine has everything.
+#
+#   tests/debian/test-build-chroot.sh
+#
+# Needs root, debootstrap, and a Debian mirror (the one apt uses here);
+# exits 77 (skip) without them.  Writes only under a temporary
+# directory, which it removes.  Prints the seconds of each step.
+
+set -euo pipefail
+
+skip () { echo "$0: SKIP: $*"; exit 77; }
+fail () { echo "$0: FAIL: $*" >&2; exit 1; }
+step_start=$SECONDS
+step () { echo "test-build-chroot: $* (+$((SECONDS - step_start)) s)"; step_start=$SECONDS; }
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+suite=bookworm
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, chroot)"
+command -v debootstrap > /dev/null || skip "debootstrap is not installed"
+git -C "$top" rev-parse --git-dir > /dev/null 2>&1 || skip "not a git checkout"
+
+# The mirror apt uses on this machine (deb822 or one-line sources).
+mirror=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' \
+           /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+[ -n "$mirror" ] ||
+  mirror=$(awk '$1 == "deb" && $3 == "'"$suite"'" { print $2; exit }' \
+             /etc/apt/sources.list 2>/dev/null)
+[ -n "$mirror" ] || skip "no Debian mirror in apt's sources"
+
+work=$(mktemp -d /tmp/adaptra-chroot.XXXXXX)
+root=$work/root
+cleanup ()
+{
+  umount "$root/proc" 2>/dev/null || :
+  rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+
+if ! debootstrap --variant=buildd "$suite" "$root" "$mirror" \
+     > "$work/debootstrap.log" 2>&1; then
+  tail -n 20 "$work/debootstrap.log"
+  skip "debootstrap $suite $mirror failed (no mirror reachable?)"
+fi
+step "debootstrap --variant=buildd $suite"
+mount -t proc proc "$root/proc"
+
+mkdir -p "$root/build/adaptra"
+(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$root/build/adaptra")
+
+# in_chroot CMD: runs CMD in the source tree inside the chroot.
+in_chroot ()
+{
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    DEBIAN_FRONTEND=noninteractive HOME=/root LC_ALL=C.UTF-8 \
+    /bin/sh -c "cd /build/adaptra && $1"
+}
+
+in_chroot 'apt-get update -q && apt-get build-dep -y -q ./' \
+  > "$work/build-dep.log" 2>&1 ||
+  { tail -n 30 "$work/build-dep.log"; fail "apt-get build-dep"; }
+step "apt-get build-dep: $(grep -c '^Setting up ' "$work/build-dep.log") packages"
+
+in_chroot 'dpkg-buildpackage -us -uc -b' > "$work/build.log" 2>&1 || {
+  tail -n 40 "$work/build.log"
+  # configure's own verdict (a missing library) is above config.log's dump.
+  grep -m 1 '^configure: error:' "$work/build.log" || :
+  fail "dpkg-buildpackage in a clean $suite"
+}
+ls "$root"/build/nbdkit-adaptra-filter_*.deb > /dev/null ||
+  fail "no .deb was built"
+step "dpkg-buildpackage: $(basename "$root"/build/nbdkit-adaptra-filter_*.deb)"
+echo "test-build-chroot: ok"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# test-docs.sh: README and man page match the parameter and command tables.
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# nbdkit --help is generated from the one parameter table
+# (core/config.c) and the control socket's "help" from the one command
+# table (control/control.c); check_docs.py compares both with
+# README.md's parameter table and protocol list and with the man page's
+# SYNOPSIS, PARAMETERS and STATISTICS AND CONTROL.  Every tool
+# Makefile.am installs (bin_PROGRAMS) is named in the README, in the
+# Debian package's description and in the filter page's SEE ALSO.
+
+source "$(dirname "$0")/functions.sh"
+: "${srcdir:=.}"
+
+run_nbdkit null --help > "$tmpdir/nbdkit-help"
+
+sock=$tmpdir/stats.sock
+run_nbdkit -U "$tmpdir/nbd.sock" null adaptra-stats="$sock" \
+  --run "$client adaptra-stat '$sock' --command help" > "$tmpdir/control-help"
+
+/usr/bin/python3 "$srcdir/tests/integration/check_docs.py" \
+  "$tmpdir/nbdkit-help" "$tmpdir/control-help" \
+  "$srcdir/README.md" "$srcdir/plugin/nbdkit-adaptra-filter.pod"
+
+tools=$(sed -n 's|^bin_PROGRAMS +\{0,1\}= *[a-z]*/\(adaptra-[a-z]*\)$|\1|p' \
+          "$srcdir/Makefile.am")
+test "$(echo "$tools" | wc -w)" -ge 3
+for tool in $tools; do
+  grep -q "\`$tool\`" "$srcdir/README.md" ||
+    { echo "README.md does not name $tool"; exit 1; }
+  sed -n '/^Description:/,$p' "$srcdir/debian/control" | grep -qw "$tool" ||
+    { echo "debian/control's description does not name $tool"; exit 1; }
+  sed -n '/^=head1 SEE ALSO/,/^=head1/p' \
+      "$srcdir/plugin/nbdkit-adaptra-filter.pod" | grep -q "L<$tool(1)>" ||
+    { echo "nbdkit-adaptra-filter(1)'s SEE ALSO lacks $tool(1)"; exit 1; }
+done
+echo "tools: $tools"

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test-metrics.sh: adaptra-metrics serves /metrics to Prometheus over HTTP.
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# With adaptra-metrics=PORT the filter answers GET /metrics on the
+# loopback address only, in the Prometheus text format (promtool check
+# metrics passes it, during reads), with adaptra_build_info and the
+# pool's size and use; other paths get 404, other methods 405.  A
+# taken port and a bad value stop nbdkit at start-up with one line
+# naming the parameter.
+
+source "$(dirname "$0")/functions.sh"
+requires promtool --version
+requires curl --version
+
+# A port nobody listens on now (the kernel's pick, released).
+port=$(/usr/bin/python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+url=http://127.0.0.1:$port/metrics
+sock=$tmpdir/nbd.sock
+
+# bypass=never: the RAM disk is fast enough for adaptra to step aside.
+run_nbdkit -U "$sock" -P "$tmpdir/pid" memory 64M adaptra-pool=64M \
+  adaptra-bypass=never adaptra-metrics="$port"
+cleanup_fns+=('kill "$(cat "$tmpdir/pid")"')
+for _ in $(seq 100); do [ -s "$tmpdir/pid" ] && break; sleep 0.1; done
+
+# Loopback only, by default.
+ss -ltnH "sport = :$port" > "$tmpdir/listening"
+cat "$tmpdir/listening"
+test "$(wc -l < "$tmpdir/listening")" -eq 1
+grep -q " 127\.0\.0\.1:$port " "$tmpdir/listening"
+
+# A scrape during reads, one after: both well formed, with the version
+# and the pool (64M of pages less a sixteenth for transfer buffers).
+scan "$sock" 0 32 &
+reader=$!
+curl -sSf -D "$tmpdir/headers" "$url" > "$tmpdir/during"
+wait "$reader"
+curl -sSf "$url" > "$tmpdir/after"
+grep -qi '^content-type: text/plain; version=0.0.4' "$tmpdir/headers"
+for f in during after; do
+  promtool check metrics < "$tmpdir/$f"
+done
+grep -qx "adaptra_build_info{version=\"[0-9.]*\"} 1" "$tmpdir/after"
+size=$(awk '$1 == "adaptra_pool_size_bytes" { print $2 }' "$tmpdir/after")
+used=$(awk '$1 == "adaptra_pool_used_bytes" { print $2 }' "$tmpdir/after")
+echo "pool: $used of $size bytes used"
+test "$size" -gt $((56 * 1024 * 1024))
+test "$size" -le $((64 * 1024 * 1024))
+test "$used" -ge $((32 * 1024 * 1024))
+test "$used" -le "$size"
+# The client's bytes are counted.
+awk '$1 == "adaptra_client_bytes_total" { exit !($2 >= 32 * 1048576) }' \
+  "$tmpdir/after"
+
+# Other paths and methods.
+test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" \
+  -eq 404
+test "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url")" -eq 405
+
+# The port is taken now: a second server refuses to start, in one line.
+fails run_nbdkit -U - memory 1M adaptra-metrics="127.0.0.1:$port" \
+  --run true 2> "$tmpdir/err"
+cat "$tmpdir/err"
+test "$(grep -c "adaptra-metrics=127.0.0.1:$port: cannot listen" \
+  "$tmpdir/err")" -eq 1
+
+# Bad values.
+for bad in "" "abc" "127.0.0.1:" ":9100" "127.0.0.1:x"; do
+  fails run_nbdkit -U - memory 1M adaptra-metrics="$bad" --run true \
+    2> "$tmpdir/err"
+  grep -q "adaptra-metrics=$bad is not \[ADDR:\]PORT" "$tmpdir/err"
+done
+echo "test-metrics: ok"

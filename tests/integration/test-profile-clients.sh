@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test-profile-clients.sh: boot profiles survive the clients guests use.
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Real clients do more than one connection reading a boot:
+#  1. a boot read over 4 connections at once (multi-conn qemu, nbdcopy,
+#     nbd-client -C) is one boot: the profile holds every page it read
+#     and counts one boot, not 4 that each missed the others' pages;
+#  2. a probe after the boots (qemu-img info, a short scan) is not a
+#     boot: the profile keeps its boots and pages;
+#  3. a FIFO at the profile's path does not hang the handshake: the
+#     connection reads, the profile is ignored with a warning, and the
+#     server stops on SIGTERM.
+
+source "$(dirname "$0")/functions.sh"
+requires /usr/bin/python3 -c 'import nbd'
+requires qemu-img --version
+
+img="$tmpdir/disk.img"
+profiles="$tmpdir/profiles"
+mkdir "$profiles"
+head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
+size=$(stat -c %s "$img")
+file="$profiles/$(adaptra-profile name "" "$size")"
+
+# boot.py SOCKET SEED CONNS: one boot of 400 scattered reads of 4-64
+# KiB, read i on connection i % CONNS, the connections reading at
+# once and closing together; prints the boot's distinct 4 KiB pages.
+cat > "$tmpdir/boot.py" <<'PY'
+import random, sys, threading, nbd
+sock, seed, conns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed)
+reads = []
+for i in range(400):
+    count = rng.choice([4096, 8192, 16384, 65536])
+    reads.append((rng.randrange(0, (64 << 20) - count >> 12) << 12, count))
+handles = []
+for _ in range(conns):
+    h = nbd.NBD()
+    h.connect_unix(sock)
+    handles.append(h)
+def run(k):
+    for off, count in reads[k::conns]:
+        handles[k].pread(count, off)
+threads = [threading.Thread(target=run, args=(k,)) for k in range(conns)]
+for t in threads: t.start()
+for t in threads: t.join()
+for h in handles: h.shutdown()
+print(len({p for off, count in reads for p in range(off >> 12, (off + count) >> 12)}))
+PY
+
+# start NAME ARGS...: a server on $tmpdir/NAME.sock over the image.
+start ()
+{
+  local name=$1 pidfile="$tmpdir/$1.pid"
+  shift
+  sock="$tmpdir/$name.sock"
+  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" -P "$pidfile" \
+    --filter="$ADAPTRA_FILTER" file "$img" adaptra-profile="$profiles" "$@" \
+    2> "$tmpdir/$name.log" &
+  pid=$!
+  cleanup_fns+=("kill $pid 2>/dev/null; wait $pid 2>/dev/null")
+  for _ in $(seq 300); do
+    [ -s "$pidfile" ] && [ -S "$sock" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
+}
+
+# stop: SIGTERM to the last server; it must exit within 10 s.
+stop ()
+{
+  kill "$pid"
+  for _ in $(seq 100); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" || :; return 0; }
+    sleep 0.1
+  done
+  echo "FAIL: the server ignored SIGTERM"; exit 1
+}
+
+# field NAME: boots= or pages= of the export's profile.
+field () { adaptra-profile list "$profiles" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+
+# --- 1. a boot over 4 connections ------------------------------------
+start multi
+distinct=$($client /usr/bin/python3 "$tmpdir/boot.py" "$sock" 1 4)
+stop
+adaptra-profile list "$profiles"
+test "$(field boots)" -eq 1 ||
+  { echo "FAIL: 4 connections merged as $(field boots) boots"; exit 1; }
+test "$(field pages)" -eq "$distinct" ||
+  { echo "FAIL: the profile kept $(field pages) of $distinct pages"; exit 1; }
+
+# --- 2. probes after a second boot -----------------------------------
+start probe
+$client /usr/bin/python3 "$tmpdir/boot.py" "$sock" 1 1 > /dev/null
+# The boot's last connection has closed: the probes are sessions of
+# their own.
+$client qemu-img info "nbd+unix:///?socket=$sock" > /dev/null
+$client /usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1])
+for off in range(0, 64 << 10, 4096): h.pread(4096, off)
+h.shutdown()' "$sock"
+stop
+adaptra-profile list "$profiles"
+test "$(field boots)" -eq 2 ||
+  { echo "FAIL: probes counted as boots ($(field boots) boots)"; exit 1; }
+test "$(field pages)" -eq "$distinct" ||
+  { echo "FAIL: probes left $(field pages) of $distinct pages"; exit 1; }
+
+# --- 3. a FIFO at the profile's path ---------------------------------
+rm "$file"
+mkfifo "$file"
+start fifo
+timeout 20 $client /usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_unix(sys.argv[1]); h.pread(4096, 0); h.shutdown()' \
+  "$sock" || { echo "FAIL: the read hung on a FIFO profile"; exit 1; }
+stop
+grep -q 'adaptra: warning: profile .* ignored: .*not a regular file' \
+  "$tmpdir/fifo.log" ||
+  { cat "$tmpdir/fifo.log"; echo "FAIL: no warning"; exit 1; }
+echo "test-profile-clients: ok"
