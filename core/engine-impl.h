@@ -87,6 +87,10 @@ struct adaptra_engine {
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
   size_t nclients;              /* slots in the chunks (atomic) */
+  size_t client_free;           /* every slot below it is used: where
+                                   adaptra_client_open looks first, so
+                                   opening N clients costs O(N), not
+                                   O(N^2) */
   struct adaptra_worker *workers;
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */

@@ -19,6 +19,7 @@
 
 #include <config.h>
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,9 +41,9 @@ adaptra_queue_init (struct adaptra_queue *q, unsigned page_shift,
 /* The stream table's entry for a job of stream, whose queued_last and
  * queued_jobs index the queue; NULL for stream 0 (cache hints and
  * profiles), without a table, and for a stream that has left the
- * table, whose jobs are found by walking the queue (walk_last).  With
- * 10000 streams the walk on every enqueue held the lock for 105 us a
- * read-ahead decision; the index makes it a hash lookup.
+ * table, whose last job the queue's own index finds (last_of).  With
+ * 10000 streams a walk of the queue on every enqueue held the lock for
+ * 105 us a read-ahead decision.
  */
 static struct adaptra_stream *
 indexed_stream (const struct adaptra_queue *q, uint64_t stream)
@@ -51,16 +52,16 @@ indexed_stream (const struct adaptra_queue *q, uint64_t stream)
     : NULL;
 }
 
-/* The last queued job of stream, by walking the queue (NULL: none). */
+/* The last queued job of stream (NULL: none), by the index of each
+ * stream's last job.
+ */
 static struct adaptra_job *
-walk_last (const struct adaptra_queue *q, uint64_t stream)
+last_of (const struct adaptra_queue *q, uint64_t stream)
 {
-  struct adaptra_job *job, *last = NULL;
+  struct treap_node *n = treap_floor (&q->last, stream, 0);
 
-  for (job = q->head; job; job = job->next)
-    if (job->stream == stream)
-      last = job;
-  return last;
+  return n && n->major == stream
+    ? treap_entry (n, struct adaptra_job, by_stream) : NULL;
 }
 
 /* The last queued job of stream, whose table entry is s (NULL: not
@@ -72,19 +73,109 @@ stream_last (const struct adaptra_queue *q, const struct adaptra_stream *s,
 {
   if (s)
     return s->queued_jobs > 0 ? s->queued_last : NULL;
-  return walk_last (q, stream);
+  return last_of (q, stream);
 }
 
-/* Does job a go before job b of another stream?  By round (the budget
- * of start tag), then by page within a round.
+/* Does job a go before job b of another stream?  By round, then by
+ * page within a round.
  */
 static bool
-goes_before (const struct adaptra_queue *q, const struct adaptra_job *a,
-             const struct adaptra_job *b)
+goes_before (const struct adaptra_job *a, const struct adaptra_job *b)
 {
-  uint64_t round_a = a->tag / q->budget, round_b = b->tag / q->budget;
+  return a->round != b->round ? a->round < b->round : a->first < b->first;
+}
 
-  return round_a != round_b ? round_a < round_b : a->first < b->first;
+/* Are neighbours a and b (NULL: none) out of fair order?  A stream's
+ * jobs follow its last, and cache hints (stream 0) are scattered, so
+ * the queue is not always in fair order; unordered counts these pairs,
+ * and adaptra_queue_add trusts the order index only when there are
+ * none.
+ */
+static size_t
+unordered (const struct adaptra_job *a, const struct adaptra_job *b)
+{
+  return a && b && !goes_before (a, b);
+}
+
+/* Link job into the queue after prev (NULL: at the head), and among
+ * its stream's jobs after before (NULL: none), and index it.
+ */
+static void
+link_after (struct adaptra_queue *q, struct adaptra_job *prev,
+            struct adaptra_job *before, struct adaptra_job *job)
+{
+  struct adaptra_job *next = prev ? prev->next : q->head;
+
+  q->unordered = q->unordered + unordered (prev, job) +
+    unordered (job, next) - unordered (prev, next);
+  job->prev = prev;
+  job->next = next;
+  if (prev)
+    prev->next = job;
+  else
+    q->head = job;
+  if (next)
+    next->prev = job;
+  else
+    q->tail = job;
+  treap_insert (&q->pages, &job->by_page, 0, job->first);
+  treap_insert (&q->order, &job->by_order, job->round, job->first);
+  job->stream_prev = before;
+  job->stream_next = before ? before->stream_next : NULL;
+  if (before)
+    before->stream_next = job;
+  if (job->stream_next)
+    job->stream_next->stream_prev = job;
+  else {
+    if (before)
+      treap_remove (&q->last, &before->by_stream);
+    treap_insert (&q->last, &job->by_stream, job->stream, 0);
+  }
+}
+
+/* Take job out of the queue and its indexes. */
+static void
+unlink_job (struct adaptra_queue *q, struct adaptra_job *job)
+{
+  struct adaptra_job *prev = job->prev, *next = job->next;
+
+  q->unordered = q->unordered + unordered (prev, next) -
+    unordered (prev, job) - unordered (job, next);
+  if (prev)
+    prev->next = next;
+  else
+    q->head = next;
+  if (next)
+    next->prev = prev;
+  else
+    q->tail = prev;
+  treap_remove (&q->pages, &job->by_page);
+  treap_remove (&q->order, &job->by_order);
+  if (job->stream_prev)
+    job->stream_prev->stream_next = job->stream_next;
+  if (job->stream_next)
+    job->stream_next->stream_prev = job->stream_prev;
+  else {
+    treap_remove (&q->last, &job->by_stream);
+    if (job->stream_prev)
+      treap_insert (&q->last, &job->stream_prev->by_stream, job->stream, 0);
+  }
+}
+
+/* Where a walk from last (NULL: the head) puts job, in a queue in fair
+ * order: behind last if job goes before last (every job after last
+ * goes after it), else before the first job it goes before.
+ */
+static struct adaptra_job *
+in_order (const struct adaptra_queue *q, struct adaptra_job *last,
+          const struct adaptra_job *job)
+{
+  struct treap_node *n;
+
+  if (last && goes_before (job, last))
+    return last;
+  n = treap_ceil (&q->order, job->round, job->first);
+  return n ? treap_entry (n, struct adaptra_job, by_order)->prev : q->tail;
 }
 
 void
@@ -92,22 +183,24 @@ adaptra_queue_add (struct adaptra_queue *q, struct adaptra_job *job)
 {
   struct adaptra_stream *s = indexed_stream (q, job->stream);
   struct adaptra_job *last = stream_last (q, s, job->stream);
-  struct adaptra_job **at = last ? &last->next : &q->head;
+  struct adaptra_job *prev = last, *at;
   uint64_t finish = last ? last->tag + last->bytes : 0;
 
   job->tag = finish > q->vtime ? finish : q->vtime;
+  job->round = job->tag / q->budget;
+  assert (last == last_of (q, job->stream));
   /* Behind its stream's queued jobs, and then behind every job that
    * it does not go before.
    */
-  if (q->tail && !goes_before (q, job, q->tail))
-    at = &q->tail->next;
+  if (q->tail && !goes_before (job, q->tail))
+    prev = q->tail;
+  else if (q->unordered == 0)
+    prev = in_order (q, last, job);
   else
-    while (*at && !goes_before (q, job, *at))
-      at = &(*at)->next;
-  job->next = *at;
-  *at = job;
-  if (!job->next)
-    q->tail = job;
+    for (at = last ? last->next : q->head; at && !goes_before (job, at);
+         at = at->next)
+      prev = at;
+  link_after (q, prev, last, job);
   if (s) {
     s->queued_last = job;
     s->queued_jobs++;
@@ -120,13 +213,20 @@ struct adaptra_job *
 adaptra_queue_find (const struct adaptra_queue *q, uint64_t page,
                     struct adaptra_job **prev)
 {
+  struct treap_node *n = treap_floor (&q->pages, 0, page);
   struct adaptra_job *job;
 
   *prev = NULL;
-  for (job = q->head; job; *prev = job, job = job->next)
-    if (page >= job->first && page - job->first < job->npages)
-      return job;
-  return NULL;
+  if (!n)
+    return NULL;
+  /* Queued jobs hold disjoint pages: the one that starts last at or
+   * below page is the only one that may hold it.
+   */
+  job = treap_entry (n, struct adaptra_job, by_page);
+  if (page - job->first >= job->npages)
+    return NULL;
+  *prev = job->prev;
+  return job;
 }
 
 void
@@ -135,21 +235,17 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
 {
   struct adaptra_stream *s = indexed_stream (q, job->stream);
 
+  assert (prev == job->prev);
   if (in_order && job->tag > q->vtime)
     q->vtime = job->tag;
-  if (prev)
-    prev->next = job->next;
-  else
-    q->head = job->next;
-  if (q->tail == job)
-    q->tail = prev;
+  unlink_job (q, job);
   /* Jobs leave mostly from the front, so the stream's last leaves last;
-   * a steal or a dropped queue may take it first, and the walk finds
-   * the new last.
+   * a steal or a dropped queue may take it first, and the index has the
+   * new last.
    */
   if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
       s->queued_last == job)
-    s->queued_last = walk_last (q, job->stream);
+    s->queued_last = last_of (q, job->stream);
   if (job->started_ns == ADAPTRA_NOT_STARTED)
     q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
 }
@@ -184,9 +280,7 @@ adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
   memcpy (rest->frames, job->frames + n, left * sizeof rest->frames[0]);
   job->npages = (uint32_t) n;
   job->bytes = (uint32_t) (n << q->page_shift);
-  job->next = rest;
-  if (q->tail == job)
-    q->tail = rest;
+  link_after (q, job, job, rest);
   if ((s = indexed_stream (q, job->stream)) != NULL) {
     s->queued_jobs++;
     if (s->queued_last == job)
@@ -367,14 +461,23 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
   return inserted;
 }
 
+/* The congestion limit's time: half a second of the backend's
+ * bandwidth.  A second's worth was right at the line fit's rate, which
+ * on a remote store read by many slow streams is about half the link's
+ * (9 MB/s of 20); at the model's bandwidth, the link's own, a second's
+ * worth let 1000 streams of 16 KiB/s (adaptra-sim, remote:5ms:20M,
+ * 600 s) queue so long that their hits fell from 99.3% to 98.5%.
+ */
+#define CONGESTION_NS 500000000.0
+
 bool
 adaptra_prefetch_congested (const struct adaptra_engine *e,
                             const struct adaptra_volume *v)
 {
   /* At least an eighth of the pool, or four maximal windows, may be in
    * flight; never more than half of it, nor (unless four windows need
-   * it) more than the backend moves in a second by its measured
-   * throughput: more only queues, and every demand read waits behind
+   * it) more than the backend moves in CONGESTION_NS at the model's
+   * bandwidth: more only queues, and every demand read waits behind
    * the queue.  An eighth of an 8G pool is 1 GiB, 5 s of a 200 MiB/s
    * store; with it, adaptra-sim's 10000 streams of 16 KiB/s had a p99
    * read latency of 2 s, with a second's worth 60 ms.
@@ -388,7 +491,7 @@ adaptra_prefetch_congested (const struct adaptra_engine *e,
 
   assert_locked (e);
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  second = est.bandwidth;
+  second = (uint64_t) ((double) est.bandwidth * CONGESTION_NS / 1e9);
   if (limit > pool / 2)
     limit = pool / 2;
   if (second > 0 && (second > four ? second : four) < limit)
