@@ -247,6 +247,8 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->bdp = (uint64_t) ((double) est->bandwidth *
                          (double) est->latency_ns / 1e9);
   est->read_ns = (uint64_t) m->t;
+  fit (m, &fit_latency, &slope);
+  est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
   est->seeks = seeks (m, now, transfer);
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
@@ -287,8 +289,8 @@ adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
                         uint64_t bytes)
 {
   if (est->bandwidth == 0)
-    return est->latency_ns;
-  return est->latency_ns +
+    return est->fixed_ns;
+  return est->fixed_ns +
     (uint64_t) ((double) bytes * 1e9 / (double) est->bandwidth);
 }
 

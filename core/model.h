@@ -206,6 +206,8 @@ struct adaptra_model_estimate {
   uint64_t bdp;                 /* latency x bandwidth: bytes in flight
                                    that keep the backend busy */
   uint64_t read_ns;             /* the recent reads' mean time */
+  uint64_t fixed_ns;            /* the line's intercept: a read's fixed
+                                   cost now, queueing included */
   bool seeks;                   /* distance costs */
   bool latency_bound;           /* reads in parallel hide its latency */
   unsigned depth;               /* reads in flight it rewards; 0: as
@@ -248,7 +250,10 @@ extern void adaptra_model_estimate (const struct adaptra_model *m,
                                     uint64_t now,
                                     struct adaptra_model_estimate *est);
 
-/* Expected time for one read of bytes: latency + bytes / bandwidth. */
+/* Expected time for one read of bytes now: the line's fixed cost (not
+ * the least latency: a window's read waits where the fastest read did
+ * not, in the queues and for a disk's seeks) + bytes / bandwidth.
+ */
 extern uint64_t adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
                                         uint64_t bytes);
 

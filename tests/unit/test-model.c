@@ -204,6 +204,7 @@ test_remote (void **state)
                     ? est.limit / ADAPTRA_MODEL_STREAM_READS
                     : ADAPTRA_MODEL_CHUNK_FLOOR);
   assert_int_equal (est.job_max, ADAPTRA_MODEL_JOB_BDPS * est.bdp);
+  assert_within (est.fixed_ns, 4900 * US, 5100 * US);
   assert_within (adaptra_model_fetch_ns (&est, MIB), 9900 * US, 10100 * US);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
