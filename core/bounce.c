@@ -15,11 +15,11 @@
  * The buffers are bounded in bytes, not one per thread: nbdkit runs
  * 16 threads per connection, and a buffer kept by each of them would
  * make memory grow with the connections instead of staying inside the
- * pool.  A budget in bytes, not a number of equal slots, lets 4
- * workers read 512 KiB windows of a seeking disk and 16 read 128 KiB
- * chunks of a remote store (flight.h) within the same memory: 8 slots
- * of 512 KiB held the 16 workers of W2 to 122 MiB/s of its 200, 20
- * slots of 204 KiB cut the disk's W3 from 96 to 80 MiB/s.
+ * pool.  A budget in bytes, not a number of equal slots, lets a few
+ * workers read large windows of a seeking disk and many read small
+ * chunks of a remote store (flight.h) within the same memory: equal
+ * slots sized for one case starve the other, too few for the many
+ * workers of a remote store, too small for the windows of a disk.
  *
  * Two sizes, the largest and a quarter of it, each with buffers kept
  * for reuse once made (an idle server costs nothing; a steady stream

@@ -79,8 +79,9 @@ const struct adaptra_param adaptra_params[] = {
    * seed's case 64 times faster) issue 1700 windows of a few pages a
    * second, 9 reads at once on average: with 16 workers 1.3% of their
    * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/simulator.md).  Beyond the first 4,
-   * workers read only where the store's latency is 1 ms or more.
+   * 0.2% (adaptra-sim, docs/bench/history/simulator.md).  Beyond the
+   * first 4, workers read only where the store's latency is 1 ms or
+   * more.
    */
   { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
     0, ADAPTRA_WORKERS_MAX, NULL,

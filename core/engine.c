@@ -32,6 +32,8 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +53,15 @@ on_lost (void *opaque, uint64_t stream_id, unsigned method)
   (void) method;
   if (s)
     s->lost++;
+}
+
+/* An allocation at creation failed: say which budget, return ENOMEM. */
+static int
+out_of_memory (char *why, size_t len, const struct adaptra_config *cfg)
+{
+  snprintf (why, len, "cannot allocate adaptra-pool=%" PRIu64
+            " and adaptra-streams=%u", cfg->pool_bytes, cfg->streams);
+  return ENOMEM;
 }
 
 /* Split adaptra-pool between the pool's frames and the transfer
@@ -78,24 +89,25 @@ init_bounce (struct adaptra_engine *e, const struct adaptra_config *cfg)
   return (pool_pages - budget) << e->page_shift;
 }
 
-struct adaptra_engine *
+int
 adaptra_engine_new (const struct adaptra_config *cfg,
                     const struct adaptra_backend *backend,
-                    const struct adaptra_clock *clock)
+                    const struct adaptra_clock *clock,
+                    struct adaptra_engine **out, char *why, size_t len)
 {
   struct adaptra_engine *e;
-  char why[160];
   uint64_t frame_bytes;
   unsigned i;
 
-  if (adaptra_config_check (cfg, why, sizeof why) == -1 ||
-      !backend->pread || !clock->now_ns) {
-    errno = EINVAL;
-    return NULL;
+  if (adaptra_config_check (cfg, why, len) == -1)
+    return EINVAL;
+  if (!backend->pread || !clock->now_ns) {
+    snprintf (why, len, "the backend has no pread or the clock no now_ns");
+    return EINVAL;
   }
   e = calloc (1, sizeof *e);
   if (!e)
-    return NULL;
+    return out_of_memory (why, len, cfg);
   e->cfg = *cfg;
   e->backend = *backend;
   e->clock = *clock;
@@ -106,7 +118,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   if (frame_bytes == 0) {
     free (e->shards);
     free (e);
-    return NULL;
+    return out_of_memory (why, len, cfg);
   }
   memset (e->shards, 0, ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift,
@@ -114,14 +126,14 @@ adaptra_engine_new (const struct adaptra_config *cfg,
     adaptra_bounce_fini (&e->bounce);
     free (e->shards);
     free (e);
-    return NULL;
+    return out_of_memory (why, len, cfg);
   }
   if (adaptra_streams_init (&e->streams, cfg->streams) == -1) {
     adaptra_pool_fini (&e->pool);
     adaptra_bounce_fini (&e->bounce);
     free (e->shards);
     free (e);
-    return NULL;
+    return out_of_memory (why, len, cfg);
   }
   adaptra_pool_on_lost (&e->pool, on_lost, e);
   pthread_mutex_init (&e->lock, NULL);
@@ -131,7 +143,8 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   pthread_cond_init (&e->hint_queued, NULL);
   pthread_cond_init (&e->job_done, NULL);
   pthread_cond_init (&e->flight_on, NULL);
-  return e;
+  *out = e;
+  return 0;
 }
 
 void
@@ -162,7 +175,7 @@ adaptra_engine_free (struct adaptra_engine *e)
 
 enum tunable { TUNE_RATIO, TUNE_MIN, TUNE_MAX, TUNE_MODE, TUNE_BYPASS };
 
-/* Change one tunable if the configuration stays valid. */
+/* Change one tunable if the configuration stays valid; else EINVAL. */
 static int
 tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
       char *why, size_t len)
@@ -180,7 +193,7 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
   case TUNE_MODE: next.mode = (enum adaptra_mode) value; break;
   case TUNE_BYPASS: next.bypass = (enum adaptra_bypass) value; break;
   }
-  r = adaptra_config_check (&next, why, len);
+  r = adaptra_config_check (&next, why, len) == 0 ? 0 : EINVAL;
   if (r == 0)
     e->cfg = next;
   /* The lockless read path goes by each volume's flag: apply a new

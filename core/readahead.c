@@ -191,21 +191,31 @@ struct placement {
   bool at_eof;                  /* it reaches the volume's edge */
 };
 
+/* Hand the tracer the decision of kind on ev, placed at pl, which
+ * inserted or moved n pages (engine.h: struct adaptra_trace).
+ */
 static void
-trace (struct adaptra_engine *e, const char *what, const struct event *ev,
-       const struct placement *pl, uint64_t n)
+trace (struct adaptra_engine *e, enum adaptra_trace_kind kind,
+       const struct event *ev, const struct placement *pl, uint64_t n)
 {
-  char line[192];
+  struct adaptra_trace t = {
+    .kind = kind,
+    .event = {
+      .what = ev->what == EVENT_MISS ? ADAPTRA_EVENT_MISS : ADAPTRA_EVENT_MARK,
+      .volume = ev->v->id, .client = ev->client,
+      .first = ev->first, .last = ev->last, .reader = ev->reader,
+    },
+    .placement = {
+      .stream = pl->s->id, .client = pl->s->client, .method = pl->method,
+      .start = pl->start, .end = pl->end,
+      .mark = pl->mark == NO_MARK ? ADAPTRA_NO_MARK : pl->mark,
+      .at_eof = pl->at_eof,
+    },
+    .pages = n,
+  };
 
-  if (!e->cfg.trace)
-    return;
-  snprintf (line, sizeof line,
-            "readahead-%s(client=%d, stream=%" PRIu64 ", index=%" PRIu64
-            ", ra=%" PRIu64 "+%" PRIu64 "-%" PRIu64 ") = %" PRIu64,
-            what, pl->s->client, pl->s->id, ev->reader, pl->start,
-            pl->end - pl->start,
-            pl->mark == NO_MARK ? 0 : pl->end - pl->mark, n);
-  e->cfg.trace (e->cfg.trace_opaque, line);
+  if (e->cfg.trace)
+    e->cfg.trace (e->cfg.trace_opaque, &t);
 }
 
 /* Put s's window size and age in its mark page f, a page of the
@@ -232,6 +242,34 @@ queue_slow (const struct adaptra_engine *e)
 
   return rate > 0 && (double) e->queued_bytes * 1e9 / (double) rate >
     (double) adaptra_bdp_latency_ns (&e->bdp);
+}
+
+/* Dispatch the pages [from, pl->end) of window pl that the plugin
+ * did not say read as zeros (holes.h): a client that copies a sparse
+ * image skips those, so reading them ahead reads bytes nobody wants.
+ * A mark on a zero page, which no reader would take, moves to the
+ * next page dispatched, or goes.  Returns the pages inserted.
+ */
+static uint64_t
+dispatch_data (struct adaptra_engine *e, const struct adaptra_volume *cv,
+               uint64_t from, struct placement *pl)
+{
+  /* The volume is the stream's: its pages, its jobs.  Dispatch only
+   * counts and queues on it.
+   */
+  struct adaptra_volume *v = (struct adaptra_volume *) cv;
+  uint64_t first, last, inserted = 0, mark = pl->mark;
+
+  pl->mark = NO_MARK;
+  while (adaptra_volume_data_run (e, v, from, pl->end, &first, &last)) {
+    if (mark != NO_MARK && mark < last && pl->mark == NO_MARK)
+      pl->mark = max_u64 (mark, first);
+    inserted += adaptra_prefetch_dispatch (e, v, first, last, pl->mark,
+                                           pl->s->id, pl->method,
+                                           ADAPTRA_PG_READAHEAD);
+    from = last;
+  }
+  return inserted;
 }
 
 /* Issue the window pl: record it as its stream's current one and
@@ -280,12 +318,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
    */
   if (pl->mark != NO_MARK && pl->mark < from)
     pl->mark = from < pl->end ? from : NO_MARK;
-  /* The volume is the stream's: its pages, its jobs.  Dispatch only
-   * counts and queues on it.
-   */
-  inserted = adaptra_prefetch_dispatch (e, (struct adaptra_volume *) ev->v,
-                                        from, pl->end, pl->mark, s->id,
-                                        pl->method, ADAPTRA_PG_READAHEAD);
+  inserted = dispatch_data (e, ev->v, from, pl);
   if (pl->mark != NO_MARK && !s->backward) {
     uint32_t f = adaptra_pool_lookup (&e->pool, pl->mark);
 
@@ -293,7 +326,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
       carry_state (e, s, s->id, f);
   }
   adaptra_stats_count_window (&e->stats, pl->method, inserted, pl->at_eof);
-  trace (e, adaptra_method_name (pl->method), ev, pl, inserted);
+  trace (e, ADAPTRA_TRACE_WINDOW, ev, pl, inserted);
 }
 
 /* Place forward window w at page start, fitted to the volume's end.
@@ -399,7 +432,7 @@ rescue (struct adaptra_engine *e, const struct event *ev,
 
   adaptra_stat_add (&e->stats.readahead_rescue, 1);
   adaptra_stat_add (&e->stats.pgreadahead_rescue, moved);
-  trace (e, "rescue", ev, &pl, moved);
+  trace (e, ADAPTRA_TRACE_RESCUE, ev, &pl, moved);
 }
 
 /* Pages of s's window still ahead of the reader: on a mark, from the
@@ -698,7 +731,7 @@ follow (struct adaptra_engine *e, const struct event *ev,
   };
 
   adaptra_stat_add (&e->stats.readahead_follow, 1);
-  trace (e, "follow", ev, &pl, 0);
+  trace (e, ADAPTRA_TRACE_FOLLOW, ev, &pl, 0);
   adaptra_streams_advance (&e->streams, s, ev->first, ev->last,
                            adaptra_now (e));
   return s;

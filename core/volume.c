@@ -42,18 +42,16 @@
 
 int
 adaptra_volume_open (struct adaptra_engine *e, const char *name,
-                     uint64_t size, unsigned flags)
+                     uint64_t size, unsigned flags, int *id)
 {
   struct adaptra_volume *v;
   size_t i;
 
-  if (size > ADAPTRA_VOLUME_SIZE_MAX) {
-    errno = EFBIG;
-    return -1;
-  }
+  if (size > ADAPTRA_VOLUME_SIZE_MAX)
+    return EFBIG;
   v = calloc (1, sizeof *v);
   if (!v)
-    return -1;
+    return ENOMEM;
   adaptra_lock (e);
   for (i = 0; i < e->nvolumes && e->volumes[i]; i++)
     ;
@@ -73,8 +71,7 @@ adaptra_volume_open (struct adaptra_engine *e, const char *name,
   if (i == e->nvolumes) {
     adaptra_unlock (e);
     free (v);
-    errno = i == ADAPTRA_VOLUMES_MAX ? ENOSPC : ENOMEM;
-    return -1;
+    return i == ADAPTRA_VOLUMES_MAX ? ENOSPC : ENOMEM;
   }
   v->id = (int) i;
   v->flags = flags;
@@ -85,7 +82,8 @@ adaptra_volume_open (struct adaptra_engine *e, const char *name,
   v->end_page = v->first_page + adaptra_pages_in (size, e->page_shift);
   e->volumes[i] = v;
   adaptra_unlock (e);
-  return v->id;
+  *id = v->id;
+  return 0;
 }
 
 /* Wait until no job of v runs.  Lock held on entry and exit, dropped
@@ -175,6 +173,7 @@ adaptra_volume_close (struct adaptra_engine *e, int volume)
         adaptra_streams_free (&e->streams, s);
     }
     e->volumes[volume] = NULL;
+    adaptra_holes_free (&v->holes);
     free (v->ctxs);
     free (v);
   }
@@ -182,20 +181,20 @@ adaptra_volume_close (struct adaptra_engine *e, int volume)
 }
 
 int
-adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
+adaptra_client_open (struct adaptra_engine *e, int volume, const char *name,
+                     int *id)
 {
   struct adaptra_volume *v;
   struct adaptra_client *c;
   unsigned k;
   size_t i;
-  int id = -1;
+  int err = ENOMEM;
 
   adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (!v) {
     adaptra_unlock (e);
-    errno = EINVAL;
-    return -1;
+    return EINVAL;
   }
   for (i = 0; i < e->nclients && adaptra_client_at (e, i)->used; i++)
     ;
@@ -215,12 +214,11 @@ adaptra_client_open (struct adaptra_engine *e, int volume, const char *name)
     v->clients++;
     snprintf (c->name, sizeof c->name, "%s", name ? name : "");
     __atomic_store_n (&c->used, true, __ATOMIC_RELAXED);
-    id = (int) i;
+    *id = (int) i;
+    err = 0;
   }
   adaptra_unlock (e);
-  if (id == -1)
-    errno = ENOMEM;
-  return id;
+  return err;
 }
 
 void
@@ -246,6 +244,7 @@ adaptra_volumes_free (struct adaptra_engine *e)
 
   for (i = 0; i < e->nvolumes; i++)
     if (e->volumes[i]) {
+      adaptra_holes_free (&e->volumes[i]->holes);
       free (e->volumes[i]->ctxs);
       free (e->volumes[i]);
     }

@@ -188,7 +188,7 @@ params_set_runtime (struct adaptra_engine *e, const char *name,
   }
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
-  return p->set (e, v, why, len);
+  return p->set (e, v, why, len) == 0 ? 0 : -1;
 }
 
 static void

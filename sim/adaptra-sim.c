@@ -282,30 +282,31 @@ engine_open (struct sim *s, uint64_t pool_bytes)
   const struct adaptra_backend backend = { .pread = sim_pread };
   const struct adaptra_clock clock = { .now_ns = sim_now };
   struct adaptra_config cfg = s->o->cfg;
+  char why[ADAPTRA_WHY_LEN];
+  int err;
 
   cfg.pool_bytes = pool_bytes;
   cfg.no_data = true;
   cfg.profile_workers = 0;      /* no boot profiles here */
   engine_check (&cfg);
-  s->e = adaptra_engine_new (&cfg, &backend, &clock);
-  if (!s->e)
-    cli_die ("cannot create the engine: %s", strerror (errno));
+  if (adaptra_engine_new (&cfg, &backend, &clock, &s->e, why, sizeof why))
+    cli_die ("cannot create the engine: %s", why);
   /* Windows split for the virtual workers as for the filter's threads. */
   if (adaptra_workers_simulate (s->e, s->nworkers) != 0)
     cli_die ("internal error: the engine runs worker threads");
-  s->volume = adaptra_volume_open (s->e, "sim", s->export_size, 0);
-  if (s->volume < 0)
+  err = adaptra_volume_open (s->e, "sim", s->export_size, 0, &s->volume);
+  if (err)
     cli_die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
-         strerror (errno));
+         strerror (err));
 }
 
 static int
 engine_client (struct sim *s, const char *name)
 {
-  int c = adaptra_client_open (s->e, s->volume, name);
+  int c, err = adaptra_client_open (s->e, s->volume, name, &c);
 
-  if (c < 0)
-    cli_die ("out of memory");
+  if (err)
+    cli_die ("cannot open client %s: %s", name, strerror (err));
   return c;
 }
 

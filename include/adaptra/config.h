@@ -41,6 +41,8 @@ enum adaptra_bypass {
 /* The floor of adaptra-max=auto: the seed's constant maximum. */
 #define ADAPTRA_AUTO_MAX_FLOOR (1024 * 1024)
 
+struct adaptra_trace;              /* engine.h */
+
 struct adaptra_config {
   uint64_t pool_bytes;          /* adaptra-pool: page data budget */
   uint32_t page_size;           /* adaptra-page: power of 2, 512..1M */
@@ -64,10 +66,11 @@ struct adaptra_config {
   bool no_data;                 /* not a parameter: the pool keeps page
                                    metadata only and no byte is copied
                                    (adaptra-sim, which models reads) */
-  /* Optional: one line per read-ahead decision (the seed's traces).
-   * Called with the engine lock held: it must not call the engine.
+  /* Optional: one record per decision (engine.h: struct adaptra_trace;
+   * adaptra_trace_format makes it the seed's trace line).  Called with
+   * the engine lock held: it must not call the engine.
    */
-  void (*trace) (void *opaque, const char *line);
+  void (*trace) (void *opaque, const struct adaptra_trace *t);
   void *trace_opaque;
 };
 

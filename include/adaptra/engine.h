@@ -6,6 +6,18 @@
 /* The engine: the facade the nbdkit filter drives.  It owns the pool,
  * the stream table, the prefetch queue and workers, and the counters.
  * Every function is thread-safe unless its comment says otherwise.
+ *
+ * Errors, one convention for every function here: a function that can
+ * fail returns int, 0 on success or a positive errno value (as the
+ * backend's pread below and pthreads do), and neither sets nor reads
+ * errno.  What it makes (an engine, a volume or client id) comes back
+ * through its last pointer argument, written only on success.  One
+ * whose failure a person must be told the reason for (a configuration
+ * that adaptra_config_check refuses) takes why and len as well, and on
+ * failure writes a one-line message there (at most len bytes, always
+ * terminated; ADAPTRA_WHY_LEN holds any).  Each function's comment
+ * lists the errno values it returns.  Functions that return bool,
+ * size_t, uint64_t or nothing cannot fail.
  */
 
 #ifndef ADAPTRA_ENGINE_H
@@ -35,13 +47,20 @@ struct adaptra_clock {
 
 struct adaptra_engine;
 
-/* Create an engine.  cfg must pass adaptra_config_check; backend and
- * clock are copied.  Returns NULL with errno set (EINVAL, ENOMEM).
- * No workers run until adaptra_workers_start.
+/* Bytes of a why buffer that hold any message the engine writes. */
+#define ADAPTRA_WHY_LEN 256
+
+/* Create an engine in *out.  backend and clock are copied.  Returns 0;
+ * EINVAL (cfg fails adaptra_config_check, whose message is in why; or
+ * backend or clock lacks its function); ENOMEM (the pool, the stream
+ * table or the transfer buffers cannot be allocated).  No workers run
+ * until adaptra_workers_start.
  */
-extern struct adaptra_engine *adaptra_engine_new (
-  const struct adaptra_config *cfg, const struct adaptra_backend *backend,
-  const struct adaptra_clock *clock);
+extern int adaptra_engine_new (const struct adaptra_config *cfg,
+                               const struct adaptra_backend *backend,
+                               const struct adaptra_clock *clock,
+                               struct adaptra_engine **out,
+                               char *why, size_t len);
 
 /* Stop the workers (if running) and free everything. */
 extern void adaptra_engine_free (struct adaptra_engine *e);
@@ -77,13 +96,13 @@ enum adaptra_volume_flag {
 
 /* Open a volume of size bytes with flags (enum adaptra_volume_flag);
  * name (the export name, for the rows) is copied, truncated to 63
- * bytes.  Returns a volume id >= 0, or -1 with errno: EFBIG (size
- * over ADAPTRA_VOLUME_SIZE_MAX), ENOSPC (ADAPTRA_VOLUMES_MAX open),
- * ENOMEM.  Its prefetch runs only in its readers' threads until
+ * bytes.  Its id (>= 0) goes to *id.  Returns 0; EFBIG (size over
+ * ADAPTRA_VOLUME_SIZE_MAX); ENOSPC (ADAPTRA_VOLUMES_MAX open); ENOMEM.
+ * Its prefetch runs only in its readers' threads until
  * adaptra_volume_set_contexts.
  */
 extern int adaptra_volume_open (struct adaptra_engine *e, const char *name,
-                                uint64_t size, unsigned flags);
+                                uint64_t size, unsigned flags, int *id);
 
 /* From now on the workers read the volume's prefetch jobs with these
  * n backend contexts (worker i with ctxs[i % n]; ctxs is copied).
@@ -104,11 +123,11 @@ extern int adaptra_volume_set_contexts (struct adaptra_engine *e, int volume,
 extern void adaptra_volume_close (struct adaptra_engine *e, int volume);
 
 /* Register a client (a connection reading volume; name is its peer,
- * for the rows).  Returns a client id >= 0 for the calls below, or -1
- * (ENOMEM, or EINVAL for a volume that is not open).
+ * for the rows); its id (>= 0) for the calls below goes to *id.
+ * Returns 0; EINVAL (the volume is not open); ENOMEM.
  */
 extern int adaptra_client_open (struct adaptra_engine *e, int volume,
-                                const char *name);
+                                const char *name, int *id);
 
 /* The connection closed.  Its streams live on (other connections of
  * the same client may continue them) and are reaped when idle.
@@ -128,14 +147,26 @@ extern int adaptra_read (struct adaptra_engine *e, int client, void *ctx,
                          void *buf, uint32_t count, uint64_t offset);
 
 /* A write, zero or trim of [offset, offset + count) of volume reached
- * the backend (or failed there): drop the volume's pages overlapping
- * it, and those of every ADAPTRA_VOLUME_MAY_ALIAS volume of the same
- * size.  Other volumes' pages are other bytes and stay.
+ * the backend (or failed there): drop the pages overlapping it of
+ * every volume that may hold those bytes: the volume itself, the
+ * shared volume (not ADAPTRA_VOLUME_PER_CONNECTION) of the same name
+ * whatever its size, and every ADAPTRA_VOLUME_MAY_ALIAS volume of the
+ * same size.  Other volumes' pages are other bytes and stay.
  * Pages still in flight are discarded when their read completes, so
  * no byte read before the write is served after this returns.
  */
 extern void adaptra_invalidate (struct adaptra_engine *e, int volume,
                                 uint64_t offset, uint64_t count);
+
+/* The same for a write through a connection that has no volume (it
+ * passes through: its export is size bytes to it, another size to the
+ * connections of the export's volume, or no volume could be opened):
+ * drop the range from the shared volume of export name, and from
+ * every ADAPTRA_VOLUME_MAY_ALIAS volume whatever its size.
+ */
+extern void adaptra_invalidate_export (struct adaptra_engine *e,
+                                       const char *name, uint64_t size,
+                                       uint64_t offset, uint64_t count);
 
 /* NBD_CMD_CACHE: queue a prefetch of the range of the client's
  * volume, clamped to the volume
@@ -162,8 +193,8 @@ extern void adaptra_stats_add_profile (struct adaptra_engine *e,
 /* Start n prefetch threads, and hints more that take only the jobs of
  * cache hints (adaptra_cache_hint: boot profiles, NBD_CMD_CACHE); each
  * reads the jobs of the volumes that have contexts
- * (adaptra_volume_set_contexts).  Returns 0, or an errno (workers
- * already running, thread creation failed: none are left running).
+ * (adaptra_volume_set_contexts).  Returns 0; EBUSY (workers already
+ * running); ENOMEM or pthread_create's error (none are left running).
  */
 extern int adaptra_workers_start (struct adaptra_engine *e, unsigned n,
                                   unsigned hints);
@@ -293,14 +324,90 @@ struct adaptra_volume_row {
 };
 
 /* Fill up to max rows, one per open volume; returns the number filled.
- * Counts the pool's pages: O(pool pages).
+ * Counts the pool's pages, O(pool pages), without the engine lock (a
+ * stripe of the page index at a time): readers wait for no scan.
  */
 extern size_t adaptra_volumes_snapshot (struct adaptra_engine *e,
                                         struct adaptra_volume_row *rows,
                                         size_t max);
 
+/* The engine's decisions, as tracers and tests see them: the trace
+ * callback of struct adaptra_config receives one record per decision,
+ * under the engine lock.  Read-ahead decides once per request, on an
+ * event (the request's first absent page, or the look-ahead mark it
+ * took), and puts a window (its placement); stepping aside switches a
+ * volume on or off.  Pages are numbered in the engine's byte space
+ * (a volume's pages start at its base, ADAPTRA_VOLUME_SHIFT).
+ */
+enum adaptra_trace_kind {
+  ADAPTRA_TRACE_WINDOW,         /* a window issued, of placement.method */
+  ADAPTRA_TRACE_RESCUE,         /* a stream's pages kept from eviction */
+  ADAPTRA_TRACE_FOLLOW,         /* a reader followed a window in flight */
+  ADAPTRA_TRACE_BYPASS,         /* a volume stepped aside, or back */
+};
+
+enum adaptra_event_kind {
+  ADAPTRA_EVENT_MISS,           /* a page of the request was absent */
+  ADAPTRA_EVENT_MARK,           /* the request took a look-ahead mark */
+};
+
+/* What happened: the input of one read-ahead decision. */
+struct adaptra_event {
+  enum adaptra_event_kind what;
+  int volume;                   /* the volume read */
+  int client;                   /* the client reading */
+  uint64_t first, last;         /* the request's pages [first, last) */
+  uint64_t reader;              /* the page decided on: the first absent
+                                   one, or the mark taken */
+};
+
+/* No look-ahead mark in the window. */
+#define ADAPTRA_NO_MARK UINT64_MAX
+
+/* Where the decision put a window: its output. */
+struct adaptra_placement {
+  uint64_t stream;              /* the stream's id */
+  int client;                   /* the client that started the stream */
+  unsigned method;              /* enum adaptra_method that sized it
+                                   (NONE for a rescue or a follow) */
+  uint64_t start, end;          /* the window: pages [start, end) */
+  uint64_t mark;                /* its look-ahead mark, or
+                                   ADAPTRA_NO_MARK */
+  bool at_eof;                  /* it reaches the volume's end */
+};
+
+/* A volume's step-aside switch. */
+struct adaptra_bypass_switch {
+  int volume;
+  bool on;                      /* stepped aside (true) or back */
+  double read_ns, bytes;        /* its backend's mean read, by which
+                                   adaptra-bypass=auto decided */
+};
+
+struct adaptra_trace {
+  enum adaptra_trace_kind kind;
+  /* WINDOW, RESCUE and FOLLOW: */
+  struct adaptra_event event;
+  struct adaptra_placement placement;
+  uint64_t pages;               /* pages inserted (WINDOW), moved
+                                   (RESCUE); 0 for FOLLOW */
+  /* BYPASS: */
+  struct adaptra_bypass_switch bypass;
+};
+
+/* Bytes that hold any trace line (the numbers at their widest). */
+#define ADAPTRA_TRACE_LINE_LEN 256
+
+/* The record as one line of the seed's trace text ("readahead-state(
+ * client=1, stream=65537, index=40, ra=40+64-32) = 64"), for logs and
+ * the control socket's trace command.  Returns what snprintf does.
+ */
+extern int adaptra_trace_format (const struct adaptra_trace *t, char *buf,
+                                 size_t len);
+
 /* Run-time tunables.  Each validates the changed configuration with
- * adaptra_config_check and returns 0, or -1 with the message in why.
+ * adaptra_config_check and returns 0, or EINVAL with its message in
+ * why (the configuration is then unchanged).
  */
 extern int adaptra_engine_set_ratio (struct adaptra_engine *e, unsigned ratio,
                                      char *why, size_t len);

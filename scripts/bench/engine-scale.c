@@ -198,7 +198,8 @@ measure (const char *what, unsigned n, double seconds, double *held)
   unsigned char *buf = malloc (1 << 20);
   double start, elapsed;
   void *worker_ctx = NULL;
-  int volume, c0;
+  char why[ADAPTRA_WHY_LEN];
+  int volume, c0, err;
   unsigned i;
 
   adaptra_config_defaults (&cfg);
@@ -209,11 +210,17 @@ measure (const char *what, unsigned n, double seconds, double *held)
     ? ADAPTRA_MODE_ADAPTIVE : ADAPTRA_MODE_OFF;
   cfg.bypass = strcmp (what, "bypass") == 0
     ? ADAPTRA_BYPASS_ALWAYS : ADAPTRA_BYPASS_NEVER;
-  e = adaptra_engine_new (&cfg, &backend, &clock);
-  if (!e || !runs || !tids || !buf ||
-      (volume = adaptra_volume_open (e, "", size, 0)) < 0 ||
-      (c0 = adaptra_client_open (e, volume, "warm-up")) < 0) {
+  if (!runs || !tids || !buf) {
     perror ("engine-scale");
+    exit (EXIT_FAILURE);
+  }
+  if (adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why)) {
+    fprintf (stderr, "engine-scale: %s\n", why);
+    exit (EXIT_FAILURE);
+  }
+  if ((err = adaptra_volume_open (e, "", size, 0, &volume)) != 0 ||
+      (err = adaptra_client_open (e, volume, "warm-up", &c0)) != 0) {
+    fprintf (stderr, "engine-scale: %s\n", strerror (err));
     exit (EXIT_FAILURE);
   }
   learning = true;
@@ -229,10 +236,15 @@ measure (const char *what, unsigned n, double seconds, double *held)
     adaptra_read (e, c0, NULL, buf, 1 << 20, off);
   for (i = 0; i < n; i++) {
     runs[i] = (struct run) {
-      .e = e, .client = adaptra_client_open (e, volume, "reader"),
+      .e = e,
       .sequential = cfg.mode == ADAPTRA_MODE_ADAPTIVE,
       .span = size, .seed = 0x9e3779b97f4a7c15 * (i + 1),
     };
+    if ((err = adaptra_client_open (e, volume, "reader",
+                                    &runs[i].client)) != 0) {
+      fprintf (stderr, "engine-scale: %s\n", strerror (err));
+      exit (EXIT_FAILURE);
+    }
     if (runs[i].sequential) {
       runs[i].span = size / n;
       runs[i].base = i * runs[i].span;

@@ -7,7 +7,9 @@
 # (core/config.c) and the control socket's "help" from the one command
 # table (control/control.c); check_docs.py compares both with
 # README.md's parameter table and protocol list and with the man page's
-# SYNOPSIS, PARAMETERS and STATISTICS AND CONTROL.
+# SYNOPSIS, PARAMETERS and STATISTICS AND CONTROL.  Every tool
+# Makefile.am installs (bin_PROGRAMS) is named in the README, in the
+# Debian package's description and in the filter page's SEE ALSO.
 
 source "$(dirname "$0")/functions.sh"
 : "${srcdir:=.}"
@@ -21,3 +23,20 @@ run_nbdkit -U "$tmpdir/nbd.sock" null adaptra-stats="$sock" \
 /usr/bin/python3 "$srcdir/tests/integration/check_docs.py" \
   "$tmpdir/nbdkit-help" "$tmpdir/control-help" \
   "$srcdir/README.md" "$srcdir/plugin/nbdkit-adaptra-filter.pod"
+
+tools=$(sed -n 's|^bin_PROGRAMS +\{0,1\}= *[a-z]*/\(adaptra-[a-z]*\)$|\1|p' \
+          "$srcdir/Makefile.am")
+test "$(echo "$tools" | wc -w)" -ge 3
+for tool in $tools; do
+  grep -q "\`$tool\`" "$srcdir/README.md" ||
+    { echo "README.md does not name $tool"; exit 1; }
+  # (A release tarball has no debian/: make dist leaves it out.)
+  if [ -f "$srcdir/debian/control" ]; then
+    sed -n '/^Description:/,$p' "$srcdir/debian/control" | grep -qw "$tool" ||
+      { echo "debian/control's description does not name $tool"; exit 1; }
+  fi
+  sed -n '/^=head1 SEE ALSO/,/^=head1/p' \
+      "$srcdir/plugin/nbdkit-adaptra-filter.pod" | grep -q "L<$tool(1)>" ||
+    { echo "nbdkit-adaptra-filter(1)'s SEE ALSO lacks $tool(1)"; exit 1; }
+done
+echo "tools: $tools"

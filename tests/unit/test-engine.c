@@ -27,159 +27,28 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "adaptra/engine.h"
+#include "fixture.h"
 
-#define PAGE 4096
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
-#define SEC UINT64_C (1000000000)
-
-/* The fake backend. */
-static unsigned char *disk;
-static unsigned calls;                  /* pread calls */
-static unsigned bad_requests;           /* count 0 or past the end */
-static int client_ctx, worker_ctx;      /* contexts are their addresses */
-/* A second disk, other bytes and another size, for a second volume:
- * its contexts read it.
- */
-#define DISK2 (8 * 1024 * 1024 + 7)
-static unsigned char *disk2;
-static int client2_ctx, worker2_ctx;
-/* How many times a read of the first disk covered each of its pages. */
-static unsigned char page_reads[DISK / PAGE + 1];
-static void *fail_ctx;                  /* fail reads with this ctx */
-static void (*during_read) (uint64_t offset, uint32_t count);
-static bool gate;                       /* hold reads until released */
-static pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
-static sem_t entered, release;
-
-/* The fake clock, and what a backend read costs on it: a fixed part
- * and a part per byte (0: reads take no time).
- */
-static uint64_t now_ns;
-static uint64_t read_ns, read_ns_per_kib;
-
-/* Trace lines: the windows issued. */
-struct traced {
-  char method[16];
-  uint64_t index, start, ra, la, n;
-};
-static struct traced traces[4096];
-static unsigned ntraces;
-/* Called with each trace line, under the engine lock. */
-static void (*during_trace) (const char *line);
-
-static struct adaptra_engine *e;
-static int volume, client;
-
-static int
-fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
-{
-  bool second = ctx == &client2_ctx || ctx == &worker2_ctx;
-  const unsigned char *d = second ? disk2 : disk;
-  uint64_t size = second ? DISK2 : DISK;
-
-  __atomic_fetch_add (&calls, 1, __ATOMIC_SEQ_CST);
-  if (count == 0 || offset > size || count > size - offset) {
-    __atomic_fetch_add (&bad_requests, 1, __ATOMIC_SEQ_CST);
-    return EINVAL;
-  }
-  if (gate) {
-    sem_post (&entered);
-    sem_wait (&release);
-  }
-  if (read_ns || read_ns_per_kib)
-    __atomic_fetch_add (&now_ns, read_ns + count / 1024 * read_ns_per_kib,
-                        __ATOMIC_SEQ_CST);
-  if (fail_ctx == ctx)
-    return EIO;
-  if (!second)
-    for (uint64_t p = offset / PAGE; p <= (offset + count - 1) / PAGE; p++)
-      __atomic_fetch_add (&page_reads[p], 1, __ATOMIC_SEQ_CST);
-  /* Like a real backend, a read and a write do not interleave. */
-  pthread_mutex_lock (&disk_lock);
-  memcpy (buf, d + offset, count);
-  pthread_mutex_unlock (&disk_lock);
-  if (during_read)
-    during_read (offset, count);
-  return 0;
-}
-
-static uint64_t
-fake_now (void *opaque)
-{
-  (void) opaque;
-  return now_ns;
-}
-
-static void
-record_trace (void *opaque, const char *line)
-{
-  struct traced *t = &traces[ntraces];
-
-  (void) opaque;
-  if (during_trace)
-    during_trace (line);
-  if (ntraces == sizeof traces / sizeof traces[0])
-    return;
-  if (sscanf (line, "readahead-%15[a-z](client=%*d, stream=%*u, index=%"
-              SCNu64 ", ra=%" SCNu64 "+%" SCNu64 "-%" SCNu64 ") = %" SCNu64,
-              t->method, &t->index, &t->start, &t->ra, &t->la, &t->n) == 6)
-    ntraces++;
-}
 
 static void
 base_config (struct adaptra_config *cfg)
 {
-  adaptra_config_defaults (cfg);
+  fixture_config (cfg);
   cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
   cfg->max_bytes = 256 * 1024;          /* 64 pages */
-  cfg->workers = 0;
-  cfg->profile_workers = 0;
-  cfg->trace = record_trace;
-  /* The fake backend takes no time, which is as fast as a backend
-   * gets: these tests are of read-ahead, so it must not step aside
-   * (the step-aside tests set their own).
-   */
-  cfg->bypass = ADAPTRA_BYPASS_NEVER;
-}
-
-static void
-start_engine (const struct adaptra_config *cfg)
-{
-  const struct adaptra_backend backend = { .pread = fake_pread };
-  const struct adaptra_clock clock = { .now_ns = fake_now };
-
-  e = adaptra_engine_new (cfg, &backend, &clock);
-  assert_non_null (e);
-  volume = adaptra_volume_open (e, "", DISK, 0);
-  assert_true (volume >= 0);
-  client = adaptra_client_open (e, volume, "test");
-  assert_true (client >= 0);
 }
 
 static int
 setup (void **state)
 {
   struct adaptra_config cfg;
-  uint64_t i;
 
   (void) state;
-  disk = malloc (DISK);
-  if (!disk)
+  if (fixture_setup (DISK) == -1)
     return -1;
-  for (i = 0; i < DISK; i++)
-    disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
-  calls = bad_requests = 0;
-  memset (page_reads, 0, sizeof page_reads);
-  read_ns = read_ns_per_kib = 0;
-  fail_ctx = NULL;
-  during_read = NULL;
-  during_trace = NULL;
-  gate = false;
-  now_ns = SEC;
-  ntraces = 0;
   base_config (&cfg);
-  start_engine (&cfg);
+  fixture_start (&cfg, "", "test");
   return 0;
 }
 
@@ -187,10 +56,8 @@ static int
 teardown (void **state)
 {
   (void) state;
-  adaptra_client_close (e, client);
-  adaptra_engine_free (e);
-  free (disk);
-  assert_int_equal (bad_requests, 0);
+  fixture_stop ();
+  fixture_teardown ();
   return 0;
 }
 
@@ -199,52 +66,7 @@ restart_engine (const struct adaptra_config *cfg)
 {
   adaptra_engine_free (e);
   ntraces = 0;
-  start_engine (cfg);
-}
-
-/* Read through the engine and compare with the disk. */
-/* A write of len bytes of byte at off reached the backend: the disk
- * changes (not in the middle of a backend read) and the engine is
- * told, as the filter tells it after a plugin's write.
- */
-static void
-write_disk (uint64_t off, size_t len, int byte)
-{
-  pthread_mutex_lock (&disk_lock);
-  memset (disk + off, byte, len);
-  pthread_mutex_unlock (&disk_lock);
-  adaptra_invalidate (e, volume, off, len);
-}
-
-static void
-read_check (uint64_t offset, uint32_t count)
-{
-  unsigned char *buf = malloc (count);
-
-  assert_non_null (buf);
-  assert_int_equal (adaptra_read (e, client, &client_ctx, buf, count, offset),
-                    0);
-  assert_memory_equal (buf, disk + offset, count);
-  free (buf);
-}
-
-static unsigned
-drain (void)
-{
-  unsigned n = 0;
-
-  while (adaptra_prefetch_run_one (e, volume, &worker_ctx))
-    n++;
-  return n;
-}
-
-static struct adaptra_stats
-stats (void)
-{
-  struct adaptra_stats s;
-
-  adaptra_stats_snapshot (e, &s);
-  return s;
+  fixture_start (cfg, "", "test");
 }
 
 static void
@@ -266,14 +88,17 @@ test_sequential_scan (void **state)
   /* The first window is the initial one, the rest state windows that
    * grow at most 2x a step up to the 64-page max.
    */
-  assert_string_equal (traces[0].method, "initial");
-  assert_int_equal (traces[0].ra, 16);
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_INITIAL);
+  assert_int_equal (trace_pages (&traces[0]), 16);
   for (i = 1; i < ntraces; i++) {
-    assert_string_equal (traces[i].method, "state");
-    assert_true (traces[i].ra <= 2 * traces[i - 1].ra);
-    assert_true (traces[i].ra <= 64);
+    assert_int_equal (traces[i].placement.method,
+                    ADAPTRA_METHOD_STATE);
+    assert_true (trace_pages (&traces[i]) <=
+                 2 * trace_pages (&traces[i - 1]));
+    assert_true (trace_pages (&traces[i]) <= 64);
   }
-  assert_int_equal (traces[ntraces - 1].ra, 64);
+  assert_int_equal (trace_pages (&traces[ntraces - 1]), 64);
   /* The client's own row agrees. */
   assert_int_equal (adaptra_clients_snapshot (e, &row, 1), 1);
   assert_string_equal (row.name, "test");
@@ -581,8 +406,9 @@ test_context_from_history (void **state)
   assert_int_equal (stats ().streams_active, 1);   /* only the new one */
   /* ... and the pool's history starts it again where it went on. */
   read_until_window (512 + 32);
-  assert_string_equal (traces[0].method, "context");
-  assert_true (traces[0].index >= 512 + 32);
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_CONTEXT);
+  assert_true (traces[0].event.reader >= 512 + 32);
   assert_int_equal (stats ().streams_active, 2);
 }
 
@@ -603,15 +429,15 @@ test_second_adjacent_read_starts_stream (void **state)
   assert_int_equal (stats ().readrandom, 1);
   read_check (1001 * PAGE, PAGE);
   assert_int_equal (ntraces, 1);
-  assert_string_equal (traces[0].method, "initial");
-  assert_int_equal (traces[0].index, 1001);
-  assert_int_equal (traces[0].ra, 8);   /* 4 x the 2 pages read */
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_INITIAL);
+  assert_int_equal (traces[0].event.reader, 1001);
+  assert_int_equal (trace_pages (&traces[0]), 8); /* 4 x the 2 pages read */
   assert_int_equal (stats ().readrandom, 1);
   assert_int_equal (stats ().streams_active, 1);
 
   /* Another client read the page before: no evidence for this one. */
-  other = adaptra_client_open (e, volume, "other");
-  assert_true (other >= 0);
+  other = open_client (e, volume, "other");
   assert_int_equal (adaptra_read (e, other, &client_ctx, buf, PAGE,
                                   3000 * PAGE), 0);
   read_check (3001 * PAGE, PAGE);
@@ -649,8 +475,9 @@ test_context_counts_request_pages (void **state)
   after = stats ();
   assert_int_equal (after.readrandom, before.readrandom);
   assert_int_equal (ntraces, 1);
-  assert_string_equal (traces[0].method, "context");
-  assert_int_equal (traces[0].index, 104);
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_CONTEXT);
+  assert_int_equal (traces[0].event.reader, 104);
 }
 
 static void
@@ -667,7 +494,8 @@ test_accelerated_context_from_zero (void **state)
   adaptra_invalidate (e, volume, 40 * PAGE, 64 * PAGE);
   /* Everything from page 0 is still here: a stream from the start. */
   read_until_window (40);
-  assert_string_equal (traces[0].method, "contexta");
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_CONTEXTA);
   assert_int_equal (stats ().method[ADAPTRA_METHOD_CONTEXTA].readahead, 1);
 }
 
@@ -688,9 +516,11 @@ test_slow_stream_keeps_state (void **state)
     now_ns += 2500000000u;
   }
   assert_true (ntraces >= 5);
-  assert_string_equal (traces[0].method, "initial");
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_INITIAL);
   for (i = 1; i < ntraces; i++)
-    assert_string_equal (traces[i].method, "state");
+    assert_int_equal (traces[i].placement.method,
+                    ADAPTRA_METHOD_STATE);
   assert_int_equal (adaptra_clients_snapshot (e, &row, 1), 1);
   assert_int_equal (row.streams_started, 1);
   assert_int_equal (stats ().cache_miss, 0);
@@ -730,7 +560,8 @@ resume_case (uint64_t n)
   cfg.streams = 1;
   restart_engine (&cfg);
   scan_by (0, 64 * n, n);               /* stream A, state windows */
-  assert_string_equal (traces[ntraces - 1].method, "state");
+  assert_int_equal (traces[ntraces - 1].placement.method,
+                    ADAPTRA_METHOD_STATE);
   scan_by (2048, 2048 + 12 * n, n);     /* stream B takes A's slot */
   before = stats ();
   assert_int_equal (before.streams_active, 1);
@@ -742,7 +573,8 @@ resume_case (uint64_t n)
   }
   after = stats ();
   assert_int_equal (after.streams_resumed, 1);
-  assert_string_equal (traces[0].method, "state");
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_STATE);
   assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
                     before.method[ADAPTRA_METHOD_CONTEXT].readahead);
   assert_int_equal (after.cache_miss, before.cache_miss);
@@ -779,7 +611,8 @@ test_miss_reads_window_when_queue_slow (void **state)
   scan_by (0, 256, 4);                  /* the backend measured */
   read_check (2000 * PAGE, PAGE);
   read_check (2001 * PAGE, PAGE);       /* a stream, its window queued */
-  assert_string_equal (traces[ntraces - 1].method, "initial");
+  assert_int_equal (traces[ntraces - 1].placement.method,
+                    ADAPTRA_METHOD_INITIAL);
   assert_true (stats ().pages_in_flight > 0);
   drain ();
 
@@ -790,10 +623,12 @@ test_miss_reads_window_when_queue_slow (void **state)
   read_check (3000 * PAGE, PAGE);
   before = calls;
   read_check (3001 * PAGE, PAGE);
-  assert_string_equal (traces[ntraces - 1].method, "initial");
+  assert_int_equal (traces[ntraces - 1].placement.method,
+                    ADAPTRA_METHOD_INITIAL);
   assert_int_equal (calls, before + 1);
   assert_int_equal (stats ().pages_in_flight, queued);
-  assert_int_equal (page_reads[3001 + traces[ntraces - 1].ra - 1], 1);
+  assert_int_equal (page_reads[3001 + trace_pages (&traces[ntraces - 1]) - 1],
+                    1);
   drain ();
 }
 
@@ -828,7 +663,8 @@ test_resume_rearms_when_congested (void **state)
   drain ();
   read_until_window (p);
   after = stats ();
-  assert_string_equal (traces[0].method, "state");
+  assert_int_equal (traces[0].placement.method,
+                    ADAPTRA_METHOD_STATE);
   assert_int_equal (after.streams_resumed, before.streams_resumed + 2);
   assert_int_equal (after.cache_miss, before.cache_miss);
   assert_int_equal (after.method[ADAPTRA_METHOD_CONTEXT].readahead,
@@ -862,7 +698,7 @@ test_resume_rescues (void **state)
   read_until_window (40);
   s = stats ();
   assert_int_equal (s.streams_resumed, 1);
-  assert_string_equal (traces[0].method, "rescue");
+  assert_int_equal (traces[0].kind, ADAPTRA_TRACE_RESCUE);
   assert_true (s.pgreadahead_rescue > 0);
 }
 
@@ -923,7 +759,7 @@ test_successive_touches_one_access (void **state)
 static void
 test_reuse_activates (void **state)
 {
-  int other = adaptra_client_open (e, volume, "other");
+  int other = open_client (e, volume, "other");
   unsigned char buf[PAGE];
 
   (void) state;
@@ -954,8 +790,9 @@ test_fixed_mode (void **state)
   }
   assert_true (ntraces > 10);
   for (i = 0; i < ntraces; i++) {
-    assert_string_equal (traces[i].method, "fixed");
-    assert_int_equal (traces[i].ra, 32);         /* 128K */
+    assert_int_equal (traces[i].placement.method,
+                    ADAPTRA_METHOD_FIXED);
+    assert_int_equal (trace_pages (&traces[i]), 32); /* 128K */
   }
 }
 
@@ -1075,7 +912,7 @@ follower_thread (void *arg)
 static void
 test_followers_share_window (void **state)
 {
-  unsigned char alone[sizeof page_reads];
+  unsigned char alone[DISK / PAGE + 1];
   struct adaptra_config cfg;
   int b;
   unsigned i;
@@ -1092,9 +929,8 @@ test_followers_share_window (void **state)
 
   base_config (&cfg);
   restart_engine (&cfg);
-  memset (page_reads, 0, sizeof page_reads);
-  b = adaptra_client_open (e, volume, "b");
-  assert_true (b >= 0);
+  memset (page_reads, 0, sizeof alone);
+  b = open_client (e, volume, "b");
   read_check (0, PAGE);
   /* a decides and reads pages 1..3, held; b decides and waits. */
   run_while_held (follower_thread, &client, &b, 2);
@@ -1427,20 +1263,20 @@ static void
 test_no_data (void **state)
 {
   const struct adaptra_backend backend = { .pread = null_pread };
-  const struct adaptra_clock clock = { .now_ns = fake_now };
   struct adaptra_config cfg;
   struct adaptra_engine *nd;
   struct adaptra_stats a, b;
   unsigned char buf[16384];
+  char why[ADAPTRA_WHY_LEN];
   uint64_t off;
   int c;
 
   (void) state;
   base_config (&cfg);
   cfg.no_data = true;
-  nd = adaptra_engine_new (&cfg, &backend, &clock);
-  assert_non_null (nd);
-  c = adaptra_client_open (nd, adaptra_volume_open (nd, "", DISK, 0), "nd");
+  assert_int_equal (adaptra_engine_new (&cfg, &backend, &fixture_clock, &nd,
+                                        why, sizeof why), 0);
+  c = open_client (nd, open_volume (nd, "", DISK, 0), "nd");
   for (off = 0; off < 2 * 1024 * 1024; off += sizeof buf) {
     assert_int_equal (adaptra_read (e, client, &client_ctx, buf, sizeof buf,
                                     off), 0);
@@ -1649,7 +1485,7 @@ test_rescue_pages_in_danger (void **state)
   assert_int_equal (s.readahead_rescue, 1);
   assert_int_equal (s.pgreadahead_rescue, 2);
   assert_int_equal (s.method[ADAPTRA_METHOD_NONE].readahead, 1);
-  assert_string_equal (traces[ntraces - 1].method, "rescue");
+  assert_int_equal (traces[ntraces - 1].kind, ADAPTRA_TRACE_RESCUE);
   assert_int_equal (drain (), 0);
   calls = 0;
   read_check (3 * PAGE, PAGE);
@@ -1678,8 +1514,8 @@ biggest_window (void)
   unsigned i;
 
   for (i = 0; i < ntraces; i++)
-    if (traces[i].ra > biggest)
-      biggest = traces[i].ra;
+    if (trace_pages (&traces[i]) > biggest)
+      biggest = trace_pages (&traces[i]);
   return biggest;
 }
 
@@ -1751,16 +1587,15 @@ test_size_and_clients (void **state)
   adaptra_client_close (e, client);
   adaptra_volume_close (e, volume);
   assert_int_equal (stats ().pages_inactive, 0);
-  volume = adaptra_volume_open (e, "", 64 * PAGE, 0);
-  client = adaptra_client_open (e, volume, "test");
-  assert_true (client >= 0);
+  volume = open_volume (e, "", 64 * PAGE, 0);
+  client = open_client (e, volume, "test");
   assert_int_equal (adaptra_read (e, client, &client_ctx, buf, PAGE,
                                   64 * PAGE), EINVAL);
   read_check (60 * PAGE, 4 * PAGE);
   drain ();
   /* The table of clients grows; closed ones leave the rows. */
   for (i = 0; i < 20; i++) {
-    ids[i] = adaptra_client_open (e, volume, "more");
+    ids[i] = open_client (e, volume, "more");
     assert_true (ids[i] > 0);
   }
   assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 21);
@@ -1822,10 +1657,11 @@ test_tunables (void **state)
   char why[128];
 
   (void) state;
-  assert_int_equal (adaptra_engine_set_ratio (e, 0, why, sizeof why), -1);
+  assert_int_equal (adaptra_engine_set_ratio (e, 0, why, sizeof why), EINVAL);
   assert_non_null (strstr (why, "adaptra-ratio=0"));
   assert_int_equal (adaptra_engine_set_ratio (e, 80, why, sizeof why), 0);
-  assert_int_equal (adaptra_engine_set_max (e, 8192, why, sizeof why), -1);
+  assert_int_equal (adaptra_engine_set_max (e, 8192, why, sizeof why),
+                    EINVAL);
   assert_non_null (strstr (why, "adaptra-max=8192"));
   assert_int_equal (adaptra_engine_set_max (e, 0, why, sizeof why), 0);
   assert_int_equal (adaptra_engine_set_min (e, 64 * 1024, why, sizeof why), 0);
@@ -1833,6 +1669,84 @@ test_tunables (void **state)
   assert_int_equal (cfg.ratio, 80);
   assert_int_equal (cfg.max_bytes, 0);
   assert_int_equal (cfg.min_bytes, 64 * 1024);
+}
+
+/* The engine hands its tracer records: the event a decision was made
+ * on and where it put the window; adaptra_trace_format makes them the
+ * seed's trace lines.
+ */
+static void
+test_trace_records (void **state)
+{
+  const struct adaptra_trace window = {
+    .kind = ADAPTRA_TRACE_WINDOW,
+    .event = { .what = ADAPTRA_EVENT_MARK, .reader = 40 },
+    .placement = { .stream = 65537, .client = 1,
+                   .method = ADAPTRA_METHOD_STATE, .start = 40, .end = 104,
+                   .mark = 72 },
+    .pages = 64,
+  };
+  const struct adaptra_trace bypass = {
+    .kind = ADAPTRA_TRACE_BYPASS,
+    .bypass = { .volume = 2, .on = true, .read_ns = 1500.4,
+                .bytes = 65536 },
+  };
+  struct adaptra_trace rescue = window;
+  char line[ADAPTRA_TRACE_LINE_LEN];
+
+  (void) state;
+  read_check (0, PAGE);
+  read_check (PAGE, PAGE);
+  assert_int_equal (ntraces, 1);
+  assert_int_equal (traces[0].kind, ADAPTRA_TRACE_WINDOW);
+  assert_int_equal (traces[0].event.what, ADAPTRA_EVENT_MISS);
+  assert_int_equal (traces[0].event.volume, volume);
+  assert_int_equal (traces[0].event.client, client);
+  assert_int_equal (traces[0].event.reader, traces[0].event.first);
+  assert_int_equal (traces[0].placement.client, client);
+  assert_int_not_equal (traces[0].placement.stream, 0);
+  assert_true (traces[0].placement.mark == ADAPTRA_NO_MARK ||
+               (traces[0].placement.mark >= traces[0].placement.start &&
+                traces[0].placement.mark < traces[0].placement.end));
+  assert_false (traces[0].placement.at_eof);
+
+  adaptra_trace_format (&window, line, sizeof line);
+  assert_string_equal (line, "readahead-state(client=1, stream=65537, "
+                       "index=40, ra=40+64-32) = 64");
+  rescue.kind = ADAPTRA_TRACE_RESCUE;
+  rescue.placement.mark = ADAPTRA_NO_MARK;
+  adaptra_trace_format (&rescue, line, sizeof line);
+  assert_string_equal (line, "readahead-rescue(client=1, stream=65537, "
+                       "index=40, ra=40+64-0) = 64");
+  adaptra_trace_format (&bypass, line, sizeof line);
+  assert_string_equal (line, "bypass(volume=2, read_ns=1500, bytes=65536) "
+                       "= on");
+}
+
+/* A refused configuration comes back as EINVAL with the reason, and
+ * the engine pointer is left alone.
+ */
+static void
+test_new_says_why (void **state)
+{
+  struct adaptra_engine *other = NULL;
+  struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN] = "";
+
+  (void) state;
+  base_config (&cfg);
+  cfg.page_size = 3000;
+  assert_int_equal (adaptra_engine_new (&cfg, &fixture_backend,
+                                        &fixture_clock, &other,
+                                        why, sizeof why), EINVAL);
+  assert_null (other);
+  assert_non_null (strstr (why, "adaptra-page=3000"));
+  base_config (&cfg);
+  assert_int_equal (adaptra_engine_new (&cfg, &(struct adaptra_backend) { 0 },
+                                        &fixture_clock, &other,
+                                        why, sizeof why), EINVAL);
+  assert_null (other);
+  assert_non_null (strstr (why, "pread"));
 }
 
 static void
@@ -2058,12 +1972,13 @@ hot_run (uint64_t *x, uint64_t *n)
 static void *
 hot_reader (void *arg)
 {
-  int c = adaptra_client_open (e, volume, "hot");
+  int c = -1;
   unsigned char *buf = malloc (3 * PAGE);
   uint64_t x = (uint64_t) (intptr_t) arg * 0x9e3779b97f4a7c15 + 1;
   intptr_t bad = 0;
   unsigned i, j;
 
+  adaptra_client_open (e, volume, "hot", &c);
   for (i = 0; i < HOT_READS && buf && c >= 0; i++) {
     unsigned before[3];
     uint64_t n, first = hot_run (&x, &n);
@@ -2117,11 +2032,12 @@ hot_writer (void *arg)
 static void *
 hot_scanner (void *arg)
 {
-  int c = adaptra_client_open (e, volume, "scan");
+  int c = -1;
   uint64_t off = HOT_PAGES * PAGE + (uint64_t) (intptr_t) arg * 65536;
   unsigned char *buf = malloc (65536);
   intptr_t bad = 0;
 
+  adaptra_client_open (e, volume, "scan", &c);
   for (; off + 65536 <= DISK && buf && c >= 0; off += 2 * 65536)
     if (adaptra_read (e, c, &client_ctx, buf, 65536, off) != 0 ||
         memcmp (buf, disk + off, 65536) != 0)
@@ -2251,10 +2167,10 @@ static void *
 stream_pair_reader (void *arg)
 {
   uint64_t base = (uint64_t) (intptr_t) arg / 2 * STREAM_REGION;
-  int c = adaptra_client_open (e, volume, "stream");
+  int c = -1;
   unsigned char buf[PAGE];
   uint64_t off;
-  intptr_t bad = c < 0;
+  intptr_t bad = adaptra_client_open (e, volume, "stream", &c) != 0;
   unsigned pass;
 
   for (pass = 0; pass < 2 && c >= 0; pass++)
@@ -2322,12 +2238,11 @@ test_concurrent_stream_stress (void **state)
 static int
 open_second (unsigned flags, uint64_t size, int *client2)
 {
-  int v = adaptra_volume_open (e, "second", size, flags);
+  int v = open_volume (e, "second", size, flags);
   uint64_t i;
 
-  assert_true (v >= 0 && v != volume);
-  *client2 = adaptra_client_open (e, v, "test2");
-  assert_true (*client2 >= 0);
+  assert_true (v != volume);
+  *client2 = open_client (e, v, "test2");
   for (i = 0; i < DISK2; i++)
     disk2[i] = (unsigned char) ~((i * 40503u) >> 7);
   return v;
@@ -2471,9 +2386,9 @@ test_volume_close (void **state)
   assert_false (adaptra_prefetch_run_one (e, v2, &worker2_ctx));
   /* Reopened at the same id on other bytes: nothing old is served. */
   memset (disk2, 0x77, DISK2);
-  v3 = adaptra_volume_open (e, "third", DISK2, 0);
+  v3 = open_volume (e, "third", DISK2, 0);
   assert_int_equal (v3, v2);
-  client2 = adaptra_client_open (e, v3, "test3");
+  client2 = open_client (e, v3, "test3");
   read_check2 (client2, 0, 4 * PAGE);
   adaptra_client_close (e, client2);
   adaptra_volume_close (e, v3);
@@ -2520,10 +2435,12 @@ test_volume_contexts (void **state)
   assert_int_equal (stats ().pages_in_flight, 0);
   adaptra_client_close (e, client2);
   adaptra_volume_close (e, v2);
+  v2 = -1;
   assert_int_equal (adaptra_volume_open (e, "huge",
-                                         ADAPTRA_VOLUME_SIZE_MAX + 1, 0), -1);
-  assert_int_equal (errno, EFBIG);
-  assert_int_equal (adaptra_client_open (e, 99, "nobody"), -1);
+                                         ADAPTRA_VOLUME_SIZE_MAX + 1, 0, &v2),
+                    EFBIG);
+  assert_int_equal (adaptra_client_open (e, 99, "nobody", &v2), EINVAL);
+  assert_int_equal (v2, -1);            /* written only on success */
   free (disk2);
 }
 
@@ -2725,9 +2642,9 @@ assert_read_while_held (void)
  * line, and the read is of pages the pool does not hold.
  */
 static void
-read_aside_while_held (const char *line)
+read_aside_while_held (const struct adaptra_trace *t)
 {
-  if (strncmp (line, "bypass(", 7) == 0)
+  if (t->kind == ADAPTRA_TRACE_BYPASS)
     read_while_holding_lock (client, 40 * PAGE + 7, 3 * PAGE + 5);
 }
 
@@ -2766,14 +2683,13 @@ readahead_hits (void)
 }
 
 static void
-read_stream_while_held (const char *line)
+read_stream_while_held (const struct adaptra_trace *t)
 {
-  uint64_t index, start;
+  uint64_t index = t->event.reader;
 
-  if (held.started ||
-      sscanf (line, "readahead-state(client=%*d, stream=%*u, index=%" SCNu64
-              ", ra=%" SCNu64, &index, &start) != 2 ||
-      start < index + 3)
+  if (held.started || t->kind != ADAPTRA_TRACE_WINDOW ||
+      t->placement.method != ADAPTRA_METHOD_STATE ||
+      t->placement.start < index + 3)
     return;
   read_while_holding_lock (stream_reader2, (index + 1) * PAGE, 2 * PAGE);
 }
@@ -2785,8 +2701,7 @@ test_stream_hit_without_lock (void **state)
   uint64_t hits, p;
 
   (void) state;
-  stream_reader2 = adaptra_client_open (e, volume, "second reader");
-  assert_true (stream_reader2 >= 0);
+  stream_reader2 = open_client (e, volume, "second reader");
   sem_init (&held.done, 0, 0);
   held.started = false;
   during_trace = read_stream_while_held;
@@ -2861,6 +2776,8 @@ main (void)
     T (test_size_and_clients),
     T (test_small_pool_settles),
     T (test_tunables),
+    T (test_new_says_why),
+    T (test_trace_records),
     T (test_workers),
     T (test_hint_worker_takes_hints_only),
     T (test_set_contexts_waits_only_to_drop),

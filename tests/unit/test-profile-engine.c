@@ -28,39 +28,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "adaptra/engine.h"
 #include "adaptra/profile.h"
+#include "fixture.h"
 
-#define PAGE 4096
 #define DISK (32 * 1024 * 1024)         /* 8192 pages */
 #define MS UINT64_C (1000000)
 #define READS 600
 
-static unsigned char *disk;
-static int client_ctx, worker_ctx;
-static uint64_t client_bytes, worker_bytes;     /* read from the disk */
-static uint64_t now_ns;
 static char tmpdir[64];
-
-static int
-fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
-{
-  if (count == 0 || offset > DISK || count > DISK - offset)
-    return EINVAL;
-  memcpy (buf, disk + offset, count);
-  if (ctx == &client_ctx)
-    client_bytes += count;
-  else
-    worker_bytes += count;
-  return 0;
-}
-
-static uint64_t
-fake_now (void *opaque)
-{
-  (void) opaque;
-  return now_ns;
-}
 
 /* A boot: READS reads of 1 to 4 pages at random-looking pages. */
 static void
@@ -77,53 +52,16 @@ boot_trace (uint32_t seed, uint64_t *off, uint32_t *len)
   }
 }
 
-struct boot {
-  struct adaptra_engine *e;
-  int volume, client;
-};
-
+/* A boot: the fixture's engine on a cold pool. */
 static void
-power_on (struct boot *b)
+power_on (void)
 {
-  const struct adaptra_backend backend = { .pread = fake_pread };
-  const struct adaptra_clock clock = { .now_ns = fake_now };
   struct adaptra_config cfg;
 
-  adaptra_config_defaults (&cfg);
+  fixture_config (&cfg);
   cfg.pool_bytes = 32 * 1024 * 1024;
-  cfg.workers = 0;
-  cfg.profile_workers = 0;
-  /* The fake backend takes no time: keep the engine from stepping
-   * aside (adaptra-bypass), which would cache nothing.
-   */
-  cfg.bypass = ADAPTRA_BYPASS_NEVER;
-  b->e = adaptra_engine_new (&cfg, &backend, &clock);
-  assert_non_null (b->e);
-  b->volume = adaptra_volume_open (b->e, "vm1.img", DISK, 0);
-  assert_true (b->volume >= 0);
-  b->client = adaptra_client_open (b->e, b->volume, "guest");
-  assert_true (b->client >= 0);
+  fixture_start (&cfg, "vm1.img", "guest");
   client_bytes = worker_bytes = 0;
-}
-
-static void
-power_off (struct boot *b)
-{
-  adaptra_client_close (b->e, b->client);
-  adaptra_volume_close (b->e, b->volume);
-  adaptra_engine_free (b->e);
-}
-
-static void
-read_check (struct boot *b, uint64_t off, uint32_t len)
-{
-  unsigned char *buf = malloc (len);
-
-  assert_non_null (buf);
-  assert_int_equal (adaptra_read (b->e, b->client, &client_ctx, buf, len,
-                                  off), 0);
-  assert_memory_equal (buf, disk + off, len);
-  free (buf);
 }
 
 /* Prefetch what the matcher proposes now, as the filter would: at
@@ -132,7 +70,7 @@ read_check (struct boot *b, uint64_t off, uint32_t len)
  * and drops a range.
  */
 static void
-follow (struct boot *b, struct adaptra_matcher *m)
+follow (struct adaptra_matcher *m)
 {
   struct adaptra_profile_range r[16];
   size_t k, n;
@@ -140,9 +78,8 @@ follow (struct boot *b, struct adaptra_matcher *m)
   do {
     n = adaptra_matcher_next (m, now_ns, 1 << 20, r, 16);
     for (k = 0; k < n; k++) {
-      adaptra_cache_hint (b->e, b->client, r[k].offset, r[k].count);
-      while (adaptra_prefetch_run_one (b->e, b->volume, &worker_ctx))
-        ;
+      adaptra_cache_hint (e, client, r[k].offset, r[k].count);
+      drain ();
     }
   } while (n == 16);
 }
@@ -161,17 +98,15 @@ record_boot (const uint64_t *off, const uint32_t *len, char *path,
   struct adaptra_recorder *r;
   struct adaptra_profile *fresh, *old, *merged;
   char name[ADAPTRA_PROFILE_NAME_MAX], why[256];
-  struct boot b;
   unsigned i;
 
-  power_on (&b);
+  power_on ();
   r = adaptra_recorder_new (&key, 1 << 20, 300 * UINT64_C (1000000000),
                             now_ns, NULL);
   for (i = 0; i < READS; i++, now_ns += MS) {
-    read_check (&b, off[i], len[i]);
+    read_check (off[i], len[i]);
     adaptra_recorder_read (r, off[i], len[i], now_ns);
-    while (adaptra_prefetch_run_one (b.e, b.volume, &worker_ctx))
-      ;
+    drain ();
   }
   fresh = adaptra_recorder_profile (r);
   adaptra_recorder_free (r);
@@ -185,7 +120,7 @@ record_boot (const uint64_t *off, const uint32_t *len, char *path,
   adaptra_profile_free (old);
   adaptra_profile_free (fresh);
   adaptra_profile_free (merged);
-  power_off (&b);
+  fixture_stop ();
   return client_bytes;
 }
 
@@ -206,7 +141,6 @@ test_replay_after_restart (void **state)
   uint64_t cold, needed = 0;
   char path[256], why[256];
   struct adaptra_stats s;
-  struct boot b;
   unsigned i;
 
   (void) state;
@@ -214,7 +148,7 @@ test_replay_after_restart (void **state)
   cold = record_boot (off, len, path, sizeof path);
   assert_true (cold > READS * PAGE);
 
-  power_on (&b);
+  power_on ();
   p = adaptra_profile_load (path, &key, why, sizeof why);
   if (!p)
     fail_msg ("%s", why);
@@ -226,14 +160,12 @@ test_replay_after_restart (void **state)
     if (i == 300) {
       unsigned j;
 
-      for (j = 310; j < 330; j++) {
-        memset (disk + off[j], 0xa5 ^ j, len[j]);
-        adaptra_invalidate (b.e, b.volume, off[j], len[j]);
-      }
+      for (j = 310; j < 330; j++)
+        write_disk (off[j], len[j], 0xa5 ^ j);
     }
-    read_check (&b, off[i], len[i]);
+    read_check (off[i], len[i]);
     adaptra_matcher_read (m, off[i], len[i], now_ns);
-    follow (&b, m);
+    follow (m);
   }
   adaptra_matcher_counters (m, &c);
   /* The first read, and the 20 the write invalidated, at most. */
@@ -246,13 +178,13 @@ test_replay_after_restart (void **state)
   assert_int_equal (c.state, ADAPTRA_MATCHER_FOLLOWING);
   assert_int_equal (c.wasted + c.pending, 0);
   assert_int_equal (c.proposed * PAGE, worker_bytes);
-  adaptra_stats_snapshot (b.e, &s);
+  s = stats ();
   assert_int_equal (s.io_congestion, 0);
   assert_int_equal (s.prefetch_stale, 0);
   assert_true (s.invalidated > 0);
   adaptra_matcher_free (m);
   adaptra_profile_free (p);
-  power_off (&b);
+  fixture_stop ();
   unlink (path);
 }
 
@@ -269,7 +201,6 @@ test_other_guest (void **state)
   struct adaptra_matcher *m;
   struct adaptra_profile *p;
   char path[256], why[256];
-  struct boot b;
   uint64_t cold;
   unsigned i;
 
@@ -278,15 +209,15 @@ test_other_guest (void **state)
   record_boot (off, len, path, sizeof path);
   boot_trace (77, other_off, other_len);
 
-  power_on (&b);
+  power_on ();
   p = adaptra_profile_load (path, &key, why, sizeof why);
   assert_non_null (p);
   adaptra_matcher_defaults (&mcfg);
   m = adaptra_matcher_new (p, &mcfg);
   for (i = 0; i < READS; i++, now_ns += MS) {
-    read_check (&b, other_off[i], other_len[i]);
+    read_check (other_off[i], other_len[i]);
     adaptra_matcher_read (m, other_off[i], other_len[i], now_ns);
-    follow (&b, m);
+    follow (m);
   }
   adaptra_matcher_counters (m, &c);
   cold = client_bytes;
@@ -296,33 +227,25 @@ test_other_guest (void **state)
   assert_true (cold > READS * PAGE);
   adaptra_matcher_free (m);
   adaptra_profile_free (p);
-  power_off (&b);
+  fixture_stop ();
   unlink (path);
 }
 
 static int
 setup (void **state)
 {
-  uint64_t i;
-
   (void) state;
   snprintf (tmpdir, sizeof tmpdir, "/tmp/test-profile-engine.XXXXXX");
   if (!mkdtemp (tmpdir))
     return -1;
-  disk = malloc (DISK);
-  if (!disk)
-    return -1;
-  for (i = 0; i < DISK; i++)
-    disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
-  now_ns = 1000 * MS;
-  return 0;
+  return fixture_setup (DISK);
 }
 
 static int
 teardown (void **state)
 {
   (void) state;
-  free (disk);
+  fixture_teardown ();
   return rmdir (tmpdir);
 }
 
