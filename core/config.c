@@ -11,6 +11,7 @@
 
 #include <config.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,11 +163,11 @@ default_value (const struct adaptra_param *p)
 
   switch (p->type) {
   case ADAPTRA_PARAM_MODE:
-    if (adaptra_mode_parse (p->def, &mode) == -1)
+    if (adaptra_mode_parse (p->def, &mode) != 0)
       abort ();
     return mode;
   case ADAPTRA_PARAM_BYPASS:
-    if (adaptra_bypass_parse (p->def, &bypass) == -1)
+    if (adaptra_bypass_parse (p->def, &bypass) != 0)
       abort ();
     return bypass;
   case ADAPTRA_PARAM_SIZE_OR_AUTO:
@@ -239,7 +240,7 @@ reject (char *why, size_t len, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (why, len, fmt, ap);
   va_end (ap);
-  return -1;
+  return EINVAL;
 }
 
 int
@@ -354,7 +355,7 @@ adaptra_mode_parse (const char *name, enum adaptra_mode *mode)
                     name);
 
   if (v < 0)
-    return -1;
+    return EINVAL;
   *mode = (enum adaptra_mode) v;
   return 0;
 }
@@ -372,7 +373,7 @@ adaptra_bypass_parse (const char *name, enum adaptra_bypass *bypass)
                     sizeof bypass_names / sizeof bypass_names[0], name);
 
   if (v < 0)
-    return -1;
+    return EINVAL;
   *bypass = (enum adaptra_bypass) v;
   return 0;
 }

@@ -98,9 +98,11 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   struct adaptra_engine *e;
   uint64_t frame_bytes;
   unsigned i;
+  int r;
 
-  if (adaptra_config_check (cfg, why, len) == -1)
-    return EINVAL;
+  r = adaptra_config_check (cfg, why, len);
+  if (r != 0)
+    return r;
   if (!backend->pread || !clock->now_ns) {
     snprintf (why, len, "the backend has no pread or the clock no now_ns");
     return EINVAL;
@@ -193,7 +195,7 @@ tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
   case TUNE_MODE: next.mode = (enum adaptra_mode) value; break;
   case TUNE_BYPASS: next.bypass = (enum adaptra_bypass) value; break;
   }
-  r = adaptra_config_check (&next, why, len) == 0 ? 0 : EINVAL;
+  r = adaptra_config_check (&next, why, len);
   if (r == 0)
     e->cfg = next;
   /* The lockless read path goes by each volume's flag: apply a new

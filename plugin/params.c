@@ -114,7 +114,7 @@ parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
     *v = u;
     break;
   case ADAPTRA_PARAM_MODE:
-    if (adaptra_mode_parse (value, &mode) == -1) {
+    if (adaptra_mode_parse (value, &mode) != 0) {
       snprintf (why, len,
                 "adaptra-%s=%s is not adaptive, fixed or off", p->name, value);
       return -1;
@@ -122,7 +122,7 @@ parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
     *v = mode;
     break;
   case ADAPTRA_PARAM_BYPASS:
-    if (adaptra_bypass_parse (value, &bypass) == -1) {
+    if (adaptra_bypass_parse (value, &bypass) != 0) {
       snprintf (why, len,
                 "adaptra-%s=%s is not auto, always or never", p->name, value);
       return -1;

@@ -133,9 +133,10 @@ extern void adaptra_config_defaults (struct adaptra_config *cfg);
  */
 extern uint64_t adaptra_config_default_min (uint64_t page_size);
 
-/* Check every range and cross-constraint.  Returns 0, or -1 with a
- * one-line message in why (len bytes, always terminated) naming the
- * parameter and its value, e.g. "adaptra-page=3000 is not a power of 2".
+/* Check every range and cross-constraint.  Returns 0, or EINVAL with
+ * a one-line message in why (len bytes, always terminated) naming the
+ * parameter and its value, e.g. "adaptra-page=3000 is not a power of 2";
+ * the convention of engine.h.
  */
 extern int adaptra_config_check (const struct adaptra_config *cfg,
                                  char *why, size_t len);
@@ -143,10 +144,10 @@ extern int adaptra_config_check (const struct adaptra_config *cfg,
 /* "adaptive", "fixed", "off". */
 extern const char *adaptra_mode_name (enum adaptra_mode mode);
 
-/* Parse a mode name; returns 0, or -1 if unknown. */
+/* Parse a mode name; returns 0, or EINVAL if unknown. */
 extern int adaptra_mode_parse (const char *name, enum adaptra_mode *mode);
 
-/* "auto", "always", "never", and back. */
+/* "auto", "always", "never", and back (0, or EINVAL if unknown). */
 extern const char *adaptra_bypass_name (enum adaptra_bypass bypass);
 extern int adaptra_bypass_parse (const char *name,
                                  enum adaptra_bypass *bypass);

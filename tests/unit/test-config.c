@@ -9,6 +9,7 @@
 
 #include <config.h>
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -35,7 +36,7 @@ setup (void **state)
 static void
 assert_rejected (const char *text)
 {
-  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), -1);
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), EINVAL);
   if (strstr (why, text) == NULL)
     fail_msg ("message \"%s\" lacks \"%s\"", why, text);
 }
@@ -162,7 +163,7 @@ test_short_buffer (void **state)
 
   (void) state;
   cfg.ratio = 0;
-  assert_int_equal (adaptra_config_check (&cfg, tiny, sizeof tiny), -1);
+  assert_int_equal (adaptra_config_check (&cfg, tiny, sizeof tiny), EINVAL);
   assert_int_equal (strlen (tiny), sizeof tiny - 1);
 }
 
@@ -178,8 +179,20 @@ test_modes (void **state)
   assert_int_equal (m, ADAPTRA_MODE_OFF);
   assert_int_equal (adaptra_mode_parse ("adaptive", &m), 0);
   assert_int_equal (m, ADAPTRA_MODE_ADAPTIVE);
-  assert_int_equal (adaptra_mode_parse ("fast", &m), -1);
+  assert_int_equal (adaptra_mode_parse ("fast", &m), EINVAL);
   assert_string_equal (adaptra_mode_name (ADAPTRA_MODE_FIXED), "fixed");
+}
+
+static void
+test_bypasses (void **state)
+{
+  enum adaptra_bypass b;
+
+  (void) state;
+  assert_int_equal (adaptra_bypass_parse ("never", &b), 0);
+  assert_int_equal (b, ADAPTRA_BYPASS_NEVER);
+  assert_int_equal (adaptra_bypass_parse ("sometimes", &b), EINVAL);
+  assert_string_equal (adaptra_bypass_name (ADAPTRA_BYPASS_ALWAYS), "always");
 }
 
 /* Store v in p's field of cfg. */
@@ -254,6 +267,7 @@ main (void)
     cmocka_unit_test_setup (test_fixed_window_never_rejects, setup),
     cmocka_unit_test_setup (test_short_buffer, setup),
     cmocka_unit_test_setup (test_modes, setup),
+    cmocka_unit_test_setup (test_bypasses, setup),
     cmocka_unit_test_setup (test_table, setup),
   };
 
