@@ -147,6 +147,35 @@ adaptra_param_find (const char *name)
   return NULL;
 }
 
+uint64_t
+adaptra_param_get (const struct adaptra_config *cfg,
+                   const struct adaptra_param *p)
+{
+  const char *field = (const char *) cfg + p->offset;
+  uint32_t v32;
+  uint64_t v;
+
+  if (p->width == sizeof v32) {
+    memcpy (&v32, field, sizeof v32);
+    return v32;
+  }
+  memcpy (&v, field, sizeof v);
+  return v;
+}
+
+void
+adaptra_param_put (struct adaptra_config *cfg, const struct adaptra_param *p,
+                   uint64_t v)
+{
+  char *field = (char *) cfg + p->offset;
+  uint32_t v32 = (uint32_t) v;
+
+  if (p->width == sizeof v32)
+    memcpy (field, &v32, sizeof v32);
+  else
+    memcpy (field, &v, sizeof v);
+}
+
 /* The value of the table's own default text: a size with at most one
  * unit letter (K, M, G), a number, auto, or a mode's or bypass's name.
  * test-config checks that every default parses.
@@ -192,17 +221,10 @@ adaptra_config_defaults (struct adaptra_config *cfg)
   memset (cfg, 0, sizeof *cfg);
   for (i = 0; i < adaptra_nparams; i++) {
     const struct adaptra_param *p = &adaptra_params[i];
-    uint64_t v;
 
     if (p->width == 0 || p->def == NULL)
       continue;
-    v = default_value (p);
-    if (p->width == 4) {
-      uint32_t v32 = v;
-      memcpy ((char *) cfg + p->offset, &v32, 4);
-    }
-    else
-      memcpy ((char *) cfg + p->offset, &v, 8);
+    adaptra_param_put (cfg, p, default_value (p));
   }
   cfg->fixed_bytes = ADAPTRA_FIXED_WINDOW;
 }
@@ -213,23 +235,6 @@ adaptra_config_default_min (uint64_t page_size)
   uint64_t min = default_value (adaptra_param_find ("min"));
 
   return page_size > min ? page_size : min;
-}
-
-/* The value of p's field in cfg. */
-static uint64_t
-field_value (const struct adaptra_config *cfg, const struct adaptra_param *p)
-{
-  const char *field = (const char *) cfg + p->offset;
-  uint64_t v = 0;
-
-  if (p->width == 4) {
-    uint32_t v32;
-    memcpy (&v32, field, 4);
-    v = v32;
-  }
-  else
-    memcpy (&v, field, 8);
-  return v;
 }
 
 static int
@@ -258,7 +263,7 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
 
     if (p->width == 0 || p->max == 0)
       continue;
-    v = field_value (cfg, p);
+    v = adaptra_param_get (cfg, p);
     if (v < p->min || v > p->max)
       return reject (why, len, "adaptra-%s=%" PRIu64 " is outside %" PRIu64
                      "..%" PRIu64, p->name, v, p->min, p->max);

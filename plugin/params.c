@@ -144,7 +144,6 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
 {
   const struct adaptra_param *p;
   uint64_t v;
-  char *field;
 
   if (strncmp (key, "adaptra-", 8) != 0 || (p = adaptra_param_find (key)) == NULL
       || p->type == ADAPTRA_PARAM_FILTER)
@@ -157,13 +156,7 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   }
   free (typed[p - adaptra_params]);
   typed[p - adaptra_params] = strdup (value);
-  field = (char *) cfg + p->offset;
-  if (p->width == 4) {
-    uint32_t v32 = v;
-    memcpy (field, &v32, 4);
-  }
-  else
-    memcpy (field, &v, 8);
+  adaptra_param_put (cfg, p, v);
   /* adaptra-min not given (yet) follows the page. */
   if (strcmp (p->name, "page") == 0 &&
       typed[adaptra_param_find ("min") - adaptra_params] == NULL)
@@ -195,16 +188,8 @@ static void
 print_param (const struct adaptra_param *p, const struct adaptra_config *cfg,
              struct adaptra_strbuf *out)
 {
-  const char *field = (const char *) cfg + p->offset;
-  uint64_t v = 0;
+  uint64_t v = adaptra_param_get (cfg, p);
 
-  if (p->width == 4) {
-    uint32_t v32;
-    memcpy (&v32, field, 4);
-    v = v32;
-  }
-  else
-    memcpy (&v, field, 8);
   if (p->type == ADAPTRA_PARAM_MODE)
     adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_mode_name (v));
   else if (p->type == ADAPTRA_PARAM_BYPASS)

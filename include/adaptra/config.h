@@ -121,6 +121,14 @@ extern const size_t adaptra_nparams;
  */
 extern const struct adaptra_param *adaptra_param_find (const char *name);
 
+/* The value of p's field in cfg, and storing v there (truncated to a
+ * 4-byte field); p->width is not 0.
+ */
+extern uint64_t adaptra_param_get (const struct adaptra_config *cfg,
+                                   const struct adaptra_param *p);
+extern void adaptra_param_put (struct adaptra_config *cfg,
+                               const struct adaptra_param *p, uint64_t v);
+
 /* Fill in the defaults of adaptra_params, ADAPTRA_FIXED_WINDOW, and no
  * trace.
  */

@@ -195,18 +195,24 @@ test_bypasses (void **state)
   assert_string_equal (adaptra_bypass_name (ADAPTRA_BYPASS_ALWAYS), "always");
 }
 
-/* Store v in p's field of cfg. */
+/* adaptra_param_put and _get reach the named field, of either width,
+ * and no other.
+ */
 static void
-set_field (const struct adaptra_param *p, uint64_t v)
+test_param_fields (void **state)
 {
-  char *field = (char *) &cfg + p->offset;
-
-  if (p->width == 4) {
-    uint32_t v32 = v;
-    memcpy (field, &v32, 4);
-  }
-  else
-    memcpy (field, &v, 8);
+  (void) state;
+  adaptra_param_put (&cfg, adaptra_param_find ("page"), 8192);
+  assert_int_equal (cfg.page_size, 8192);
+  adaptra_param_put (&cfg, adaptra_param_find ("pool"), 5ULL << 32);
+  assert_true (cfg.pool_bytes == 5ULL << 32);
+  assert_int_equal (cfg.page_size, 8192);
+  cfg.ratio = 42;
+  assert_int_equal (adaptra_param_get (&cfg, adaptra_param_find ("ratio")),
+                    42);
+  cfg.max_bytes = 3ULL << 33;
+  assert_true (adaptra_param_get (&cfg, adaptra_param_find ("max"))
+               == 3ULL << 33);
 }
 
 /* The one table: unique names, found with and without the prefix,
@@ -240,12 +246,12 @@ test_table (void **state)
     adaptra_config_defaults (&cfg);
     /* Sizes by a factor of 2, since a page must be a power of 2. */
     size = p->type == ADAPTRA_PARAM_SIZE;
-    set_field (p, size ? p->max * 2 : p->max + 1);
+    adaptra_param_put (&cfg, p, size ? p->max * 2 : p->max + 1);
     assert_rejected (name);
     assert_non_null (strstr (why, "is outside"));
     if (p->min > 0) {
       adaptra_config_defaults (&cfg);
-      set_field (p, size ? p->min / 2 : p->min - 1);
+      adaptra_param_put (&cfg, p, size ? p->min / 2 : p->min - 1);
       assert_rejected (name);
       assert_non_null (strstr (why, "is outside"));
     }
@@ -268,6 +274,7 @@ main (void)
     cmocka_unit_test_setup (test_short_buffer, setup),
     cmocka_unit_test_setup (test_modes, setup),
     cmocka_unit_test_setup (test_bypasses, setup),
+    cmocka_unit_test_setup (test_param_fields, setup),
     cmocka_unit_test_setup (test_table, setup),
   };
 
