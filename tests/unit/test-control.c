@@ -228,8 +228,9 @@ exports_table_names_share_and_pages (void **state)
   const char *r = run_str ("exports");
 
   assert_string_equal (table_line (r, 0),
-                       "id export share size clients contexts readahead "
-                       "read_us pages client_bytes backend_bytes ra_hits");
+                       "id export share size_bytes clients contexts "
+                       "readahead read_us pages client_bytes backend_bytes "
+                       "ra_hit_pages");
   assert_string_equal (table_line (r, 1),
                        "0 (default) export 1048576 2 0 on 0 17 0 0 0");
   assert_string_equal (table_line (r, 2),
