@@ -257,7 +257,7 @@ static enum adaptra_control_next
 cmd_get (const struct adaptra_control_ops *ops, const struct request *req,
          struct adaptra_strbuf *out)
 {
-  char why[256];
+  char why[ADAPTRA_WHY_LEN];
 
   if (ops->get (ops->opaque, req->nwords == 2 ? req->words[1] : NULL, out,
                 why, sizeof why) == -1)
@@ -269,7 +269,7 @@ static enum adaptra_control_next
 cmd_set (const struct adaptra_control_ops *ops, const struct request *req,
          struct adaptra_strbuf *out)
 {
-  char why[256];
+  char why[ADAPTRA_WHY_LEN];
 
   if (ops->set (ops->opaque, req->words[1], req->words[2],
                 why, sizeof why) == -1)
