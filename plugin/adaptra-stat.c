@@ -132,11 +132,12 @@ connect_socket (struct conn *c, const char *path)
   if (strlen (path) >= sizeof addr.sun_path)
     cli_die ("%s: path too long for a unix socket", path);
   strcpy (addr.sun_path, path);
-  if (stat (path, &st) == -1 && errno == EACCES)
-    die_directory_denied (path);
-  if (stat (path, &st) == -1)
+  if (stat (path, &st) == -1) {
+    if (errno == EACCES)
+      die_directory_denied (path);
     cli_die ("%s: %s (is nbdkit running with adaptra-stats=%s?)",
          path, strerror (errno), path);
+  }
   if (!S_ISSOCK (st.st_mode))
     cli_die ("%s: not a socket", path);
   c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -418,7 +419,8 @@ delta (double cur, double prev)
 #define SUMMARY_INTERVAL_MS 1000
 
 /* A stream that has not read for this long is idle: it still holds
- * its slot (the server reaps it after ten minutes) but reads nothing.
+ * its slot (until the server reaps it, ADAPTRA_STREAM_REAP_NS) but
+ * reads nothing.
  */
 #define STREAM_IDLE_MS 10000
 
