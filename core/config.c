@@ -74,29 +74,23 @@ const struct adaptra_param adaptra_params[] = {
     "copies (auto: measured per export)." },
   { "streams", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (streams), "1024",
     1, ADAPTRA_STREAMS_MAX, NULL, "Stream table size." },
-  /* Enough for a store of 5 ms a read and 200 MiB/s either way: 20
-   * chunks of 64 KiB fit under its flight limit when streams compete
-   * (prefetch.c), and 800 streams of 64 KiB/s in a 64 MiB pool (the
-   * seed's case 64 times faster) issue 1700 windows of a few pages a
-   * second, 9 reads at once on average: with 16 workers 1.3% of their
-   * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/history/simulator.md).  Beyond the
-   * first 4, workers read only where the store's latency is 1 ms or
-   * more.
+  /* Enough to keep a remote store's bandwidth-delay product in flight
+   * when many slow streams compete: their windows are small and many,
+   * and with fewer workers readers find their window still queued
+   * (the sweep: docs/bench/history/simulator.md).  Beyond the first
+   * few, workers read only where the store's latency calls for them.
    */
   { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
     0, ADAPTRA_WORKERS_MAX, NULL,
     "Prefetch threads, each with its own plugin handle; 0: readers run "
     "read-ahead themselves." },
-  /* A boot profile's extents are short and scattered (a Debian guest's
-   * boot and web workload: 1104 extents, 47 KiB on average), so
-   * following one is bound by the backend's latency times the extents
-   * over the threads reading them at once: its second boot took 2.36 s
-   * with the 4 workers, 0.38 s with 32 threads, over a store of 5 ms a
-   * read and 200 MiB/s, against 5.8 s for the first boot
-   * (docs/bench/fleet.md).  32 reads of 47 KiB in flight cover that
-   * store's bandwidth-delay product (1 MiB) 1.5 times; the matcher's
-   * lead (8 MiB, 2 s) bounds what they may read.
+  /* A boot profile's extents are short and scattered, so following
+   * one is bound by the backend's latency times the extents over the
+   * threads reading them at once, not by its bandwidth: with these
+   * beside the default workers, enough reads of a typical extent are
+   * in flight to cover a remote store's bandwidth-delay product (the
+   * boots measured: docs/bench/fleet.md).  The matcher's lead bounds
+   * what they may read.
    */
   { "profile-workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (profile_workers),
     "28", 0, ADAPTRA_WORKERS_MAX, NULL,
