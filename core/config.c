@@ -133,8 +133,8 @@ adaptra_param_find (const char *name)
 {
   size_t i;
 
-  if (strncmp (name, "adaptra-", 8) == 0)
-    name += 8;
+  if (strncmp (name, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0)
+    name += ADAPTRA_PARAM_PREFIX_LEN;
   for (i = 0; i < adaptra_nparams; i++)
     if (strcmp (adaptra_params[i].name, name) == 0)
       return &adaptra_params[i];

@@ -145,7 +145,8 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   const struct adaptra_param *p;
   uint64_t v;
 
-  if (strncmp (key, "adaptra-", 8) != 0 || (p = adaptra_param_find (key)) == NULL
+  if (strncmp (key, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) != 0
+      || (p = adaptra_param_find (key)) == NULL
       || p->type == ADAPTRA_PARAM_FILTER)
     return 0;
   if (parse_value (p, value, &v, why, len) == -1)
@@ -232,19 +233,21 @@ params_quote (const char *why, char *out, size_t len)
     const struct adaptra_param *p = NULL;
     size_t name_len = 0, digits = 0;
 
-    if (strncmp (why, "adaptra-", 8) == 0) {
-      name_len = strcspn (why + 8, "= ");
+    if (strncmp (why, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0) {
+      const char *name = why + ADAPTRA_PARAM_PREFIX_LEN;
+
+      name_len = strcspn (name, "= ");
       for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++)
         if (strlen (p->name) == name_len &&
-            strncmp (p->name, why + 8, name_len) == 0)
+            strncmp (p->name, name, name_len) == 0)
           break;
-      if (p < adaptra_params + adaptra_nparams && why[8 + name_len] == '=')
-        digits = strspn (why + 9 + name_len, "0123456789");
+      if (p < adaptra_params + adaptra_nparams && name[name_len] == '=')
+        digits = strspn (name + name_len + 1, "0123456789");
     }
     if (digits > 0 && typed != NULL && typed[p - adaptra_params] != NULL) {
-      n += snprintf (out + n, len - n, "adaptra-%s=%s", p->name,
+      n += snprintf (out + n, len - n, ADAPTRA_PARAM_PREFIX "%s=%s", p->name,
                      typed[p - adaptra_params]);
-      why += 9 + name_len + digits;
+      why += ADAPTRA_PARAM_PREFIX_LEN + name_len + 1 + digits;
     }
     else
       out[n++] = *why++;

@@ -91,6 +91,10 @@ enum adaptra_param_type {
 
 struct adaptra_engine;
 
+/* What every parameter's name starts with on the command line. */
+#define ADAPTRA_PARAM_PREFIX "adaptra-"
+#define ADAPTRA_PARAM_PREFIX_LEN (sizeof ADAPTRA_PARAM_PREFIX - 1)
+
 /* One parameter of the filter.  adaptra_params is the one table of
  * them all: the filter parses the command line and the control
  * socket's "set" with it, nbdkit's --help is generated from it, and a
