@@ -133,6 +133,9 @@ test_others (void **state)
   cfg.profile_workers = 0;
   cfg.mode = (enum adaptra_mode) 7;
   assert_rejected ("adaptra-mode=7");
+  cfg.mode = ADAPTRA_MODE_OFF;
+  cfg.bypass = (enum adaptra_bypass) 9;
+  assert_rejected ("adaptra-bypass=9 is not auto, always or never");
 }
 
 /* The legacy window is no parameter: pages larger than it, and pools
