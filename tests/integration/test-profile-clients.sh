@@ -122,4 +122,8 @@ stop
 grep -q 'adaptra: warning: profile .* ignored: .*not a regular file' \
   "$tmpdir/fifo.log" ||
   { cat "$tmpdir/fifo.log"; echo "FAIL: no warning"; exit 1; }
+# Sanitizer builds: no report from any server.
+if grep -E 'Sanitizer|runtime error' "$tmpdir"/*.log; then
+  echo "FAIL: a sanitizer report"; exit 1
+fi
 echo "test-profile-clients: ok"

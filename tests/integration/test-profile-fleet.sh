@@ -127,4 +127,8 @@ proposed=$(adaptra-stat "$tmpdir/s0.stats" --raw |
 echo "s0: $proposed profile pages proposed"
 test "$proposed" -gt 0 ||
   { echo "FAIL: s0 did not follow the shared profile"; exit 1; }
+# Sanitizer builds: no report from any server.
+if grep -E 'Sanitizer|runtime error' "$tmpdir"/*.log; then
+  echo "FAIL: a sanitizer report"; exit 1
+fi
 echo "test-profile-fleet: ok"
