@@ -347,6 +347,9 @@ junk_gets_an_error_and_touches_nothing (void **state)
                        "error: empty request (try 'help')\n\n");
   assert_string_equal (run_str ("STATS"),
                        "error: unknown command 'STATS' (try 'help')\n\n");
+  /* The socket server answers "control" before the protocol sees it. */
+  assert_string_equal (run_str ("control"), "error: this command is "
+                       "answered by the socket server\n\n");
   assert_string_equal (run_str ("a b c d e"),
                        "error: too many words in request\n\n");
   memset (longword, 'x', sizeof longword - 1);
