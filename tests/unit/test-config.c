@@ -10,6 +10,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -20,6 +21,8 @@
 #include <cmocka.h>
 
 #include "adaptra/config.h"
+#include "adaptra/profile.h"
+#include "../../core/engine-impl.h"
 
 static struct adaptra_config cfg;
 static char why[160];
@@ -263,6 +266,39 @@ test_table (void **state)
   assert_null (adaptra_param_find ("bogus"));
 }
 
+/* The help of parameter name holds the text fmt makes. */
+static void
+assert_help_says (const char *name, const char *fmt, ...)
+{
+  const struct adaptra_param *p = adaptra_param_find (name);
+  char text[64];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (text, sizeof text, fmt, ap);
+  va_end (ap);
+  assert_non_null (p);
+  if (strstr (p->help, text) == NULL)
+    fail_msg ("adaptra-%s's help \"%s\" lacks \"%s\"", name, p->help, text);
+}
+
+/* The numbers --help gives in words are the constants' values. */
+static void
+test_help_numbers (void **state)
+{
+  unsigned log2_pages = 0;
+
+  (void) state;
+  while ((UINT64_C (1) << log2_pages) < ADAPTRA_PROFILE_PAGES_MAX)
+    log2_pages++;
+  assert_help_says ("mode", "a constant %dK window",
+                    ADAPTRA_FIXED_WINDOW / 1024);
+  assert_help_says ("max", "the larger of %dM", ADAPTRA_AUTO_MAX_FLOOR >> 20);
+  assert_help_says ("pool", "(1/%d of it)", ADAPTRA_BOUNCE_SHARE);
+  assert_help_says ("profile-max", "from %" PRIu64 "M to 2^%u pages",
+                    ADAPTRA_PROFILE_BOOT_MIN_BYTES >> 20, log2_pages);
+}
+
 int
 main (void)
 {
@@ -279,6 +315,7 @@ main (void)
     cmocka_unit_test_setup (test_bypasses, setup),
     cmocka_unit_test_setup (test_param_fields, setup),
     cmocka_unit_test_setup (test_table, setup),
+    cmocka_unit_test_setup (test_help_numbers, setup),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
