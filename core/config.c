@@ -269,8 +269,9 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
                    cfg->pool_bytes, ADAPTRA_POOL_MIN_PAGES, page);
   if (cfg->pool_bytes / page >= UINT32_MAX)
     return reject (why, len,
-                   "adaptra-pool=%" PRIu64 " has too many pages: "
-                   "raise adaptra-page", cfg->pool_bytes);
+                   "adaptra-pool=%" PRIu64 " has too many pages of "
+                   "adaptra-page=%" PRIu64 ": raise adaptra-page",
+                   cfg->pool_bytes, page);
   if (cfg->min_bytes < page)
     return reject (why, len,
                    "adaptra-min=%" PRIu64 " is less than adaptra-page=%"

@@ -94,6 +94,10 @@ test_pool (void **state)
   (void) state;
   cfg.pool_bytes = 63 * 4096;
   assert_rejected ("adaptra-pool=258048 holds fewer than 64 pages");
+  cfg.pool_bytes = (uint64_t) UINT32_MAX * 512;
+  cfg.page_size = 512;
+  assert_rejected ("adaptra-pool=2199023255040 has too many pages of "
+                   "adaptra-page=512");
 }
 
 static void
