@@ -28,6 +28,7 @@
 #include "read.h"
 #include "snapshot.h"
 #include "stream.h"
+#include "treap.h"
 #include "volume.h"
 
 /* Largest single backend request, prefetch or demand. */
@@ -65,7 +66,12 @@
  * were inserted IN_FLIGHT for it.
  */
 struct adaptra_job {
-  struct adaptra_job *next;
+  struct adaptra_job *next, *prev;      /* the queue, both ways */
+  struct adaptra_job *stream_next, *stream_prev; /* its stream's queued
+                                   jobs, in queue order */
+  struct treap_node by_page;    /* in the engine's queue indexes */
+  struct treap_node by_order;
+  struct treap_node by_stream;  /* its stream's last only */
   struct adaptra_volume *volume;
   uint64_t stream;              /* the stream it reads ahead for */
   uint64_t tag;                 /* its start tag in the fair queue */
@@ -121,12 +127,22 @@ struct adaptra_engine {
   struct adaptra_bdp bdp;
   struct adaptra_flight flight; /* backend reads in flight, their limit */
   struct adaptra_job *queue_head, *queue_tail; /* by tag (prefetch.c) */
+  /* The same jobs indexed (prefetch.c): by first page, in fair order
+   * (goes_before), and each stream's last; and how many neighbours in
+   * the queue are out of fair order.
+   */
+  struct treap queue_pages, queue_order, queue_streams;
+  size_t queue_unordered;
   uint64_t queue_vtime;         /* tag of the last job a worker took */
   uint64_t queued_bytes;        /* jobs not yet started */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
   size_t nclients;              /* slots in the chunks (atomic) */
+  size_t client_free;           /* every slot below it is used: where
+                                   adaptra_client_open looks first, so
+                                   opening N clients costs O(N), not
+                                   O(N^2) */
   struct adaptra_worker *workers;
   unsigned nworkers;            /* running, of any job (set under the lock) */
   unsigned nhint_workers;       /* running after them, of hints' jobs only */

@@ -129,10 +129,10 @@ add_flight (struct adaptra_engine *e, struct adaptra_volume *v, int64_t n)
 
 /* The stream table's entry for a job of stream, whose queued_last and
  * queued_jobs index the queue; NULL for stream 0 (cache hints and
- * profiles) and for a stream that has left the table, whose jobs are
- * found by walking the queue (walk_last).  With 10000 streams the walk
- * on every enqueue held the lock for 105 us a read-ahead decision
- * (docs/bench/simulator.md); the index makes it a hash lookup.
+ * profiles) and for a stream that has left the table, whose last job
+ * the queue's own index finds (last_of).  With 10000 streams a walk of
+ * the queue on every enqueue held the lock for 105 us a read-ahead
+ * decision (docs/bench/simulator.md).
  */
 static struct adaptra_stream *
 indexed_stream (struct adaptra_engine *e, uint64_t stream)
@@ -140,16 +140,16 @@ indexed_stream (struct adaptra_engine *e, uint64_t stream)
   return stream ? adaptra_streams_get (&e->streams, stream) : NULL;
 }
 
-/* The last queued job of stream, by walking the queue (NULL: none). */
+/* The last queued job of stream (NULL: none), by the index of each
+ * stream's last job.
+ */
 static struct adaptra_job *
-walk_last (const struct adaptra_engine *e, uint64_t stream)
+last_of (const struct adaptra_engine *e, uint64_t stream)
 {
-  struct adaptra_job *job, *last = NULL;
+  struct treap_node *n = treap_floor (&e->queue_streams, stream, 0);
 
-  for (job = e->queue_head; job; job = job->next)
-    if (job->stream == stream)
-      last = job;
-  return last;
+  return n && n->major == stream
+    ? treap_entry (n, struct adaptra_job, by_stream) : NULL;
 }
 
 /* The last queued job of stream, whose table entry is s (NULL: not
@@ -161,18 +161,128 @@ stream_last (struct adaptra_engine *e, const struct adaptra_stream *s,
 {
   if (s)
     return s->queued_jobs > 0 ? s->queued_last : NULL;
-  return walk_last (e, stream);
+  return last_of (e, stream);
 }
 
 /* Does job a go before job b of another stream?  By round (ROUND_BYTES
  * of start tag), then by page within a round (above).
  */
+static uint64_t
+round_of (const struct adaptra_job *job)
+{
+  return job->tag / ROUND_BYTES;
+}
+
 static bool
 goes_before (const struct adaptra_job *a, const struct adaptra_job *b)
 {
-  uint64_t round_a = a->tag / ROUND_BYTES, round_b = b->tag / ROUND_BYTES;
+  uint64_t round_a = round_of (a), round_b = round_of (b);
 
   return round_a != round_b ? round_a < round_b : a->first < b->first;
+}
+
+/* The queue's indexes.  A walk of the queue costs its length, which
+ * grows with the streams (tens of thousands of jobs with 100,000
+ * streams, where the walks were 90% of adaptra-sim's time), so the
+ * jobs are also indexed: by first page (the job holding a page), by
+ * fair order (where a job goes), and each stream's last job, with its
+ * stream's jobs linked in queue order so that the next last is at hand
+ * when the last leaves.  They answer what the walks would; a job's
+ * tag, first page and stream never change while it is queued.
+ */
+
+/* Are neighbours a and b (NULL: none) out of fair order?  A stream's
+ * jobs follow its last, and cache hints (stream 0) are scattered, so
+ * the queue is not always in fair order; queue_unordered counts these
+ * pairs, and enqueue trusts the order index only when there are none.
+ */
+static size_t
+unordered (const struct adaptra_job *a, const struct adaptra_job *b)
+{
+  return a && b && !goes_before (a, b);
+}
+
+/* Link job into the queue after prev (NULL: at the head), and among
+ * its stream's jobs after before (NULL: none), and index it.
+ */
+static void
+link_after (struct adaptra_engine *e, struct adaptra_job *prev,
+            struct adaptra_job *before, struct adaptra_job *job)
+{
+  struct adaptra_job *next = prev ? prev->next : e->queue_head;
+
+  e->queue_unordered = e->queue_unordered + unordered (prev, job) +
+    unordered (job, next) - unordered (prev, next);
+  job->prev = prev;
+  job->next = next;
+  if (prev)
+    prev->next = job;
+  else
+    e->queue_head = job;
+  if (next)
+    next->prev = job;
+  else
+    e->queue_tail = job;
+  treap_insert (&e->queue_pages, &job->by_page, 0, job->first);
+  treap_insert (&e->queue_order, &job->by_order, round_of (job), job->first);
+  job->stream_prev = before;
+  job->stream_next = before ? before->stream_next : NULL;
+  if (before)
+    before->stream_next = job;
+  if (job->stream_next)
+    job->stream_next->stream_prev = job;
+  else {
+    if (before)
+      treap_remove (&e->queue_streams, &before->by_stream);
+    treap_insert (&e->queue_streams, &job->by_stream, job->stream, 0);
+  }
+}
+
+/* Take job out of the queue and its indexes. */
+static void
+unlink_job (struct adaptra_engine *e, struct adaptra_job *job)
+{
+  struct adaptra_job *prev = job->prev, *next = job->next;
+
+  e->queue_unordered = e->queue_unordered + unordered (prev, next) -
+    unordered (prev, job) - unordered (job, next);
+  if (prev)
+    prev->next = next;
+  else
+    e->queue_head = next;
+  if (next)
+    next->prev = prev;
+  else
+    e->queue_tail = prev;
+  treap_remove (&e->queue_pages, &job->by_page);
+  treap_remove (&e->queue_order, &job->by_order);
+  if (job->stream_prev)
+    job->stream_prev->stream_next = job->stream_next;
+  if (job->stream_next)
+    job->stream_next->stream_prev = job->stream_prev;
+  else {
+    treap_remove (&e->queue_streams, &job->by_stream);
+    if (job->stream_prev)
+      treap_insert (&e->queue_streams, &job->stream_prev->by_stream,
+                    job->stream, 0);
+  }
+}
+
+/* Where a walk from last (NULL: the head) puts job, in a queue in fair
+ * order: behind last if job goes before last (every job after last
+ * goes after it), else before the first job it goes before.
+ */
+static struct adaptra_job *
+in_order (struct adaptra_engine *e, struct adaptra_job *last,
+          const struct adaptra_job *job)
+{
+  struct treap_node *n;
+
+  if (last && goes_before (job, last))
+    return last;
+  n = treap_ceil (&e->queue_order, round_of (job), job->first);
+  return n ? treap_entry (n, struct adaptra_job, by_order)->prev
+    : e->queue_tail;
 }
 
 /* Queue job in fair order: behind its stream's queued jobs, with the
@@ -186,21 +296,24 @@ enqueue (struct adaptra_engine *e, struct adaptra_job *job)
   uint64_t bytes = (uint64_t) job->npages << e->page_shift;
   struct adaptra_stream *s = indexed_stream (e, job->stream);
   struct adaptra_job *last = stream_last (e, s, job->stream);
+  struct adaptra_job *prev = last;
   struct adaptra_job **at = last ? &last->next : &e->queue_head;
   uint64_t finish = last ? last->tag + last->bytes : 0;
 
   job->bytes = (uint32_t) adaptra_clamp_to_size (job->first << e->page_shift,
                                                  bytes, v->base + v->size);
   job->tag = finish > e->queue_vtime ? finish : e->queue_vtime;
+  assert (last == last_of (e, job->stream));
   if (e->queue_tail && !goes_before (job, e->queue_tail))
-    at = &e->queue_tail->next;
+    prev = e->queue_tail;
+  else if (e->queue_unordered == 0)
+    prev = in_order (e, last, job);
   else
-    while (*at && !goes_before (job, *at))
-      at = &(*at)->next;
-  job->next = *at;
-  *at = job;
-  if (!job->next)
-    e->queue_tail = job;
+    while (*at && !goes_before (job, *at)) {
+      prev = *at;
+      at = &prev->next;
+    }
+  link_after (e, prev, last, job);
   if (s) {
     s->queued_last = job;
     s->queued_jobs++;
@@ -218,19 +331,15 @@ dequeue (struct adaptra_engine *e, struct adaptra_job *prev,
 {
   struct adaptra_stream *s = indexed_stream (e, job->stream);
 
-  if (prev)
-    prev->next = job->next;
-  else
-    e->queue_head = job->next;
-  if (e->queue_tail == job)
-    e->queue_tail = prev;
+  assert (prev == job->prev);
+  unlink_job (e, job);
   /* Jobs leave mostly from the front, so the stream's last leaves last;
-   * a steal or a dropped queue may take it first, and the walk finds
-   * the new last.
+   * a steal or a dropped queue may take it first, and the index has the
+   * new last.
    */
   if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
       s->queued_last == job)
-    s->queued_last = walk_last (e, job->stream);
+    s->queued_last = last_of (e, job->stream);
   if (job->started_ns == ADAPTRA_NOT_STARTED)
     e->queued_bytes -= (uint64_t) job->npages << e->page_shift;
   return job;
@@ -651,9 +760,7 @@ split (struct adaptra_engine *e, struct adaptra_job *job, uint64_t n)
   memcpy (rest->frames, job->frames + n, left * sizeof rest->frames[0]);
   job->npages = (uint32_t) n;
   job->bytes = (uint32_t) (n << e->page_shift);
-  job->next = rest;
-  if (e->queue_tail == job)
-    e->queue_tail = rest;
+  link_after (e, job, job, rest);
   if ((s = indexed_stream (e, job->stream)) != NULL) {
     s->queued_jobs++;
     if (s->queued_last == job)
@@ -661,24 +768,91 @@ split (struct adaptra_engine *e, struct adaptra_job *job, uint64_t n)
   }
 }
 
+/* The queued job with the largest first page at or below page, or
+ * NULL.  Queued jobs hold disjoint pages, so the job holding page, if
+ * any, is this one.  Lock held.
+ */
+static struct adaptra_job *
+queued_at (struct adaptra_engine *e, uint64_t page)
+{
+  struct treap_node *n = treap_floor (&e->queue_pages, 0, page);
+
+  return n ? treap_entry (n, struct adaptra_job, by_page) : NULL;
+}
+
+/* Does job lie in [offset, offset + count) of volume v? */
+static bool
+within (const struct adaptra_engine *e, const struct adaptra_job *job,
+        const struct adaptra_volume *v, uint64_t offset, uint64_t count)
+{
+  uint64_t from = (job->first << e->page_shift) - v->base;
+
+  return job->volume == v && from >= offset && from - offset < count &&
+    job->bytes <= count - (from - offset);
+}
+
+/* The first job in queue order that lies in [offset, offset + count)
+ * of v, by walking the queue.  Lock held.
+ */
+static struct adaptra_job *
+walk_within (struct adaptra_engine *e, const struct adaptra_volume *v,
+             uint64_t offset, uint64_t count)
+{
+  struct adaptra_job *job;
+
+  for (job = e->queue_head; job; job = job->next)
+    if (within (e, job, v, offset, count))
+      return job;
+  return NULL;
+}
+
+/* The same, by the index where the range lies in the volume: it finds
+ * the jobs that start in the range, and only if more than one lies
+ * there does the queue's order choose, by the walk.  adaptra-sim's
+ * workers ask for one job's range, which holds at most what a reader
+ * left of that job: with 100,000 streams the walk was most of its
+ * time.  Lock held.
+ */
+static struct adaptra_job *
+first_within (struct adaptra_engine *e, const struct adaptra_volume *v,
+              uint64_t offset, uint64_t count)
+{
+  const uint64_t page = UINT64_C (1) << e->page_shift;
+  struct adaptra_job *job, *found = NULL;
+  struct treap_node *n;
+  uint64_t lo, hi;
+
+  if (count > v->size || offset > v->size - count)
+    return walk_within (e, v, offset, count);
+  lo = (v->base + offset + page - 1) >> e->page_shift;
+  hi = (v->base + offset + count + page - 1) >> e->page_shift;
+  for (n = treap_ceil (&e->queue_pages, 0, lo); n && n->minor < hi;
+       n = treap_ceil (&e->queue_pages, 0, n->minor + 1)) {
+    job = treap_entry (n, struct adaptra_job, by_page);
+    if (!within (e, job, v, offset, count))
+      continue;
+    if (found)
+      return walk_within (e, v, offset, count);
+    found = job;
+  }
+  return found;
+}
+
 bool
 adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                         uint64_t last, void *ctx)
 {
-  struct adaptra_job *job, *prev = NULL;
+  struct adaptra_job *job = queued_at (e, page);
 
   assert_locked (e);
   /* Page numbers are unique across volumes: the job holding page is
    * of the reader's volume, and the reader's ctx sees its bytes.
    */
-  for (job = e->queue_head; job; prev = job, job = job->next)
-    if (page >= job->first && page - job->first < job->npages)
-      break;
-  if (!job)
+  if (!job || page - job->first >= job->npages)
     return false;
   /* The reader runs what it waits for; a worker reads the rest. */
   split (e, job, (last > page ? last : page + 1) - job->first);
-  take (e, prev, job);
+  take (e, job->prev, job);
   adaptra_unlock (e);
   run_job_then_lock (e, ctx, job);
   return true;
@@ -689,22 +863,17 @@ adaptra_prefetch_run_within (struct adaptra_engine *e, int volume,
                              uint64_t offset, uint64_t count, void *ctx)
 {
   struct adaptra_volume *v;
-  struct adaptra_job *job, *prev = NULL;
-  uint64_t from;
+  struct adaptra_job *job = NULL;
 
   adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
-  for (job = e->queue_head; v && job; prev = job, job = job->next) {
-    from = (job->first << e->page_shift) - v->base;
-    if (job->volume == v && from >= offset && from - offset < count &&
-        job->bytes <= count - (from - offset))
-      break;
-  }
-  if (v == NULL || job == NULL) {
+  if (v)
+    job = first_within (e, v, offset, count);
+  if (job == NULL) {
     adaptra_unlock (e);
     return false;
   }
-  take_next (e, prev, job);
+  take_next (e, job->prev, job);
   adaptra_unlock (e);
   run_job_then_lock (e, ctx, job);
   adaptra_unlock (e);

@@ -196,8 +196,10 @@ adaptra_client_open (struct adaptra_engine *e, int volume, const char *name,
     adaptra_unlock (e);
     return EINVAL;
   }
-  for (i = 0; i < e->nclients && adaptra_client_at (e, i)->used; i++)
+  for (i = e->client_free;
+       i < e->nclients && adaptra_client_at (e, i)->used; i++)
     ;
+  e->client_free = i;
   /* The chunk that would come next: nclients is CHUNK0 * (2^k - 1). */
   k = (unsigned) __builtin_popcountll (e->nclients / ADAPTRA_CLIENT_CHUNK0);
   if (i == e->nclients && k < ADAPTRA_CLIENT_CHUNKS &&
@@ -215,6 +217,7 @@ adaptra_client_open (struct adaptra_engine *e, int volume, const char *name,
     snprintf (c->name, sizeof c->name, "%s", name ? name : "");
     __atomic_store_n (&c->used, true, __ATOMIC_RELAXED);
     *id = (int) i;
+    e->client_free = i + 1;
     err = 0;
   }
   adaptra_unlock (e);
@@ -229,6 +232,8 @@ adaptra_client_close (struct adaptra_engine *e, int client)
   adaptra_lock (e);
   if ((c = adaptra_client_of (e, client)) != NULL) {
     __atomic_store_n (&c->used, false, __ATOMIC_RELAXED);
+    if ((size_t) client < e->client_free)
+      e->client_free = (size_t) client;
     c->volume->clients--;
     c->volume->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
     c->volume->readahead_hits += __atomic_load_n (&c->readahead_hits,

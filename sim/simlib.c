@@ -9,6 +9,7 @@
 
 #include <config.h>
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -271,10 +272,14 @@ share_flow (struct share *rec, uint64_t start, uint64_t end)
 
 /* Open read o completes at t in this run. */
 static void
-complete (struct sim_open *o, uint64_t t, size_t *pending)
+complete (struct sim_model *m, struct sim_open *o, uint64_t t,
+          size_t *pending)
 {
   o->run_left = 0;
-  o->done = t;
+  if (o->done != t) {
+    o->done = t;
+    m->generation++;
+  }
   (*pending)--;
 }
 
@@ -350,7 +355,7 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
           share_flow (rec, t, next) == -1)
         return -1;
       if (o->run_left <= BYTE_EPS) {
-        complete (o, next, &pending);
+        complete (m, o, next, &pending);
         target_done = serving == target;
       }
     }
@@ -380,7 +385,7 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
           return -1;
       }
       if (o->run_left <= BYTE_EPS) {
-        complete (o, t, &pending);
+        complete (m, o, t, &pending);
         target_done |= (ssize_t) i == target;
       }
     }
@@ -396,7 +401,7 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
       if (serving == target && rec && share_grab (rec, t, take) == -1)
         return -1;
       if (o->run_left <= BYTE_EPS) {
-        complete (o, t, &pending);
+        complete (m, o, t, &pending);
         target_done |= serving == target;
       }
     }
@@ -730,6 +735,11 @@ sim_trace_parse_line (const char *line, struct sim_record *r)
 int
 sim_latency_add (struct sim_latency *l, double ms)
 {
+  assert (ms >= 0);
+  if (ms == 0) {
+    l->zeros++;
+    return 0;
+  }
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 4096;
     double *v = realloc (l->v, cap * sizeof *v);
@@ -747,7 +757,9 @@ sim_latency_add (struct sim_latency *l, double ms)
 double
 sim_latency_mean (const struct sim_latency *l)
 {
-  return l->n ? l->sum / (double) l->n : 0;
+  uint64_t all = l->n + l->zeros;
+
+  return all ? l->sum / (double) all : 0;
 }
 
 static int
@@ -761,17 +773,20 @@ cmp_double (const void *a, const void *b)
 double
 sim_latency_percentile (struct sim_latency *l, double p)
 {
-  size_t rank;
+  uint64_t all = l->n + l->zeros, rank;
 
-  if (l->n == 0)
+  if (all == 0)
     return 0;
-  qsort (l->v, l->n, sizeof *l->v, cmp_double);
-  rank = (size_t) ceil (p / 100.0 * (double) l->n);
+  rank = (uint64_t) ceil (p / 100.0 * (double) all);
   if (rank < 1)
     rank = 1;
-  if (rank > l->n)
-    rank = l->n;
-  return l->v[rank - 1];
+  if (rank > all)
+    rank = all;
+  /* The zeros come first in the order. */
+  if (rank <= l->zeros)
+    return 0;
+  qsort (l->v, l->n, sizeof *l->v, cmp_double);
+  return l->v[rank - l->zeros - 1];
 }
 
 void

@@ -11,8 +11,10 @@
  *          --filter=MODEL... file IMG counter-file=/abs/path
  *
  * It counts read requests and bytes, NBD_CMD_CACHE requests and bytes
- * (prefetch hints that the models pass down at no cost), and the peak
- * number of reads in flight at once.  It writes these counters plus
+ * (prefetch hints that the models pass down at no cost), the peak
+ * number of reads in flight at once, and the bytes read of 4 KiB pages
+ * read before (reread_bytes: a stack whose cache holds everything
+ * should read each page once).  It writes these counters plus
  * the server process's CPU time and peak RSS, one "key value" pair
  * per line, to counter-file whenever a connection opens or closes and
  * again at unload.  The file is written to a temporary name and renamed, so a
@@ -61,6 +63,13 @@ static atomic_uint_fast64_t cache_bytes;  /* bytes asked by caches */
 static atomic_int_fast64_t in_flight;     /* preads running now */
 static atomic_int_fast64_t peak_in_flight;/* maximum of in_flight */
 static atomic_int_fast64_t connections;   /* client connections open */
+static atomic_uint_fast64_t reread_bytes; /* bytes of pages read before */
+
+/* The pages read so far, a bit each, grown as reads go further. */
+#define SEEN_PAGE 4096
+static unsigned char *seen;
+static size_t seen_len;
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Handles that tell a client connection from a filter's own context. */
 static int client_handle, context_handle;
@@ -93,6 +102,42 @@ raise_peak (int_fast64_t now)
     ;
 }
 
+/* Count the bytes of [offset, offset + count) in pages read before,
+ * and mark its pages read.
+ */
+static void
+count_rereads (uint32_t count, uint64_t offset)
+{
+  uint64_t p, first = offset / SEEN_PAGE, last, end = offset + count, again = 0;
+
+  if (count == 0)
+    return;
+  last = (end - 1) / SEEN_PAGE;
+  pthread_mutex_lock (&seen_lock);
+  if (last / 8 >= seen_len) {
+    size_t len = seen_len * 2 > last / 8 + 1 ? seen_len * 2 : last / 8 + 1;
+    unsigned char *grown = realloc (seen, len);
+
+    if (!grown) {
+      pthread_mutex_unlock (&seen_lock);
+      return;
+    }
+    memset (grown + seen_len, 0, len - seen_len);
+    seen = grown;
+    seen_len = len;
+  }
+  for (p = first; p <= last; p++) {
+    uint64_t lo = p * SEEN_PAGE > offset ? p * SEEN_PAGE : offset;
+    uint64_t hi = (p + 1) * SEEN_PAGE < end ? (p + 1) * SEEN_PAGE : end;
+
+    if (seen[p / 8] & (1u << (p % 8)))
+      again += hi - lo;
+    seen[p / 8] |= 1u << (p % 8);
+  }
+  pthread_mutex_unlock (&seen_lock);
+  atomic_fetch_add (&reread_bytes, again);
+}
+
 static int
 counter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
                uint64_t offset, uint32_t flags, int *err)
@@ -101,6 +146,7 @@ counter_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
 
   atomic_fetch_add (&reads, 1);
   atomic_fetch_add (&read_bytes, count);
+  count_rereads (count, offset);
   raise_peak (atomic_fetch_add (&in_flight, 1) + 1);
   r = next->pread (next, buf, count, offset, flags, err);
   atomic_fetch_sub (&in_flight, 1);
@@ -143,6 +189,7 @@ write_counters (void)
   fprintf (fp,
            "reads %" PRIuFAST64 "\n"
            "read_bytes %" PRIuFAST64 "\n"
+           "reread_bytes %" PRIuFAST64 "\n"
            "caches %" PRIuFAST64 "\n"
            "cache_bytes %" PRIuFAST64 "\n"
            "peak_in_flight %" PRIdFAST64 "\n"
@@ -151,6 +198,7 @@ write_counters (void)
            "cpu_sys_s %.3f\n"
            "maxrss_kib %ld\n",
            atomic_load (&reads), atomic_load (&read_bytes),
+           atomic_load (&reread_bytes),
            atomic_load (&caches), atomic_load (&cache_bytes),
            atomic_load (&peak_in_flight), atomic_load (&connections),
            timeval_seconds (usage.ru_utime),
@@ -193,6 +241,7 @@ counter_unload (void)
 {
   write_counters ();
   free (counter_file);
+  free (seen);
 }
 
 static struct nbdkit_filter filter = {

@@ -71,7 +71,7 @@ PY
 # be whole (length and FNV-1a checksum as the format says) and boots
 # must never go back.  Prints the versions seen.
 cat > "$tmpdir/reader.py" <<'PY'
-import os, struct, sys
+import os, struct, sys, time
 path, stop = sys.argv[1], sys.argv[2]
 def fnv(h, data):
     for b in data:
@@ -79,6 +79,7 @@ def fnv(h, data):
     return h
 seen, last, prev = 0, 0, None
 while not os.path.exists(stop):
+    time.sleep(0.001)       # the rounds take seconds: leave them the CPU
     try:
         with open(path, "rb") as f:
             data = f.read()

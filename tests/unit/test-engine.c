@@ -1048,6 +1048,20 @@ test_fair_queue_rounds_in_page_order (void **state)
   assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
   assert_int_equal (offset, 4 * mib);
   assert_false (adaptra_prefetch_peek (e, 3, &offset, &count));
+  /* The hints are out of page order (the second follows its stream's
+   * last job), so a new stream's window at 2 MiB goes where a walk from
+   * the head puts it, before the first job it goes before (the hint at
+   * 8 MiB), not before the smallest page above its own (4 MiB), which
+   * the queue's order index would say were the queue in order.
+   */
+  read_check (2 * mib, PAGE);
+  read_check (2 * mib + PAGE, PAGE);    /* a stream: its window queued */
+  assert_true (adaptra_prefetch_peek (e, 1, &offset, &count));
+  assert_true (offset > 2 * mib && offset < 4 * mib);
+  assert_true (adaptra_prefetch_peek (e, 2, &offset, &count));
+  assert_int_equal (offset, 8 * mib);
+  assert_true (adaptra_prefetch_peek (e, 3, &offset, &count));
+  assert_int_equal (offset, 4 * mib);
 }
 
 /* A stream's chunks are read in page order, and a second window of the
@@ -1603,7 +1617,26 @@ test_size_and_clients (void **state)
     adaptra_client_close (e, ids[i]);
   assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 11);
   assert_int_equal (stats ().clients_active, 11);
+  /* Each row counts its own client's live streams, past the gaps the
+   * closed ones left.
+   */
+  for (i = 0; i < 4; i++)
+    assert_int_equal (adaptra_read (e, ids[5], &client_ctx, buf, PAGE,
+                                    (16 + i) * PAGE), 0);
+  drain ();
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 11);
+  for (i = 0; i < 11; i++)
+    assert_int_equal (rows[i].streams_active, rows[i].id == ids[5]);
   assert_int_equal (adaptra_clients_snapshot (e, rows, 3), 3);
+  /* New clients take the closed slots, lowest first, before the table
+   * grows (adaptra_client_open starts at the first slot that may be
+   * free).
+   */
+  for (i = 0; i < 20; i += 2)
+    assert_int_equal (open_client (e, volume, "again"), ids[i]);
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 21);
+  for (i = 0; i < 20; i++)
+    adaptra_client_close (e, ids[i]);
 }
 
 /* 32 interleaved streams in a 1024-page pool: returns the pages

@@ -360,6 +360,20 @@ test_latency (void **state)
   assert_true (sim_latency_percentile (&l, 99) == 9900);
   assert_true (sim_latency_percentile (&l, 100) == 10000);
   sim_latency_free (&l);
+  /* Zeros count in the mean and the ranks, and take no memory: 98990
+   * zeros and 1..1010 are 100,000 latencies, whose 99th percentile is
+   * the 1000th of the values, 10; their 99.5th is 510.
+   */
+  for (i = 0; i < 98990; i++)
+    assert_int_equal (sim_latency_add (&l, 0), 0);
+  for (i = 1; i <= 1010; i++)
+    assert_int_equal (sim_latency_add (&l, (double) (1011 - i)), 0);
+  assert_true (l.n == 1010 && l.zeros == 98990 && l.cap < 98990);
+  assert_true (sim_latency_mean (&l) == 1010.0 * 1011 / 2 / 100000);
+  assert_true (sim_latency_percentile (&l, 99) == 10);
+  assert_true (sim_latency_percentile (&l, 99.5) == 510);
+  assert_true (sim_latency_percentile (&l, 98) == 0);
+  sim_latency_free (&l);
 }
 
 static void

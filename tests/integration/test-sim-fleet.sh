@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test-sim-fleet.sh: adaptra-sim's fleet-scale run, scaled down 100 times.
+# Copyright (C) 2026 The adaptra authors
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The man page's capacity-planning run (100,000 streams of 16 KiB/s in
+# a 64 GiB pool over a 5 ms, 2 GiB/s store, 600 s of virtual time)
+# with the streams, the pool and the store's bandwidth a hundredth of
+# it: the same time the pool holds a stream's pages, the same load on
+# the store.  About 2 CPU-seconds.  Checked: the figures of a server
+# that is big enough (hit >= 99%, nothing evicted unread, amplification
+# <= 1.05, every stream served at its rate), the memory reported, and
+# that the memory does not grow with the length of the run (a tenth of
+# it holds as much: per-read records would add 600,000 reads' worth).
+# No timing is checked.
+
+source "$(dirname "$0")/functions.sh"
+
+: "${ADAPTRA_SIM:?run the tests with make check}"
+requires python3 -c 'import json'
+
+fleet=(--pool 640M --workload streams:1000:16K:16K --backend remote:5ms:20M)
+
+"$ADAPTRA_SIM" "${fleet[@]}" --duration 600 --json > "$tmpdir/long.json"
+"$ADAPTRA_SIM" "${fleet[@]}" --duration 60 --json > "$tmpdir/short.json"
+python3 - "$tmpdir/long.json" "$tmpdir/short.json" <<'PY'
+import json, sys
+d, short = (json.loads(open(p).read()) for p in sys.argv[1:])
+checks = [
+    'd["virtual_s"] == 600',
+    # 1000 streams, a 16 KiB read a second each, started over 10 s.
+    '1000 * 590 <= d["client_requests"] <= 1000 * 600',
+    'd["client_bytes"] == 16384 * d["client_requests"]',
+    'd["hit_pct"] >= 99',
+    'd["evicted_unread_pct"] <= 0.1',
+    '1 <= d["amplification"] <= 1.05',
+    # The pool's metadata and the program: some MiB, not the pool.
+    '2**20 < d["peak_rss_bytes"] < d["pool_bytes"] / 16',
+    'd["peak_rss_bytes"] <= short["peak_rss_bytes"] + 2**20',
+]
+for c in checks:
+    if not eval(c):
+        sys.exit("test-sim-fleet: failed: %s in %s (60 s: %s)" % (c, d, short))
+PY
+echo "test-sim-fleet: ok"
