@@ -422,6 +422,32 @@ adaptra_pool_invalidate (struct adaptra_pool *pool,
 }
 
 void
+adaptra_pool_count_by (struct adaptra_pool *pool, unsigned shift,
+                       uint64_t *counts, size_t n)
+{
+  uint64_t nbuckets = UINT64_C (1) << pool->bucket_bits, b;
+  unsigned s, k;
+  uint32_t f;
+
+  /* Bucket b's stripe is b % ADAPTRA_POOL_STRIPES. */
+  for (s = 0; s < ADAPTRA_POOL_STRIPES && s < nbuckets; s++)
+    for (b = s; b < nbuckets; ) {
+      pthread_mutex_lock (&pool->stripes[s].lock);
+      for (k = 0; k < ADAPTRA_POOL_SCAN_BATCH && b < nbuckets;
+           k++, b += ADAPTRA_POOL_STRIPES)
+        for (f = pool->buckets[b]; f != ADAPTRA_NO_FRAME;
+             f = pool->pages[f].hash_next) {
+          const struct adaptra_page *p = &pool->pages[f];
+
+          if (!(atomic_load_explicit (&p->flags, memory_order_relaxed) &
+                ADAPTRA_PG_STALE) && (p->page_no >> shift) < n)
+            counts[p->page_no >> shift]++;
+        }
+      pthread_mutex_unlock (&pool->stripes[s].lock);
+    }
+}
+
+void
 adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f)
 {
   assert (pool->pages[f].state == ADAPTRA_PAGE_READY);

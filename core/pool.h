@@ -192,6 +192,18 @@ extern void adaptra_pool_release (struct adaptra_pool *pool, uint32_t f);
  */
 extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
 
+/* Count the pool's pages (in flight or READY, not STALE) by group of
+ * 2^shift page numbers: counts[page_no >> shift]++ for the groups
+ * below n.  Without the engine lock (and not with it: it takes the
+ * stripe locks): the index is walked stripe by stripe, at most
+ * ADAPTRA_POOL_SCAN_BATCH buckets under a stripe lock at a time, so a
+ * hit waits for no more than that.  Pages indexed or dropped meanwhile
+ * may be counted or not.  O(pool frames).
+ */
+#define ADAPTRA_POOL_SCAN_BATCH 256
+extern void adaptra_pool_count_by (struct adaptra_pool *pool, unsigned shift,
+                                   uint64_t *counts, size_t n);
+
 /* Test and clear the look-ahead mark. */
 extern bool adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f);
 

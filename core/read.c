@@ -86,9 +86,12 @@
  * (from the locked path or the hit path alike) is freed when the copy
  * ends; that copy races with the write anyway.  Dropping unindexes a
  * page under its stripe lock, so a hit that starts after the
- * invalidation returned misses it.  A write to one volume also
- * invalidates its range in every other volume of the same size opened
- * with ADAPTRA_VOLUME_MAY_ALIAS, which may be the same disk.
+ * invalidation returned misses it.  A write drops its range from every
+ * volume that may hold the bytes (may_hold): the writer's, its
+ * export's shared volume at any size, and the volumes opened with
+ * ADAPTRA_VOLUME_MAY_ALIAS (which may be the same disk under another
+ * name) of the same size; a connection without a volume of its own
+ * (adaptra_invalidate_export) drops it from those of any size.
  *
  * A cache hint (NBD_CMD_CACHE) queues prefetch of the absent pages it
  * names, within the pool's spare pages and unless the volume is
@@ -649,8 +652,31 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
   return 0;
 }
 
-int
-adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+/* Does client c read ahead itself, as much as read-ahead would for
+ * it (depth.h)?  Its reads in flight of one run must reach the
+ * bandwidth-delay product the backend delivered (flight.h: R x L), at
+ * least ADAPTRA_AUTO_MAX_FLOOR (the seed's read-ahead maximum, which
+ * also stands in while the product is not known: a deep client's
+ * first requests, the ones that show its queue, come before any read
+ * has completed), and at most the largest window a stream gets now.
+ * Lock held.
+ */
+static bool
+reads_ahead_itself (struct adaptra_engine *e, struct adaptra_client *c)
+{
+  struct adaptra_flight_estimate est;
+  uint64_t window = adaptra_readahead_max_pages (e) << e->page_shift;
+
+  adaptra_flight_estimate (&e->flight, adaptra_now (e), &est);
+  return adaptra_depth_reads_ahead (&c->depth,
+                                    min_u64 (window,
+                                             max_u64 (est.bdp,
+                                                      ADAPTRA_AUTO_MAX_FLOOR)));
+}
+
+/* adaptra_read, between the client's depth counts. */
+static int
+read_request (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
   struct adaptra_request r = { .buf = buf, .count = count };
@@ -659,7 +685,7 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_volume *v;
   struct adaptra_stats *st;
   uint64_t stream_id = 0;
-  bool blocked = false, bypass;
+  bool blocked = false, bypass, direct;
   uint64_t p;
   int err = 0;
 
@@ -684,16 +710,21 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
    * what the pool holds of it is still served.
    */
   bypass = adaptra_steps_aside (e, v);
+  /* A client that reads ahead itself gets no decision either, and
+   * its misses go straight to the backend, as a stepped-aside
+   * volume's: read-ahead adds no window and the pool no copy.
+   */
+  direct = bypass || reads_ahead_itself (e, c);
   if (bypass)
     adaptra_stat_add (&st->bypass_requests, 1);
-  else
+  else if (!direct)
     stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-    if (f == ADAPTRA_NO_FRAME && bypass)
+    if (f == ADAPTRA_NO_FRAME && direct)
       err = read_direct (e, c, ctx, &r, &p, span.last);
     else if (f == ADAPTRA_NO_FRAME) {
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
@@ -722,29 +753,93 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   return err;
 }
 
+/* May volume other hold bytes that a write to export name (size
+ * bytes) through volume v changes?  v is NULL for a connection that
+ * has no volume (it passes through).  Its own volume, the export's
+ * shared volume whatever its size (an image grown under a connected
+ * client: the newcomer passes through), and volumes that may alias
+ * another name's bytes: those of the same size, and any size for a
+ * connection without a volume, whose export may be one of them
+ * resized.  Names are compared as volumes keep them (truncated), which
+ * errs on the side of dropping.  Lock held.
+ */
+static bool
+may_hold (const struct adaptra_volume *other, const struct adaptra_volume *v,
+          const char *name, uint64_t size)
+{
+  if (other == v)
+    return true;
+  if (!(other->flags & ADAPTRA_VOLUME_PER_CONNECTION) &&
+      strncmp (other->name, name, sizeof other->name - 1) == 0)
+    return true;
+  return (other->flags & ADAPTRA_VOLUME_MAY_ALIAS) &&
+         (v == NULL || other->size == size);
+}
+
+/* Drop [offset, offset + count) of export name (size bytes), written
+ * through volume v (or NULL), from every volume that may hold it.
+ * Returns the pages dropped.  Lock held.
+ */
+static uint64_t
+invalidate (struct adaptra_engine *e, const struct adaptra_volume *v,
+            const char *name, uint64_t size, uint64_t offset, uint64_t count)
+{
+  struct adaptra_volume *other;
+  struct adaptra_span span;
+  uint64_t n = 0, c;
+  size_t i;
+
+  assert_locked (e);
+  for (i = 0; i < e->nvolumes; i++) {
+    other = e->volumes[i];
+    if (other == NULL || !may_hold (other, v, name, size) ||
+        (c = adaptra_clamp_to_size (offset, count, other->size)) == 0)
+      continue;
+    span = adaptra_span_of (other->base + offset, c, e->page_shift);
+    n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
+    adaptra_holes_set (&other->holes, offset, offset + c, false);
+  }
+  return n;
+}
+
+int
+adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
+              uint32_t count, uint64_t offset)
+{
+  struct adaptra_client *c = adaptra_client_of (e, client);
+  int err;
+
+  if (c)
+    adaptra_depth_enter (&c->depth, offset, count);
+  err = read_request (e, client, ctx, buf, count, offset);
+  if (c)
+    adaptra_depth_leave (&c->depth, count);
+  return err;
+}
+
 void
 adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
                     uint64_t count)
 {
-  const struct adaptra_volume *v, *other;
-  struct adaptra_span span;
+  const struct adaptra_volume *v;
   uint64_t n = 0;
-  size_t i;
 
   adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
-  if (v) {
-    count = adaptra_clamp_to_size (offset, count, v->size);
-    for (i = 0; i < e->nvolumes; i++) {
-      other = e->volumes[i];
-      if (other == v ||
-          (other && (other->flags & ADAPTRA_VOLUME_MAY_ALIAS) &&
-           other->size == v->size)) {
-        span = adaptra_span_of (other->base + offset, count, e->page_shift);
-        n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
-      }
-    }
-  }
+  if (v)
+    n = invalidate (e, v, v->name, v->size, offset, count);
+  adaptra_unlock (e);
+  adaptra_stat_add (&e->stats.invalidated, n);
+}
+
+void
+adaptra_invalidate_export (struct adaptra_engine *e, const char *name,
+                           uint64_t size, uint64_t offset, uint64_t count)
+{
+  uint64_t n;
+
+  adaptra_lock (e);
+  n = invalidate (e, NULL, name, size, offset, count);
   adaptra_unlock (e);
   adaptra_stat_add (&e->stats.invalidated, n);
 }

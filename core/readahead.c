@@ -244,6 +244,34 @@ queue_slow (const struct adaptra_engine *e)
     (double) adaptra_bdp_latency_ns (&e->bdp);
 }
 
+/* Dispatch the pages [from, pl->end) of window pl that the plugin
+ * did not say read as zeros (holes.h): a client that copies a sparse
+ * image skips those, so reading them ahead reads bytes nobody wants.
+ * A mark on a zero page, which no reader would take, moves to the
+ * next page dispatched, or goes.  Returns the pages inserted.
+ */
+static uint64_t
+dispatch_data (struct adaptra_engine *e, const struct adaptra_volume *cv,
+               uint64_t from, struct placement *pl)
+{
+  /* The volume is the stream's: its pages, its jobs.  Dispatch only
+   * counts and queues on it.
+   */
+  struct adaptra_volume *v = (struct adaptra_volume *) cv;
+  uint64_t first, last, inserted = 0, mark = pl->mark;
+
+  pl->mark = NO_MARK;
+  while (adaptra_volume_data_run (e, v, from, pl->end, &first, &last)) {
+    if (mark != NO_MARK && mark < last && pl->mark == NO_MARK)
+      pl->mark = max_u64 (mark, first);
+    inserted += adaptra_prefetch_dispatch (e, v, first, last, pl->mark,
+                                           pl->s->id, pl->method,
+                                           ADAPTRA_PG_READAHEAD);
+    from = last;
+  }
+  return inserted;
+}
+
 /* Issue the window pl: record it as its stream's current one and
  * dispatch its pages.  Every window of every case goes through here.
  */
@@ -290,12 +318,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
    */
   if (pl->mark != NO_MARK && pl->mark < from)
     pl->mark = from < pl->end ? from : NO_MARK;
-  /* The volume is the stream's: its pages, its jobs.  Dispatch only
-   * counts and queues on it.
-   */
-  inserted = adaptra_prefetch_dispatch (e, (struct adaptra_volume *) ev->v,
-                                        from, pl->end, pl->mark, s->id,
-                                        pl->method, ADAPTRA_PG_READAHEAD);
+  inserted = dispatch_data (e, ev->v, from, pl);
   if (pl->mark != NO_MARK && !s->backward) {
     uint32_t f = adaptra_pool_lookup (&e->pool, pl->mark);
 

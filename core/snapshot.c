@@ -169,20 +169,21 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
                           struct adaptra_volume_row *rows, size_t max)
 {
   uint64_t *pages;
-  size_t i, j, n = 0;
-  uint32_t f;
+  size_t i, j, n = 0, nvolumes;
 
+  /* Each indexed page lies in the byte range of one volume.  The pages
+   * are counted without the engine lock (the pool walks its index a
+   * stripe at a time): this is O(pool pages), milliseconds in a pool
+   * of gigabytes, which the read path must not wait for.
+   */
   adaptra_lock (e);
-  /* Each indexed page lies in the byte range of one volume. */
-  pages = calloc (e->nvolumes ? e->nvolumes : 1, sizeof *pages);
-  for (f = 0; pages && f < adaptra_pool_frames (&e->pool); f++) {
-    const struct adaptra_page *pg = adaptra_pool_page (&e->pool, f);
-    uint64_t id = (pg->page_no << e->page_shift) >> ADAPTRA_VOLUME_SHIFT;
-
-    if (pg->state != ADAPTRA_PAGE_FREE && !(pg->flags & ADAPTRA_PG_STALE) &&
-        id < e->nvolumes)
-      pages[id]++;
-  }
+  nvolumes = e->nvolumes;
+  adaptra_unlock (e);
+  pages = calloc (nvolumes ? nvolumes : 1, sizeof *pages);
+  if (pages)
+    adaptra_pool_count_by (&e->pool, ADAPTRA_VOLUME_SHIFT - e->page_shift,
+                           pages, nvolumes);
+  adaptra_lock (e);
   for (i = 0; i < e->nvolumes && n < max; i++) {
     const struct adaptra_volume *v = e->volumes[i];
     struct adaptra_volume_row *r = &rows[n];
@@ -197,7 +198,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->contexts = v->nctx;
     r->bypass = v->bypass;
     r->backend_read_ns = (uint64_t) v->bdp.t;
-    r->pages = pages ? pages[i] : 0;
+    r->pages = pages && i < nvolumes ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
     r->readahead_hits = v->readahead_hits;
     for (j = 0; j < e->nclients; j++) {

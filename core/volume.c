@@ -173,6 +173,7 @@ adaptra_volume_close (struct adaptra_engine *e, int volume)
         adaptra_streams_free (&e->streams, s);
     }
     e->volumes[volume] = NULL;
+    adaptra_holes_free (&v->holes);
     free (v->ctxs);
     free (v);
   }
@@ -248,6 +249,7 @@ adaptra_volumes_free (struct adaptra_engine *e)
 
   for (i = 0; i < e->nvolumes; i++)
     if (e->volumes[i]) {
+      adaptra_holes_free (&e->volumes[i]->holes);
       free (e->volumes[i]->ctxs);
       free (e->volumes[i]);
     }

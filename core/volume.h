@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #include "bdp.h"
+#include "depth.h"
+#include "holes.h"
 
 struct adaptra_engine;
 
@@ -47,6 +49,8 @@ struct adaptra_volume {
                                    ones count their own) */
   uint64_t backend_bytes;       /* added atomically: the stepped-aside
                                    path counts without the lock */
+  struct adaptra_holes holes;   /* its extents that read as zeros, which
+                                   read-ahead skips (holes.c) */
   uint64_t readahead_hits;      /* of its closed clients, as client_bytes:
                                    a counter every reader of the volume
                                    bumped would be one cache line shared
@@ -68,6 +72,7 @@ struct adaptra_client {
   uint64_t streams_started;
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (read.c) */
+  struct adaptra_depth depth;   /* its reads in flight (depth.h) */
 };
 
 /* The client table grows by chunks that never move, so that the hit

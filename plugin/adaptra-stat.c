@@ -5,7 +5,7 @@
 
 /* adaptra-stat: read an adaptra filter's statistics socket.
  *
- *   adaptra-stat PATH                    counters, for people
+ *   adaptra-stat PATH                    a summary, then counters
  *   adaptra-stat PATH --json             one line of JSON
  *   adaptra-stat PATH --prometheus       Prometheus exposition
  *   adaptra-stat PATH --streams          live streams
@@ -67,7 +67,7 @@ usage (FILE *fp)
            "Read the statistics of an nbdkit adaptra filter started with\n"
            "adaptra-stats=PATH.\n"
            "\n"
-           "  (none)          counters, gauges and ratios, sizes in KiB/MiB\n"
+           "  (none)          a summary (1 s), then counters, gauges, ratios\n"
            "  --json          the same as one line of JSON\n"
            "  --prometheus    Prometheus text exposition\n"
            "  --streams       live read-ahead streams\n"

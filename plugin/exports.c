@@ -339,8 +339,8 @@ destroy (struct export *x)
 }
 
 /* If more than EXPORTS_IDLE_MAX shared exports have no connection,
- * the one idle longest, out of the table, for the caller to destroy;
- * else NULL.  Lock held.
+ * the one idle longest that is not busy, out of the table, for the
+ * caller to destroy; else NULL.  Lock held.
  */
 static struct export *
 over_idle_bound (void)
@@ -351,13 +351,13 @@ over_idle_bound (void)
   for (i = 0; i < ntable; i++) {
     struct export *x = table[i];
 
-    if (x->name && x->connections == 0 && !x->busy) {
+    if (x->name && x->connections == 0) {
       idle++;
-      if (oldest == NULL || x->idle_since < oldest->idle_since)
+      if (!x->busy && (oldest == NULL || x->idle_since < oldest->idle_since))
         oldest = x;
     }
   }
-  if (idle <= EXPORTS_IDLE_MAX)
+  if (idle <= EXPORTS_IDLE_MAX || oldest == NULL)
     return NULL;
   nbdkit_debug ("adaptra: export \"%s\": more than %d exports without "
                 "connections: closing its volume %d, the one idle longest",
@@ -484,10 +484,13 @@ exports_detach (const void *owner, int volume)
   destroy (gone);
   destroy (evicted);
   if (busy) {
+    /* x may be the one to go now: none could while all were busy. */
     pthread_mutex_lock (&lock);
     x->busy = false;
     pthread_cond_broadcast (&changed);
+    evicted = over_idle_bound ();
     pthread_mutex_unlock (&lock);
+    destroy (evicted);
   }
 }
 

@@ -18,9 +18,10 @@
  * span in which its context may be used.  Reads go through the
  * engine.  Writes, zeroes and trims go straight to the plugin and then
  * invalidate the volume's copy (write-through).  A client's
- * NBD_CMD_CACHE becomes a bounded prefetch into the pool.  Everything
- * else (flush, extents, block_size, the can_* negotiation) is nbdkit's
- * default: forwarded to the plugin.
+ * NBD_CMD_CACHE becomes a bounded prefetch into the pool.  Block status
+ * is forwarded, and the engine keeps the extents that read as zeros
+ * out of read-ahead.  Everything else (flush, block_size, the can_*
+ * negotiation) is nbdkit's default: forwarded to the plugin.
  */
 
 #include <config.h>
@@ -45,6 +46,7 @@
 
 #include "adaptra/control.h"
 #include "adaptra/engine.h"
+#include "adaptra/holes.h"
 #include "exports.h"
 #include "metrics.h"
 #include "params.h"
@@ -79,6 +81,7 @@ static unsigned nworkers;
 
 struct adaptra_handle {
   const char *exportname;       /* interned: lives as long as the filter */
+  uint64_t size;                /* the export's size to it */
   int volume;                   /* engine volume, -1 if none */
   int client;                   /* engine client id, -1 if none */
   bool background;              /* the volume's read-ahead runs in workers */
@@ -526,6 +529,7 @@ adaptra_prepare (nbdkit_next *next, void *handle, int readonly)
   if ((size = next->get_size (next)) == -1 ||
       (own = per_connection (next)) == -1)
     return -1;
+  h->size = size;
   h->volume = exports_attach (h, next, h->exportname, size, own,
                               share == SHARE_AUTO, parallel_handles,
                               &h->background);
@@ -606,9 +610,11 @@ adaptra_pread (nbdkit_next *next, void *handle,
 }
 
 /* After a write, zero or trim, whether or not it succeeded (a failed
- * write may have changed part of the range), drop the volume's copy.
- * A connection that passes through has no volume, and the engine
- * holds no page of its export.
+ * write may have changed part of the range), drop the pool's copies.
+ * A connection that passes through has no volume, but other
+ * connections' volumes may hold its export's bytes (it passes through
+ * because the export changed size under them, or the volume table is
+ * full): its writes drop them too.
  */
 static int
 invalidate_after (const struct adaptra_handle *h, int r, uint32_t count,
@@ -616,6 +622,9 @@ invalidate_after (const struct adaptra_handle *h, int r, uint32_t count,
 {
   if (h->volume >= 0)
     adaptra_invalidate (engine, h->volume, offset, count);
+  else if (engine)
+    adaptra_invalidate_export (engine, h->exportname, h->size, offset,
+                               count);
   return r;
 }
 
@@ -645,6 +654,37 @@ adaptra_trim (nbdkit_next *next, void *handle,
   return invalidate_after (handle,
                            next->trim (next, count, offset, flags, err),
                            count, offset);
+}
+
+/* Block status passes through, and the engine learns from the
+ * plugin's answer which extents read as zeros, which read-ahead then
+ * skips (core/holes.h).  A client that wants one extent (qemu asks
+ * with NBD_CMD_FLAG_REQ_ONE) still gets one: nbdkit replies with the
+ * first; the plugin is asked for all of the range, as nbdkit's
+ * cacheextents filter does, so that the engine learns the extents the
+ * client will step through next without a round trip of its own.
+ */
+static int
+adaptra_extents (nbdkit_next *next, void *handle, uint32_t count,
+                 uint64_t offset, uint32_t flags,
+                 struct nbdkit_extents *extents, int *err)
+{
+  struct adaptra_handle *h = handle;
+  size_t i, n;
+
+  if (h->volume < 0)
+    return next->extents (next, count, offset, flags, extents, err);
+  if (next->extents (next, count, offset, flags & ~NBDKIT_FLAG_REQ_ONE,
+                     extents, err) == -1)
+    return -1;
+  n = nbdkit_extents_count (extents);
+  for (i = 0; i < n; i++) {
+    struct nbdkit_extent x = nbdkit_get_extent (extents, i);
+
+    adaptra_volume_extent (engine, h->volume, x.offset, x.length,
+                           (x.type & NBDKIT_EXTENT_ZERO) != 0);
+  }
+  return 0;
 }
 
 /* Multi-conn promises that a write (and flush) on one connection is
@@ -703,6 +743,7 @@ static struct nbdkit_filter filter = {
   .pwrite            = adaptra_pwrite,
   .zero              = adaptra_zero,
   .trim              = adaptra_trim,
+  .extents           = adaptra_extents,
   .can_multi_conn    = adaptra_can_multi_conn,
   .can_cache         = adaptra_can_cache,
   .cache             = adaptra_cache,

@@ -27,8 +27,10 @@
  * boot of its own, too small to merge (adaptra_profile_is_boot).  The
  * merge holds the profile's lock file (adaptra_profile_update), so
  * concurrent boots, in this server or others on a shared directory,
- * each count.  Recorders hold at most a sixteenth of adaptra-pool
- * together (ADAPTRA_PROFILE_MEMORY_SHARE), beside the pool.
+ * each count.  Recorders and matchers hold at most a sixteenth of
+ * adaptra-pool together (ADAPTRA_PROFILE_MEMORY_SHARE), beside the
+ * pool: a recorder stops recording, a connection does not follow a
+ * profile, when that budget has no room.
  */
 
 #include <config.h>
@@ -72,6 +74,7 @@ struct profiles_conn {
   int client;
   struct boot *boot;
   struct adaptra_matcher *matcher;    /* NULL without a profile */
+  uint64_t matcher_bytes;       /* charged to memory for it */
   struct adaptra_matcher_counters told; /* counted in the stats so far */
 };
 
@@ -313,14 +316,19 @@ profiles_open (struct adaptra_engine *e, int client, const char *name,
   p = adaptra_profile_load (path, &key, why, sizeof why);
   if (p == NULL && errno != ENOENT)
     nbdkit_error ("adaptra: warning: profile %s ignored: %s", path, why);
-  if (p) {
+  if (p && adaptra_profile_memory_take (&memory,
+                                        adaptra_matcher_bytes (p))) {
+    pc->matcher_bytes = adaptra_matcher_bytes (p);
     adaptra_matcher_defaults (&mcfg);
     pc->matcher = adaptra_matcher_new (p, &mcfg);
     nbdkit_debug ("adaptra: export \"%s\": following profile %s (%" PRIu64
                   " pages, %" PRIu32 " boots)", name, path, p->pages,
                   p->boots);
-    adaptra_profile_free (p);
   }
+  else if (p)
+    nbdkit_debug ("adaptra: export \"%s\": not following profile %s: the "
+                  "profiles' memory budget is spent", name, path);
+  adaptra_profile_free (p);
   if (pc->boot == NULL && pc->matcher == NULL) {
     profiles_close (pc);
     return NULL;
@@ -382,6 +390,7 @@ profiles_close (struct profiles_conn *pc)
   if (pc->boot)
     boot_leave (pc->boot);
   adaptra_matcher_free (pc->matcher);
+  adaptra_profile_memory_give (&memory, pc->matcher_bytes);
   pthread_mutex_destroy (&pc->lock);
   free (pc);
 }

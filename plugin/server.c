@@ -14,9 +14,11 @@
  *
  * No client can hold the server's resources for good:
  *
- *  - At most SERVER_MAX_CLIENTS are served at once.  One more is told
- *    so in an error reply (while up to SERVER_MAX_CLIENTS others are
- *    being turned away; past that it is just closed).
+ *  - At most SERVER_MAX_CLIENTS are served at once, and at most
+ *    SERVER_MAX_CLIENTS - SERVER_PRIVILEGED_SLOTS unprivileged ones.
+ *    One more is told so in an error reply (while up to
+ *    SERVER_MAX_CLIENTS others are being turned away; past that it is
+ *    just closed).
  *  - Each has a line buffer of SERVER_MAX_LINE bytes: a longer line
  *    gets an error line and the connection is closed.
  *  - Each has an output buffer of CLIENT_MAX_OUTPUT bytes.  A client
@@ -142,7 +144,7 @@ static pthread_t thread;
 static bool thread_running;
 static server_line_fn handle_line;
 static struct client *clients;
-static unsigned nclients, nrefusing, next_id;
+static unsigned nclients, nprivileged, nrefusing, next_id;
 
 /* adaptra-stats-owner: whom the socket is given to (-1: nobody). */
 static uid_t owner_uid = (uid_t) -1;
@@ -413,8 +415,10 @@ client_close (struct client *c)
   *pp = c->next;
   if (c->refused)
     nrefusing--;
-  else
+  else {
     nclients--;
+    nprivileged -= c->privileged;
+  }
   adaptra_strbuf_free (&c->out);
   free (c);
 }
@@ -503,13 +507,15 @@ control_status (struct client *self, struct adaptra_strbuf *out)
   adaptra_strbuf_printf (out,
                          "control_clients %u\n"
                          "control_clients_max %u\n"
+                         "control_clients_privileged_slots %u\n"
                          "control_idle_secs %d\n"
                          "control_accepted %" PRIu64 "\n"
                          "control_refused %" PRIu64 "\n"
                          "control_dropped_output %" PRIu64 "\n"
                          "control_closed_idle %" PRIu64 "\n"
                          "control_denied %" PRIu64 "\n",
-                         nclients, SERVER_MAX_CLIENTS, SERVER_IDLE_SECS,
+                         nclients, SERVER_MAX_CLIENTS,
+                         SERVER_PRIVILEGED_SLOTS, SERVER_IDLE_SECS,
                          counts.accepted, counts.refused,
                          counts.dropped_output, counts.closed_idle,
                          counts.denied);
@@ -730,33 +736,45 @@ client_credentials (struct client *c)
     || (owner_uid != (uid_t) -1 && cred.uid == owner_uid);
 }
 
+/* Is there a slot for c (credentials known)? */
+static bool
+slot_for (const struct client *c)
+{
+  return nclients < SERVER_MAX_CLIENTS
+    && (c->privileged
+        || nclients - nprivileged
+           < SERVER_MAX_CLIENTS - SERVER_PRIVILEGED_SLOTS);
+}
+
 static void
 accept_cb (struct ev_loop *l, ev_io *w, int revents)
 {
   struct client *c;
-  bool refuse;
   int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
   if (fd == -1)
     return;
-  refuse = nclients >= SERVER_MAX_CLIENTS;
-  if ((refuse && nrefusing >= SERVER_MAX_CLIENTS)
-      || (c = calloc (1, sizeof *c)) == NULL) {
-    counts.refused += refuse;
+  if ((c = calloc (1, sizeof *c)) == NULL) {
     close (fd);
     return;
   }
-  c->out = ADAPTRA_STRBUF_INIT (CLIENT_MAX_OUTPUT);
   ev_io_init (&c->io, client_cb, fd, EV_READ);
+  client_credentials (c);
+  if (!slot_for (c) && nrefusing >= SERVER_MAX_CLIENTS) {
+    counts.refused++;
+    close (fd);
+    free (c);
+    return;
+  }
+  c->out = ADAPTRA_STRBUF_INIT (CLIENT_MAX_OUTPUT);
   ev_init (&c->idle, idle_cb);
   c->idle.repeat = SERVER_IDLE_SECS;
   c->last_active = ev_now (loop);
   c->id = next_id++;
-  client_credentials (c);
   ev_timer_again (loop, &c->idle);
   c->next = clients;
   clients = c;
-  if (refuse) {
+  if (!slot_for (c)) {
     /* Say why, in a reply it can read: it may have sent its first
      * request already, and closing with that unread would reset the
      * connection.
@@ -765,18 +783,27 @@ accept_cb (struct ev_loop *l, ev_io *w, int revents)
     nrefusing++;
     c->refused = true;
     nbdkit_debug ("adaptra-stats: refusing a control client (uid %d, "
-                  "pid %d): %u clients connected",
-                  (int) c->uid, (int) c->pid, nclients);
-    client_fail (c, "too many clients: " STRINGIFY (SERVER_MAX_CLIENTS)
-                 " are connected, the most served at once; close one, or "
-                 "wait for an idle one to be closed ("
-                 STRINGIFY (SERVER_IDLE_SECS) " s without a command)");
+                  "pid %d): %u clients connected, %u of them privileged",
+                  (int) c->uid, (int) c->pid, nclients, nprivileged);
+    client_fail (c, nclients >= SERVER_MAX_CLIENTS
+                 ? "too many clients: " STRINGIFY (SERVER_MAX_CLIENTS)
+                   " are connected, the most served at once; close one, "
+                   "or wait for an idle one to be closed ("
+                   STRINGIFY (SERVER_IDLE_SECS) " s without a command)"
+                 : "too many clients: the slots open to users who may not "
+                   "change the server are taken (" STRINGIFY
+                   (SERVER_PRIVILEGED_SLOTS) " of "
+                   STRINGIFY (SERVER_MAX_CLIENTS) " are kept for root and "
+                   "the user nbdkit runs as); close one, or wait for an idle "
+                   "one to be closed (" STRINGIFY (SERVER_IDLE_SECS)
+                   " s without a command)");
     client_write (c);
     client_rearm (c);
     return;
   }
   counts.accepted++;
   nclients++;
+  nprivileged += c->privileged;
   ev_io_start (loop, &c->io);
 }
 

@@ -26,6 +26,11 @@
 /* Most socket clients served at once; more are told so and closed. */
 #define SERVER_MAX_CLIENTS 16
 
+/* Of those, slots only privileged peers (who may change the server)
+ * may take, so that idle read-only clients cannot lock root out.
+ */
+#define SERVER_PRIVILEGED_SLOTS 1
+
 /* Seconds after its last complete command (for a tracing client: or
  * the last trace output it took) that a client is closed.
  */

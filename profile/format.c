@@ -242,8 +242,15 @@ adaptra_profile_load (const char *path, const struct adaptra_profile_key *want,
    */
   fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd == -1) {
+    /* No profile yet is the common case: no message to build.
+     * (strerror in nbdkit's threads, under ThreadSanitizer, leaves
+     * glibc's locale lock held and nbdkit hangs at exit.)
+     */
     err = errno;
-    snprintf (why, whylen, "%s: %s", path, strerror (err));
+    if (err == ENOENT)
+      snprintf (why, whylen, "%s: no such file", path);
+    else
+      snprintf (why, whylen, "%s: %s", path, strerror (err));
     errno = err;
     return NULL;
   }
@@ -423,12 +430,15 @@ lock_name (const char *path)
   return name;
 }
 
-/* Rename a stale lock file away (to a name of our own, so that of two
- * breakers only one succeeds) and remove it.
+/* Rename the stale lock file seen away (to a name of our own, so
+ * that of two breakers only one succeeds) and remove it.  Should the
+ * name have held a new lock by then (a breaker came first and another
+ * server locked since), that one is put back.
  */
 static void
-break_lock (const char *lock)
+break_lock (const char *lock, const struct stat *seen)
 {
+  struct stat now;
   char *stale;
   int fd;
 
@@ -437,8 +447,14 @@ break_lock (const char *lock)
   fd = mkstemp (stale);
   if (fd != -1) {
     close (fd);
-    /* Failed: another breaker was first; ours is then the empty file. */
-    rename (lock, stale);
+    /* rename fails when another breaker was first; stale is then our
+     * empty file.  If what we renamed is not the lock we saw stale, it
+     * is a live one: it goes back (link fails only when yet another
+     * server has locked meanwhile, the rare race this cannot close).
+     */
+    if (rename (lock, stale) == 0 && stat (stale, &now) == 0 &&
+        (now.st_ino != seen->st_ino || now.st_dev != seen->st_dev))
+      (void) link (stale, lock);
     unlink (stale);
   }
   free (stale);
@@ -479,7 +495,7 @@ adaptra_profile_lock (const char *path, char *why, size_t len)
       break;
     if (stat (lock, &st) == 0 &&
         time (NULL) - st.st_mtime > ADAPTRA_PROFILE_LOCK_STALE_S) {
-      break_lock (lock);
+      break_lock (lock, &st);
       continue;
     }
     if (waited_ms >= ADAPTRA_PROFILE_LOCK_WAIT_MS) {

@@ -117,6 +117,17 @@ adaptra_matcher_free (struct adaptra_matcher *m)
   free (m);
 }
 
+uint64_t
+adaptra_matcher_bytes (const struct adaptra_profile *p)
+{
+  const struct adaptra_matcher *m;     /* for the sizes only */
+  uint64_t n = p->count + 1, words = p->pages / 64 + 1;
+
+  /* What adaptra_matcher_new allocates and keeps. */
+  return sizeof *m + n * (sizeof *m->x + sizeof *m->ord + sizeof *m->idx) +
+    words * (sizeof *m->proposed + sizeof *m->read + sizeof *m->jumped);
+}
+
 struct adaptra_matcher *
 adaptra_matcher_new (const struct adaptra_profile *p,
                      const struct adaptra_matcher_config *cfg)

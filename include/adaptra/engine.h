@@ -147,14 +147,26 @@ extern int adaptra_read (struct adaptra_engine *e, int client, void *ctx,
                          void *buf, uint32_t count, uint64_t offset);
 
 /* A write, zero or trim of [offset, offset + count) of volume reached
- * the backend (or failed there): drop the volume's pages overlapping
- * it, and those of every ADAPTRA_VOLUME_MAY_ALIAS volume of the same
- * size.  Other volumes' pages are other bytes and stay.
+ * the backend (or failed there): drop the pages overlapping it of
+ * every volume that may hold those bytes: the volume itself, the
+ * shared volume (not ADAPTRA_VOLUME_PER_CONNECTION) of the same name
+ * whatever its size, and every ADAPTRA_VOLUME_MAY_ALIAS volume of the
+ * same size.  Other volumes' pages are other bytes and stay.
  * Pages still in flight are discarded when their read completes, so
  * no byte read before the write is served after this returns.
  */
 extern void adaptra_invalidate (struct adaptra_engine *e, int volume,
                                 uint64_t offset, uint64_t count);
+
+/* The same for a write through a connection that has no volume (it
+ * passes through: its export is size bytes to it, another size to the
+ * connections of the export's volume, or no volume could be opened):
+ * drop the range from the shared volume of export name, and from
+ * every ADAPTRA_VOLUME_MAY_ALIAS volume whatever its size.
+ */
+extern void adaptra_invalidate_export (struct adaptra_engine *e,
+                                       const char *name, uint64_t size,
+                                       uint64_t offset, uint64_t count);
 
 /* NBD_CMD_CACHE: queue a prefetch of the range of the client's
  * volume, clamped to the volume
@@ -312,7 +324,8 @@ struct adaptra_volume_row {
 };
 
 /* Fill up to max rows, one per open volume; returns the number filled.
- * Counts the pool's pages: O(pool pages).
+ * Counts the pool's pages, O(pool pages), without the engine lock (a
+ * stripe of the page index at a time): readers wait for no scan.
  */
 extern size_t adaptra_volumes_snapshot (struct adaptra_engine *e,
                                         struct adaptra_volume_row *rows,

@@ -64,9 +64,9 @@
  */
 #define ADAPTRA_PROFILE_RECORD_SECONDS_MAX 3600
 
-/* Recorders together hold at most adaptra-pool / this, beside the
- * pool (struct adaptra_profile_memory): at 64 bytes a page, 16 MiB of
- * the default 256 MiB pool records 1 GiB of 4 KiB pages.
+/* Recorders and matchers together hold at most adaptra-pool / this,
+ * beside the pool (struct adaptra_profile_memory): at 64 bytes a page,
+ * 16 MiB of the default 256 MiB pool records 1 GiB of 4 KiB pages.
  */
 #define ADAPTRA_PROFILE_MEMORY_SHARE 16
 
@@ -406,6 +406,13 @@ extern struct adaptra_matcher *adaptra_matcher_new (
   const struct adaptra_profile *p, const struct adaptra_matcher_config *cfg);
 
 extern void adaptra_matcher_free (struct adaptra_matcher *m);
+
+/* The memory a matcher over p holds: 28 bytes an extent and 3 bits a
+ * page (making it takes 16 bytes an extent more for a moment).  The filter charges it
+ * to the recorders' budget (struct adaptra_profile_memory), so a
+ * connection follows a profile only while that budget has room.
+ */
+extern uint64_t adaptra_matcher_bytes (const struct adaptra_profile *p);
 
 /* Call on every client read of the connection, in order, with the
  * time: it moves P, classifies the read, counts hits and waste.

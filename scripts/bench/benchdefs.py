@@ -127,6 +127,22 @@ MODELS = {
         "latency": None,
         "about": "file in the page cache, no delay",
     },
+    # The sparse copies' backends (issue 25): latency alone, as a
+    # remote store without a bandwidth cap.
+    "delay-2ms": {
+        "filters": ["--filter=delay"],
+        "params": ["rdelay=2ms"],
+        "mibps": None,
+        "latency": 0.002,
+        "about": "2 ms per read (delay), no bandwidth cap",
+    },
+    "delay-10ms": {
+        "filters": ["--filter=delay"],
+        "params": ["rdelay=10ms"],
+        "mibps": None,
+        "latency": 0.010,
+        "about": "10 ms per read (delay), no bandwidth cap",
+    },
 }
 
 # Workloads.  kind: "fio" (job options), "interleave" / "paced" (our
@@ -217,7 +233,33 @@ WORKLOADS = {
                  "qemu-img convert to null-co",
         "kind": "qemu-img", "pool": 64 * MIB,
     },
+    # Copies of a sparse image (scripts/bench/make-sparse-image,
+    # SPARSE_IMAGE): the clients ask for block status and skip the
+    # zero extents.  "args" go to nbdcopy before its URIs.
+    "S-nbdcopy": {
+        "about": "sparse image copy, nbdcopy to null: (defaults)",
+        "kind": "nbdcopy", "pool": 64 * MIB, "args": [],
+    },
+    "S-nbdcopy-C4": {
+        "about": "sparse image copy, nbdcopy -C 4 to null:",
+        "kind": "nbdcopy", "pool": 64 * MIB, "args": ["-C", "4"],
+    },
+    "S-nbdcopy-R1": {
+        "about": "sparse image copy, nbdcopy one request at a time",
+        "kind": "nbdcopy", "pool": 64 * MIB,
+        "args": ["--connections=1", "--requests=1"],
+    },
+    "S-qemu-img": {
+        "about": "sparse image copy, qemu-img convert to null-co",
+        "kind": "qemu-img", "pool": 64 * MIB,
+    },
 }
+
+# The sparse copies' image: 2 GiB with 334 MiB of data in 64 KiB-4 MiB
+# extents (make-sparse-image's seed 1), as issue 25 measured.
+SPARSE_IMAGE = "/tmp/adaptra-bench/sparse-2g.raw"
+SPARSE_SIZE = "2G"
+SPARSE_DATA = "334M"
 
 WORKLOAD_ORDER = list(WORKLOADS)
 

@@ -107,14 +107,22 @@ print(d["counters"].get(sys.argv[1], d["gauges"].get(sys.argv[1])))' "$1"
 
 # expect_readahead_hits BYTES WHAT: fail unless read-ahead hits served
 # at least BYTES of the clients' reads since the last reset.
-expect_readahead_hits ()
+expect_readahead_hits () { readahead_hits_bound -lt "least" "$@"; }
+
+# expect_few_readahead_hits BYTES WHAT: fail unless they served at most
+# BYTES: for a client that reads ahead itself, which read-ahead leaves
+# alone.
+expect_few_readahead_hits () { readahead_hits_bound -gt "most" "$@"; }
+
+# readahead_hits_bound FAIL-IF BOUND-WORD BYTES WHAT: the two above.
+readahead_hits_bound ()
 {
   local hits page
   hits=$(counter pgreadahead_hit)
   page=$(adaptra-stat "$stats" --command 'get page' | awk '{print $2}')
-  echo "$2: $((hits * page)) bytes served by read-ahead hits"
-  if [ "$((hits * page))" -lt "$1" ]; then
-    echo "$2: FAIL: expected at least $1 bytes of read-ahead hits"
+  echo "$4: $((hits * page)) bytes served by read-ahead hits"
+  if [ "$((hits * page))" "$1" "$3" ]; then
+    echo "$4: FAIL: expected at $2 $3 bytes of read-ahead hits"
     adaptra-stat "$stats"
     return 1
   fi

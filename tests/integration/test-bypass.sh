@@ -18,13 +18,15 @@ cat "$img" > /dev/null                  # into the page cache
 
 # scan EXPORTS_ROW_FILE ARGS...: serve the file with ARGS, scan it with
 # nbdcopy (compared), and keep the export's row of the "exports" table
-# and the stats.
+# and the stats.  One request at a time: with its default 64 in flight
+# nbdcopy reads ahead itself and read-ahead leaves it alone
+# (core/depth.h), which would hide whether the volume steps aside.
 scan ()
 {
   local out=$1
   shift
   run_nbdkit -U - "$@" adaptra-stats="$tmpdir/stats.sock" --run "
-    $client nbdcopy --connections=1 \"\$uri\" $tmpdir/copy.img &&
+    $client nbdcopy --connections=1 --requests=1 \"\$uri\" $tmpdir/copy.img &&
     cmp $img $tmpdir/copy.img &&
     $client adaptra-stat $tmpdir/stats.sock --command exports > $out &&
     $client adaptra-stat $tmpdir/stats.sock --raw > $out.stats"

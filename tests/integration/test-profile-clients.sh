@@ -11,7 +11,9 @@
 #     boot: the profile keeps its boots and pages;
 #  3. a FIFO at the profile's path does not hang the handshake: the
 #     connection reads, the profile is ignored with a warning, and the
-#     server stops on SIGTERM.
+#     server stops on SIGTERM;
+#  4. connections further apart than adaptra-profile-time are two
+#     boots, even while the first is still open.
 
 source "$(dirname "$0")/functions.sh"
 requires /usr/bin/python3 -c 'import nbd'
@@ -122,4 +124,27 @@ stop
 grep -q 'adaptra: warning: profile .* ignored: .*not a regular file' \
   "$tmpdir/fifo.log" ||
   { cat "$tmpdir/fifo.log"; echo "FAIL: no warning"; exit 1; }
+# --- 4. the window: a connection after it starts a boot of its own --
+rm -f "$file"
+start window adaptra-profile-time=1
+$client /usr/bin/python3 - "$sock" <<'PY'
+import random, sys, time, nbd
+def boot(h, seed):
+    rng = random.Random(seed)
+    for _ in range(100):
+        h.pread(65536, rng.randrange(0, 1024) << 16)
+a = nbd.NBD(); a.connect_unix(sys.argv[1]); boot(a, 1)
+time.sleep(1.5)
+b = nbd.NBD(); b.connect_unix(sys.argv[1]); boot(b, 2)
+a.shutdown(); b.shutdown()
+PY
+stop
+adaptra-profile list "$profiles"
+test "$(field boots)" -eq 2 ||
+  { echo "FAIL: connections 1.5 s apart made $(field boots) boots"; exit 1; }
+
+# Sanitizer builds: no report from any server.
+if grep -E 'Sanitizer|runtime error' "$tmpdir"/*.log; then
+  echo "FAIL: a sanitizer report"; exit 1
+fi
 echo "test-profile-clients: ok"

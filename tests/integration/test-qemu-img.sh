@@ -7,7 +7,8 @@
 # nbd+unix:// URI through the filter, over a plugin slowed by nbdkit's
 # delay filter so that read-ahead matters.  The copy must be
 # byte-exact, compare must find a changed byte, and read-ahead must
-# have served most of the sequential reads.  The pool is smaller than
+# have served most of compare's sequential reads, and few of convert's,
+# which keeps its own queue deep.  The pool is smaller than
 # the image, so that compare cannot find the image left by convert.
 
 source "$(dirname "$0")/functions.sh"
@@ -26,9 +27,12 @@ start_adaptra qemu --filter=delay file "$img" delay-read=2ms \
 # many of its reads find their pages read ahead depends on how busy the
 # machine is (a starved prefetch worker is overtaken); without
 # read-ahead it would be none, so a quarter is the bar.
+# qemu-img convert keeps 8 requests of up to 2 MiB in flight: it reads
+# ahead itself, and read-ahead stays out of its way (core/depth.h).
+# Only its first requests, before their queue shows, may get windows.
 qemu-img convert -f raw -O raw "$uri" "$tmpdir/copy.img"
 cmp "$img" "$tmpdir/copy.img"
-expect_readahead_hits $((size / 4)) "qemu-img convert"
+expect_few_readahead_hits $((size / 10)) "qemu-img convert"
 
 # compare: identical, then one byte changed near the end is found.
 reset_counters

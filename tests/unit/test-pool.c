@@ -176,6 +176,33 @@ test_aging_clock_on_activation (void **state)
   assert_int_equal (adaptra_pool_clock (&pool), 2 + FRAMES);
 }
 
+/* Pages counted by group of page numbers, without the engine lock:
+ * READY and in-flight pages count, a STALE one and groups past n do
+ * not.
+ */
+static void
+test_count_by (void **state)
+{
+  uint64_t counts[3] = { 0, 0, 0 };
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < 5; i++)
+    add_ready (i, 0);                   /* group 0 */
+  for (i = 0; i < 3; i++)
+    add_ready (16 + i, 0);              /* group 1 */
+  add_ready (48, 0);                    /* group 3: past n */
+  assert_int_not_equal (adaptra_pool_insert (&pool, 20, 0, 0, 0),
+                        ADAPTRA_NO_FRAME);
+  assert_int_not_equal (adaptra_pool_insert (&pool, 21, 0, 0, 0),
+                        ADAPTRA_NO_FRAME);
+  adaptra_pool_invalidate (&pool, 21, 22); /* in flight: STALE */
+  adaptra_pool_count_by (&pool, 4, counts, 3);
+  assert_int_equal (counts[0], 5);
+  assert_int_equal (counts[1], 3 + 1);
+  assert_int_equal (counts[2], 0);
+}
+
 static void
 test_rescue (void **state)
 {
@@ -384,6 +411,7 @@ main (void)
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_aging_clock_on_activation,
                                      setup, teardown),
+    cmocka_unit_test_setup_teardown (test_count_by, setup, teardown),
     cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_of_reads, setup, teardown),

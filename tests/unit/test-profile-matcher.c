@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include <stdbool.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
@@ -388,6 +389,57 @@ test_matcher_min_seen (void **state)
   free (b);
 }
 
+/* The heap held by a matcher over p, by glibc's count. */
+static uint64_t
+held (const struct adaptra_profile *p)
+{
+  struct adaptra_matcher_config cfg;
+  struct adaptra_matcher *m;
+  struct mallinfo2 before, after;
+
+  adaptra_matcher_defaults (&cfg);
+  before = mallinfo2 ();
+  m = adaptra_matcher_new (p, &cfg);
+  after = mallinfo2 ();
+  assert_non_null (m);
+  adaptra_matcher_free (m);
+  return after.uordblks + after.hblkhd - before.uordblks - before.hblkhd;
+}
+
+/* adaptra_matcher_bytes is what a matcher holds, within malloc's
+ * headers and caches (16 bytes for each of its 7 blocks, either way:
+ * blocks glibc caches for reuse count as held): over a profile of many
+ * short extents (its copies of them dominate) and over one of a single
+ * long extent (its bitmaps do).
+ */
+static void
+test_matcher_bytes (void **state)
+{
+  struct adaptra_profile_extent one = { 0, EXPORT_PAGES, 1, 0 };
+  struct rd *t = boot_trace (11, 20000);
+  struct adaptra_profile *p[2];
+  unsigned i;
+
+  (void) state;
+  p[0] = record (t, 20000, 1 << 20);
+  p[1] = make (&one, 1, 1);
+  if (held (p[1]) == 0) {
+    /* A sanitizer's allocator: glibc does not see the heap. */
+    adaptra_profile_free (p[0]);
+    adaptra_profile_free (p[1]);
+    free (t);
+    skip ();
+  }
+  for (i = 0; i < 2; i++) {
+    uint64_t bytes = adaptra_matcher_bytes (p[i]), h = held (p[i]);
+
+    assert_true (h <= bytes + 16 * 7);
+    assert_true (bytes <= h + 16 * 7);
+    adaptra_profile_free (p[i]);
+  }
+  free (t);
+}
+
 int
 main (void)
 {
@@ -398,6 +450,7 @@ main (void)
     cmocka_unit_test (test_matcher_gives_up),
     cmocka_unit_test (test_matcher_time_lead),
     cmocka_unit_test (test_matcher_min_seen),
+    cmocka_unit_test (test_matcher_bytes),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

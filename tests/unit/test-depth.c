@@ -1,0 +1,279 @@
+/* test-depth.c: clients that read ahead themselves get no read-ahead.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The decision of core/depth.c on its own (a client's peak of reads in
+ * flight of one run against the bandwidth-delay product; independent
+ * streams' reads do not add up), then in the engine: a
+ * client with reads held in flight in other threads, as nbdcopy's
+ * queue keeps them, reads sequentially and gets no window; once the
+ * held reads are done and it reads one at a time, read-ahead comes
+ * back.
+ */
+
+#include <config.h>
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/engine.h"
+#include "../../core/depth.h"
+
+#define KIB 1024
+#define MIB (1024 * KIB)
+
+/* ---- The decision alone. */
+
+static void
+test_no_window_never_covered (void **state)
+{
+  struct adaptra_depth d = { 0 };
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 16; i++)
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+  assert_false (adaptra_depth_reads_ahead (&d, 0));
+  assert_true (adaptra_depth_reads_ahead (&d, 1));
+}
+
+static void
+test_one_at_a_time_never_covers (void **state)
+{
+  struct adaptra_depth d = { 0 };
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 100; i++) {
+    adaptra_depth_enter (&d, (uint64_t) i * 32 * MIB, 32 * MIB);
+    assert_false (adaptra_depth_reads_ahead (&d, 64 * KIB));
+    adaptra_depth_leave (&d, 32 * MIB);
+  }
+}
+
+static void
+test_deep_queue_covers (void **state)
+{
+  struct adaptra_depth d = { 0 };
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 16; i++)
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+  /* 4 MiB in flight: not 8 MiB, but 2. */
+  assert_false (adaptra_depth_reads_ahead (&d, 8 * MIB));
+  assert_true (adaptra_depth_reads_ahead (&d, 2 * MIB));
+  /* Served from the pool, the same queue shows two at a time: it
+   * still reads ahead itself, even against a larger window.
+   */
+  for (i = 0; i < 16; i++)
+    adaptra_depth_leave (&d, 256 * KIB);
+  for (i = 16; i < 48; i += 2) {
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+    adaptra_depth_enter (&d, (i + 1) * 256 * KIB, 256 * KIB);
+    adaptra_depth_leave (&d, 256 * KIB);
+    adaptra_depth_leave (&d, 256 * KIB);
+    assert_true (adaptra_depth_reads_ahead (&d, 8 * MIB));
+  }
+  /* One at a time from then on: read-ahead back within 40 reads. */
+  for (i = 48; i < 88; i++) {
+    adaptra_depth_enter (&d, i * 256 * KIB, 256 * KIB);
+    adaptra_depth_leave (&d, 256 * KIB);
+  }
+  assert_false (adaptra_depth_reads_ahead (&d, 1));
+  assert_int_equal (d.requests, 0);
+  assert_int_equal (d.bytes, 0);
+}
+
+static void
+test_scattered_streams_never_cover (void **state)
+{
+  struct adaptra_depth d = { 0 };
+  unsigned round, i;
+
+  (void) state;
+  /* 50 streams 16 MiB apart on one connection, a 16 KiB read of each
+   * in flight at once: 800 KiB, but each stream waits for its read.
+   */
+  for (round = 0; round < 10; round++) {
+    for (i = 0; i < 50; i++)
+      adaptra_depth_enter (&d, (uint64_t) i * 16 * MIB + round * 16 * KIB,
+                           16 * KIB);
+    assert_false (adaptra_depth_reads_ahead (&d, 1));
+    for (i = 0; i < 50; i++)
+      adaptra_depth_leave (&d, 16 * KIB);
+  }
+}
+
+/* ---- In the engine. */
+
+#define DISK (64 * MIB)
+#define HELD 8                  /* reads held in flight */
+#define HELD_AT (32 * MIB)      /* where they read, 1 MiB each */
+#define READ (64 * KIB)
+
+static unsigned char *disk;
+static unsigned char page_read[DISK / 4096];
+static int held_ctx, ctx;       /* contexts are their addresses */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static unsigned holding;
+static bool released;
+static uint64_t now_ns = 1000000000;
+static struct adaptra_engine *e;
+static int volume, client;
+
+/* 1 ms a read and 1 us a KiB on the fake clock; reads with held_ctx
+ * wait until released.
+ */
+static int
+fake_pread (void *c, void *buf, uint32_t count, uint64_t offset)
+{
+  uint64_t p;
+
+  if (c == &held_ctx) {
+    pthread_mutex_lock (&hold_lock);
+    holding++;
+    pthread_cond_broadcast (&hold_cond);
+    while (!released)
+      pthread_cond_wait (&hold_cond, &hold_lock);
+    pthread_mutex_unlock (&hold_lock);
+  }
+  for (p = offset / 4096; p <= (offset + count - 1) / 4096; p++)
+    __atomic_store_n (&page_read[p], 1, __ATOMIC_RELAXED);
+  memcpy (buf, disk + offset, count);
+  __atomic_fetch_add (&now_ns, 1000000 + count / KIB * 1000,
+                      __ATOMIC_RELAXED);
+  return 0;
+}
+
+static uint64_t
+fake_now (void *opaque)
+{
+  (void) opaque;
+  return __atomic_load_n (&now_ns, __ATOMIC_RELAXED);
+}
+
+static int
+setup (void **state)
+{
+  const struct adaptra_backend backend = { .pread = fake_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN];
+  uint64_t i;
+
+  (void) state;
+  disk = malloc (DISK);
+  if (!disk)
+    return -1;
+  for (i = 0; i < DISK; i++)
+    disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
+  memset (page_read, 0, sizeof page_read);
+  holding = 0;
+  released = false;
+  adaptra_config_defaults (&cfg);
+  cfg.pool_bytes = 32 * MIB;
+  cfg.max_bytes = 1 * MIB;
+  cfg.workers = 0;
+  cfg.profile_workers = 0;
+  cfg.bypass = ADAPTRA_BYPASS_NEVER;
+  if (adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why) ||
+      adaptra_volume_open (e, "", DISK, 0, &volume) ||
+      adaptra_client_open (e, volume, "test", &client))
+    return -1;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  adaptra_client_close (e, client);
+  adaptra_engine_free (e);
+  free (disk);
+  return 0;
+}
+
+/* Read [from, to) in READ requests, running queued read-ahead after
+ * each.  Returns true if read-ahead read past to.
+ */
+static bool
+scan (uint64_t from, uint64_t to)
+{
+  unsigned char buf[READ];
+  uint64_t off;
+
+  for (off = from; off < to; off += READ) {
+    assert_int_equal (adaptra_read (e, client, &ctx, buf, READ, off), 0);
+    assert_memory_equal (buf, disk + off, READ);
+    while (adaptra_prefetch_run_one (e, volume, &ctx))
+      ;
+  }
+  return page_read[to / 4096] != 0;
+}
+
+static void *
+held_read (void *arg)
+{
+  uint64_t off = HELD_AT + (uintptr_t) arg * MIB;
+  unsigned char *buf = malloc (MIB);
+
+  assert_non_null (buf);
+  assert_int_equal (adaptra_read (e, client, &held_ctx, buf, MIB, off), 0);
+  assert_memory_equal (buf, disk + off, MIB);
+  free (buf);
+  return NULL;
+}
+
+static void
+test_deep_client_gets_no_window (void **state)
+{
+  pthread_t threads[HELD];
+  uintptr_t i;
+
+  (void) state;
+  /* One request at a time: windows past what it reads. */
+  assert_true (scan (0, 2 * MIB));
+  /* The same client with 8 MiB held in flight meanwhile. */
+  for (i = 0; i < HELD; i++)
+    assert_int_equal (pthread_create (&threads[i], NULL, held_read,
+                                      (void *) i), 0);
+  pthread_mutex_lock (&hold_lock);
+  while (holding < HELD)
+    pthread_cond_wait (&hold_cond, &hold_lock);
+  pthread_mutex_unlock (&hold_lock);
+  assert_false (scan (8 * MIB, 10 * MIB));
+  pthread_mutex_lock (&hold_lock);
+  released = true;
+  pthread_cond_broadcast (&hold_cond);
+  pthread_mutex_unlock (&hold_lock);
+  for (i = 0; i < HELD; i++)
+    pthread_join (threads[i], NULL);
+  /* One at a time again: read-ahead comes back within 40 reads. */
+  scan (16 * MIB, 16 * MIB + 40 * READ);
+  assert_true (scan (20 * MIB, 22 * MIB));
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_no_window_never_covered),
+    cmocka_unit_test (test_one_at_a_time_never_covers),
+    cmocka_unit_test (test_deep_queue_covers),
+    cmocka_unit_test (test_scattered_streams_never_cover),
+    cmocka_unit_test_setup_teardown (test_deep_client_gets_no_window,
+                                     setup, teardown),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,375 @@
+/* test-holes.c: the zero-extent map and read-ahead that skips holes.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The map of core/holes.c on its own (merging, splitting, page runs,
+ * its bound), then the engine on a fake backend that counts the reads
+ * of each page: a reader that steps over the zero extents, as nbdcopy
+ * and qemu-img convert do, makes read-ahead read none of them once
+ * the plugin's block status has named them, and reads them again
+ * after a write there.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/engine.h"
+#include "adaptra/holes.h"
+#include "../../core/holes.h"
+
+#define PAGE 4096
+#define KIB 1024
+
+/* ---- The map alone. */
+
+static void
+expect_holes (const struct adaptra_holes *m, size_t n, const uint64_t *se)
+{
+  size_t i;
+
+  assert_int_equal (m->n, n);
+  for (i = 0; i < n; i++) {
+    assert_int_equal (m->h[i].start, se[2 * i]);
+    assert_int_equal (m->h[i].end, se[2 * i + 1]);
+  }
+}
+
+static void
+test_set_merges_and_splits (void **state)
+{
+  struct adaptra_holes m = { 0 };
+
+  (void) state;
+  adaptra_holes_set (&m, 100, 200, true);
+  adaptra_holes_set (&m, 300, 400, true);
+  expect_holes (&m, 2, (uint64_t []) { 100, 200, 300, 400 });
+  /* Touching extents merge; an overlapping one swallows what it spans. */
+  adaptra_holes_set (&m, 200, 250, true);
+  expect_holes (&m, 2, (uint64_t []) { 100, 250, 300, 400 });
+  adaptra_holes_set (&m, 240, 310, true);
+  expect_holes (&m, 1, (uint64_t []) { 100, 400 });
+  /* Data inside splits it; data at an edge trims it. */
+  adaptra_holes_set (&m, 150, 160, false);
+  expect_holes (&m, 2, (uint64_t []) { 100, 150, 160, 400 });
+  adaptra_holes_set (&m, 390, 500, false);
+  expect_holes (&m, 2, (uint64_t []) { 100, 150, 160, 390 });
+  /* Data touching an extent leaves it whole. */
+  adaptra_holes_set (&m, 390, 395, false);
+  adaptra_holes_set (&m, 50, 100, false);
+  expect_holes (&m, 2, (uint64_t []) { 100, 150, 160, 390 });
+  /* Data over several forgets them all. */
+  adaptra_holes_set (&m, 0, 1000, false);
+  expect_holes (&m, 0, NULL);
+  adaptra_holes_free (&m);
+}
+
+static void
+test_all_zero (void **state)
+{
+  struct adaptra_holes m = { 0 };
+
+  (void) state;
+  adaptra_holes_set (&m, 100, 200, true);
+  adaptra_holes_set (&m, 200, 300, true);
+  assert_true (adaptra_holes_all_zero (&m, 100, 300));
+  assert_true (adaptra_holes_all_zero (&m, 150, 160));
+  assert_false (adaptra_holes_all_zero (&m, 99, 150));
+  assert_false (adaptra_holes_all_zero (&m, 250, 301));
+  assert_false (adaptra_holes_all_zero (&m, 400, 500));
+  adaptra_holes_free (&m);
+}
+
+/* Pages of 4 KiB of a 10-page volume whose last page is 100 bytes. */
+#define SIZE (9 * PAGE + 100)
+
+static void
+expect_run (const struct adaptra_holes *m, uint64_t from, uint64_t to,
+            uint64_t first, uint64_t last)
+{
+  uint64_t f = 0, l = 0;
+
+  assert_true (adaptra_holes_data_run (m, 12, SIZE, from, to, &f, &l));
+  assert_int_equal (f, first);
+  assert_int_equal (l, last);
+}
+
+static void
+test_data_runs (void **state)
+{
+  struct adaptra_holes m = { 0 };
+  uint64_t f, l;
+
+  (void) state;
+  /* Nothing known: one run, the whole range. */
+  expect_run (&m, 0, 10, 0, 10);
+  /* Pages 2-3 wholly zero, page 5 only in part, the short last page
+   * zero to the volume's end.
+   */
+  adaptra_holes_set (&m, 2 * PAGE - 1, 4 * PAGE, true);
+  adaptra_holes_set (&m, 5 * PAGE, 6 * PAGE - 1, true);
+  adaptra_holes_set (&m, 9 * PAGE, SIZE, true);
+  expect_run (&m, 0, 10, 0, 2);
+  expect_run (&m, 2, 10, 4, 9);
+  expect_run (&m, 3, 6, 4, 6);
+  expect_run (&m, 5, 7, 5, 7);
+  assert_false (adaptra_holes_data_run (&m, 12, SIZE, 2, 4, &f, &l));
+  assert_false (adaptra_holes_data_run (&m, 12, SIZE, 9, 10, &f, &l));
+  adaptra_holes_free (&m);
+}
+
+static void
+test_bounded (void **state)
+{
+  struct adaptra_holes m = { 0 };
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < ADAPTRA_HOLES_MAX + 10; i++)
+    adaptra_holes_set (&m, 4 * i, 4 * i + 3, true);
+  /* Past the bound, new extents are not recorded. */
+  assert_int_equal (m.n, ADAPTRA_HOLES_MAX);
+  assert_false (adaptra_holes_all_zero (&m, 4 * (ADAPTRA_HOLES_MAX + 5),
+                                        4 * (ADAPTRA_HOLES_MAX + 5) + 3));
+  /* A split that would need one more forgets the extent instead of
+   * keeping it whole: data is never left marked zero.
+   */
+  adaptra_holes_set (&m, 401, 402, false);
+  assert_int_equal (m.n, ADAPTRA_HOLES_MAX - 1);
+  assert_false (adaptra_holes_all_zero (&m, 400, 401));
+  assert_false (adaptra_holes_all_zero (&m, 402, 403));
+  assert_true (adaptra_holes_all_zero (&m, 404, 407));
+  adaptra_holes_free (&m);
+}
+
+/* ---- The engine on a sparse fake disk. */
+
+/* 8 MiB: 1 MiB of data, then alternately 512 KiB of zeros and 512 KiB
+ * of data.
+ */
+#define DISK (8 * 1024 * KIB)
+#define EXTENT (512 * KIB)
+#define HEAD (1024 * KIB)
+
+static unsigned char *disk;
+static unsigned page_reads[DISK / PAGE];
+static int ctx;
+static uint64_t now_ns = 1000000000;
+static struct adaptra_engine *e;
+static int volume, client;
+
+static bool
+is_hole (uint64_t off)
+{
+  return off >= HEAD && (off - HEAD) / EXTENT % 2 == 0;
+}
+
+static int
+fake_pread (void *c, void *buf, uint32_t count, uint64_t offset)
+{
+  uint64_t p;
+
+  (void) c;
+  assert_true (count > 0 && offset + count <= DISK);
+  for (p = offset / PAGE; p <= (offset + count - 1) / PAGE; p++)
+    page_reads[p]++;
+  memcpy (buf, disk + offset, count);
+  now_ns += 100000;             /* 100 us a read: read-ahead pays */
+  return 0;
+}
+
+static uint64_t
+fake_now (void *opaque)
+{
+  (void) opaque;
+  return now_ns;
+}
+
+static int
+setup (void **state)
+{
+  const struct adaptra_backend backend = { .pread = fake_pread };
+  const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN];
+  uint64_t i;
+
+  (void) state;
+  disk = calloc (1, DISK);
+  if (!disk)
+    return -1;
+  for (i = 0; i < DISK; i++)
+    if (!is_hole (i))
+      disk[i] = (unsigned char) ((i * 2654435761u) >> 13) | 1;
+  memset (page_reads, 0, sizeof page_reads);
+  adaptra_config_defaults (&cfg);
+  cfg.pool_bytes = 16 * 1024 * KIB;
+  cfg.max_bytes = 1024 * KIB;
+  cfg.workers = 0;
+  cfg.profile_workers = 0;
+  cfg.bypass = ADAPTRA_BYPASS_NEVER;
+  if (adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why) ||
+      adaptra_volume_open (e, "", DISK, 0, &volume) ||
+      adaptra_client_open (e, volume, "test", &client))
+    return -1;
+  return 0;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  adaptra_client_close (e, client);
+  adaptra_engine_free (e);
+  free (disk);
+  return 0;
+}
+
+/* The plugin's block status of the whole disk, as the filter passes
+ * it on: data and zero extents in turn.
+ */
+static void
+learn_extents (void)
+{
+  uint64_t off;
+
+  adaptra_volume_extent (e, volume, 0, HEAD, false);
+  for (off = HEAD; off < DISK; off += EXTENT)
+    adaptra_volume_extent (e, volume, off, EXTENT, is_hole (off));
+}
+
+/* Read the data extents in 64 KiB requests, stepping over the holes,
+ * running the queued read-ahead after each (a reader without workers).
+ */
+static void
+copy_data (void)
+{
+  unsigned char buf[64 * KIB];
+  uint64_t off;
+
+  for (off = 0; off < DISK; off += sizeof buf) {
+    if (is_hole (off))
+      continue;
+    assert_int_equal (adaptra_read (e, client, &ctx, buf, sizeof buf, off), 0);
+    assert_memory_equal (buf, disk + off, sizeof buf);
+    while (adaptra_prefetch_run_one (e, volume, &ctx))
+      ;
+    now_ns += 50000;
+  }
+}
+
+/* Pages of the holes that the backend read, and of the data read
+ * more than once.
+ */
+static void
+count_reads (unsigned *hole_pages, unsigned *reread)
+{
+  uint64_t p;
+
+  *hole_pages = *reread = 0;
+  for (p = 0; p < DISK / PAGE; p++) {
+    if (is_hole (p * PAGE))
+      *hole_pages += page_reads[p] > 0;
+    else
+      *reread += page_reads[p] > 1;
+  }
+}
+
+static uint64_t
+readahead_hits (void)
+{
+  struct adaptra_client_row row;
+
+  assert_int_equal (adaptra_clients_snapshot (e, &row, 1), 1);
+  return row.readahead_hits;
+}
+
+static void
+test_unknown_holes_are_read (void **state)
+{
+  unsigned holes, reread;
+
+  (void) state;
+  /* Without block status read-ahead reads across the holes, as it
+   * always did: what the tests below save.
+   */
+  copy_data ();
+  count_reads (&holes, &reread);
+  assert_true (holes > 0);
+}
+
+static void
+test_known_holes_are_skipped (void **state)
+{
+  unsigned holes, reread;
+
+  (void) state;
+  learn_extents ();
+  copy_data ();
+  count_reads (&holes, &reread);
+  assert_int_equal (holes, 0);
+  assert_int_equal (reread, 0);
+  /* Read-ahead still works across the holes: most data pages came
+   * from it, not from the reader's own misses.
+   */
+  assert_true (readahead_hits () > (DISK / 2) / PAGE / 2);
+}
+
+static void
+test_write_forgets_holes (void **state)
+{
+  unsigned holes, reread;
+
+  (void) state;
+  learn_extents ();
+  /* A write into the second hole: its range holds data now. */
+  adaptra_invalidate (e, volume, HEAD + 2 * EXTENT + 5, 1);
+  copy_data ();
+  count_reads (&holes, &reread);
+  assert_true (holes > 0);
+  /* Only pages near the written one: the rest of the map stands. */
+  for (uint64_t p = 0; p < DISK / PAGE; p++)
+    if (is_hole (p * PAGE) && page_reads[p])
+      assert_true (p * PAGE >= HEAD + 2 * EXTENT &&
+                   p * PAGE < HEAD + 3 * EXTENT);
+}
+
+static void
+test_closed_volume_ignored (void **state)
+{
+  (void) state;
+  /* No such volume: nothing happens (and nothing crashes). */
+  adaptra_volume_extent (e, volume + 1, 0, DISK, true);
+  adaptra_volume_extent (e, -1, 0, DISK, true);
+  /* Past the volume's end: clamped. */
+  adaptra_volume_extent (e, volume, DISK - PAGE, 10 * PAGE, true);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_set_merges_and_splits),
+    cmocka_unit_test (test_all_zero),
+    cmocka_unit_test (test_data_runs),
+    cmocka_unit_test (test_bounded),
+    cmocka_unit_test_setup_teardown (test_unknown_holes_are_read, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_known_holes_are_skipped, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_write_forgets_holes, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_closed_volume_ignored, setup,
+                                     teardown),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

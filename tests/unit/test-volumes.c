@@ -1,0 +1,170 @@
+/* test-volumes.c: which volumes a write drops its range from.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Unit tests of the engine's invalidation across volumes
+ * (adaptra_invalidate, adaptra_invalidate_export in core/read.c): a
+ * write must reach every volume that may hold its bytes, from a
+ * connection with a volume or without one, and leave the others'
+ * pages alone.  A page is "held" when reading it again makes no
+ * backend call.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "adaptra/engine.h"
+
+#define PAGE 4096
+#define SIZE (1024 * 1024)
+
+static unsigned calls;
+
+static int
+fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
+{
+  (void) ctx;
+  calls++;
+  memset (buf, (int) (offset / PAGE), count);
+  return 0;
+}
+
+static uint64_t
+fake_now (void *opaque)
+{
+  (void) opaque;
+  return 0;
+}
+
+static struct adaptra_engine *e;
+
+static int
+setup (void **state)
+{
+  static const struct adaptra_backend backend = { .pread = fake_pread };
+  static const struct adaptra_clock clock = { .now_ns = fake_now };
+  struct adaptra_config cfg;
+  char why[ADAPTRA_WHY_LEN];
+
+  (void) state;
+  adaptra_config_defaults (&cfg);
+  cfg.pool_bytes = 4 * 1024 * 1024;
+  cfg.mode = ADAPTRA_MODE_OFF;          /* only the pages read */
+  cfg.bypass = ADAPTRA_BYPASS_NEVER;
+  return adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why)
+    ? -1 : 0;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  adaptra_engine_free (e);
+  return 0;
+}
+
+/* A client of a new volume name (size bytes, flags) that read page 0:
+ * its client id.
+ */
+static int
+reader (const char *name, uint64_t size, unsigned flags)
+{
+  char buf[PAGE];
+  int v, c;
+
+  assert_int_equal (adaptra_volume_open (e, name, size, flags, &v), 0);
+  assert_int_equal (adaptra_client_open (e, v, "test", &c), 0);
+  assert_int_equal (adaptra_read (e, c, NULL, buf, PAGE, 0), 0);
+  return c;
+}
+
+/* Does client c's volume still hold page 0? */
+static bool
+holds (int c)
+{
+  char buf[PAGE];
+  unsigned before = calls;
+
+  assert_int_equal (adaptra_read (e, c, NULL, buf, PAGE, 0), 0);
+  return calls == before;
+}
+
+/* The volume client c reads. */
+static int
+volume_of (int c)
+{
+  struct adaptra_client_row rows[8];
+  size_t n = adaptra_clients_snapshot (e, rows, 8), i;
+
+  for (i = 0; i < n && rows[i].id != c; i++)
+    ;
+  assert_true (i < n);
+  return rows[i].volume;
+}
+
+/* A connection without a volume (the export grew under the shared
+ * volume's clients) writes: the export's shared volume, whatever its
+ * size, and every aliasing volume, whatever its size, drop the range;
+ * another export's own volume and a connection's own volume do not.
+ */
+static void
+test_writer_without_volume (void **state)
+{
+  int shared, alias, other, own;
+
+  (void) state;
+  shared = reader ("disk", SIZE, 0);
+  alias = reader ("alias", 2 * SIZE, ADAPTRA_VOLUME_MAY_ALIAS);
+  other = reader ("other", SIZE, 0);
+  own = reader ("disk", SIZE, ADAPTRA_VOLUME_PER_CONNECTION);
+  assert_true (holds (shared) && holds (alias) && holds (other) &&
+               holds (own));
+  adaptra_invalidate_export (e, "disk", 3 * SIZE, 0, PAGE);
+  assert_false (holds (shared));
+  assert_false (holds (alias));
+  assert_true (holds (other));
+  assert_true (holds (own));
+}
+
+/* A connection with a volume of its own writes: the export's shared
+ * volume of another size drops the range too; aliasing volumes only
+ * at the writer's size.
+ */
+static void
+test_writer_with_volume (void **state)
+{
+  int writer, shared, alias_same, alias_other;
+
+  (void) state;
+  writer = reader ("disk", 2 * SIZE, ADAPTRA_VOLUME_PER_CONNECTION);
+  shared = reader ("disk", SIZE, 0);
+  alias_same = reader ("a", 2 * SIZE, ADAPTRA_VOLUME_MAY_ALIAS);
+  alias_other = reader ("b", SIZE, ADAPTRA_VOLUME_MAY_ALIAS);
+  assert_true (holds (writer) && holds (shared) && holds (alias_same) &&
+               holds (alias_other));
+  adaptra_invalidate (e, volume_of (writer), 0, PAGE);
+  assert_false (holds (writer));
+  assert_false (holds (shared));
+  assert_false (holds (alias_same));
+  assert_true (holds (alias_other));
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_writer_without_volume,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_writer_with_volume,
+                                     setup, teardown),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
