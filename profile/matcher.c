@@ -211,6 +211,7 @@ settle (struct adaptra_matcher *m, bool jump)
       bool unread = !bit (m->read, m->S);
 
       m->c.wasted += unread;
+      m->c.pending -= unread;
       if (jump)
         set_bit (m->jumped, m->S);
       else {
@@ -286,6 +287,8 @@ adaptra_matcher_read (struct adaptra_matcher *m, uint64_t offset,
           m->c.wasted--;
           m->pct_wasted -= !bit (m->jumped, o);
         }
+        else
+          m->c.pending--;
       }
       if (o >= lo && o < hi) {
         near = true;
@@ -402,6 +405,7 @@ adaptra_matcher_next (struct adaptra_matcher *m, uint64_t now_ns,
     for (o = m->C; o < run; o++)
       set_bit (m->proposed, o);
     m->c.proposed += run - m->C;
+    m->c.pending += run - m->C; /* unread, and at or above S */
     room -= run - m->C;
     m->C = run;
   }
@@ -412,11 +416,6 @@ void
 adaptra_matcher_counters (const struct adaptra_matcher *m,
                           struct adaptra_matcher_counters *c)
 {
-  uint64_t o;
-
   *c = m->c;
   c->position = m->P;
-  c->pending = 0;
-  for (o = m->S; o < m->C; o++)
-    c->pending += bit (m->proposed, o) && !bit (m->read, o);
 }
