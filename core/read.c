@@ -231,19 +231,28 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
-/* Has volume v's read-ahead had its chance: has a window served a
- * client, or has no client of it started a stream?  Stepping aside
- * weighs the backend against the pool, so where streams read, the pool
- * must have served first: a volume that stepped aside after its first
- * 16 reads, before its first window was read, never read ahead at all
- * (and neither did a test of read-ahead over the memory plugin).
- * Random readers start no stream and step aside on the model alone.
- * Lock held.
+/* Read-ahead's trial before a volume steps aside: its windows serve
+ * the pool's worth of pages, or ASIDE_TRIAL_BYTES where the pool is
+ * larger, so that the pool has filled and aged once.
+ */
+#define ASIDE_TRIAL_BYTES (4 * 1024 * 1024)
+
+/* Has volume v's read-ahead had its trial: have its windows served
+ * that many pages, or has no client of it started a stream?  Stepping
+ * aside weighs the backend against the pool, so where streams read,
+ * the pool must have served first: a volume that stepped aside after
+ * its first 16 reads, before its first window was read, never read
+ * ahead at all (and a test of read-ahead over the memory plugin saw
+ * none); one that stepped aside after its first hit never filled a
+ * tiny pool.  Random readers start no stream and step aside on the
+ * model alone.  Lock held.
  */
 static bool
 served (struct adaptra_engine *e, struct adaptra_volume *v)
 {
   uint64_t hits = v->readahead_hits, streams = 0;
+  uint64_t trial = min_u64 (e->cfg.pool_bytes, ASIDE_TRIAL_BYTES)
+    >> e->page_shift;
   size_t i;
 
   assert_locked (e);
@@ -255,7 +264,7 @@ served (struct adaptra_engine *e, struct adaptra_volume *v)
       streams += c->streams_started;
     }
   }
-  v->served = v->served || hits > 0;
+  v->served = v->served || hits >= trial;
   return v->served || streams == 0;
 }
 
