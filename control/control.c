@@ -12,6 +12,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +64,21 @@ split_words (const char *line, size_t len, struct request *req)
   }
 }
 
+/* Append the error reply "error: MESSAGE"; a message quotes at most
+ * one word of the request.
+ */
+static void reply_error (struct adaptra_strbuf *out, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
 static void
-reply_error (struct adaptra_strbuf *out, const char *msg)
+reply_error (struct adaptra_strbuf *out, const char *fmt, ...)
 {
+  char msg[2 * MAX_WORD];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
   adaptra_strbuf_printf (out, "error: %s\n", msg);
 }
 
@@ -244,11 +257,11 @@ static enum adaptra_control_next
 cmd_get (const struct adaptra_control_ops *ops, const struct request *req,
          struct adaptra_strbuf *out)
 {
-  char why[256];
+  char why[ADAPTRA_WHY_LEN];
 
   if (ops->get (ops->opaque, req->nwords == 2 ? req->words[1] : NULL, out,
                 why, sizeof why) == -1)
-    reply_error (out, why);
+    reply_error (out, "%s", why);
   return ADAPTRA_CONTROL_CONTINUE;
 }
 
@@ -256,11 +269,11 @@ static enum adaptra_control_next
 cmd_set (const struct adaptra_control_ops *ops, const struct request *req,
          struct adaptra_strbuf *out)
 {
-  char why[256];
+  char why[ADAPTRA_WHY_LEN];
 
   if (ops->set (ops->opaque, req->words[1], req->words[2],
                 why, sizeof why) == -1)
-    reply_error (out, why);
+    reply_error (out, "%s", why);
   else
     adaptra_strbuf_printf (out, "ok\n");
   return ADAPTRA_CONTROL_CONTINUE;
@@ -335,19 +348,29 @@ static const struct command commands[] = {
 /* The column of the help text. */
 #define HELP_COLUMN 20
 
+/* Bytes of a command's form, "set NAME VALUE", with room to spare. */
+#define FORM_MAX 64
+
+/* c's name and the form of its arguments, as "help" shows them. */
+static void
+command_form (const struct command *c, char form[FORM_MAX])
+{
+  snprintf (form, FORM_MAX, "%s%s%s", c->name, c->args[0] ? " " : "",
+            c->args);
+}
+
 static enum adaptra_control_next
 cmd_help (const struct adaptra_control_ops *ops, const struct request *req,
           struct adaptra_strbuf *out)
 {
+  char form[FORM_MAX];
   size_t i;
 
   adaptra_strbuf_printf (out, ADAPTRA_CONTROL_BANNER "\n");
   for (i = 0; i < NCOMMANDS; i++) {
     const struct command *c = &commands[i];
-    char form[64];
 
-    snprintf (form, sizeof form, "%s%s%s", c->name, c->args[0] ? " " : "",
-              c->args);
+    command_form (c, form);
     adaptra_strbuf_printf (out, "%-*s%s%s\n", HELP_COLUMN, form, c->help,
                            c->privileged ? " (*)" : "");
   }
@@ -431,9 +454,15 @@ dispatch (const struct adaptra_control_ops *ops, const struct request *req,
           struct adaptra_strbuf *out)
 {
   const struct command *c = find_command (req);
+  char form[FORM_MAX];
 
-  if (c == NULL || !args_match (c, req)) {
-    reply_error (out, "unknown command or wrong arguments (try 'help')");
+  if (c == NULL) {
+    reply_error (out, "unknown command '%s' (try 'help')", req->words[0]);
+    return ADAPTRA_CONTROL_CONTINUE;
+  }
+  if (!args_match (c, req)) {
+    command_form (c, form);
+    reply_error (out, "wrong arguments to '%s' (usage: %s)", c->name, form);
     return ADAPTRA_CONTROL_CONTINUE;
   }
   if (c->run == NULL) {
@@ -447,7 +476,6 @@ bool
 adaptra_control_needs_privilege (const char *line, size_t len)
 {
   struct request req;
-
   const struct command *c;
 
   if (split_words (line, len, &req) != NULL || req.nwords == 0)
@@ -466,7 +494,7 @@ adaptra_control_execute (const struct adaptra_control_ops *ops,
   enum adaptra_control_next next = ADAPTRA_CONTROL_CONTINUE;
 
   if (refused != NULL)
-    reply_error (out, refused);
+    reply_error (out, "%s", refused);
   else if (req.nwords == 0)
     reply_error (out, "empty request (try 'help')");
   else

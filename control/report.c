@@ -285,9 +285,9 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
   adaptra_strbuf_printf (out,
                          "%-6s %-24s %-10s %14s %7s %8s %-9s %9s %10s %14s "
                          "%14s %12s\n",
-                         "id", "export", "share", "size", "clients",
+                         "id", "export", "share", "size_bytes", "clients",
                          "contexts", "readahead", "read_us", "pages",
-                         "client_bytes", "backend_bytes", "ra_hits");
+                         "client_bytes", "backend_bytes", "ra_hit_pages");
   for (i = 0; i < n; i++)
     adaptra_strbuf_printf (out,
                            "%-6d %-24s %-10s %14" PRIu64 " %7u %8u %-9s %9"

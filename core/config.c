@@ -11,6 +11,7 @@
 
 #include <config.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,29 +74,23 @@ const struct adaptra_param adaptra_params[] = {
     "copies (auto: measured per export)." },
   { "streams", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (streams), "1024",
     1, ADAPTRA_STREAMS_MAX, NULL, "Stream table size." },
-  /* Enough for a store of 5 ms a read and 200 MiB/s either way: 20
-   * chunks of 64 KiB fit under its flight limit when streams compete
-   * (prefetch.c), and 800 streams of 64 KiB/s in a 64 MiB pool (the
-   * seed's case 64 times faster) issue 1700 windows of a few pages a
-   * second, 9 reads at once on average: with 16 workers 1.3% of their
-   * reads waited for a window still queued, with 24 0.3%, with 32
-   * 0.2% (adaptra-sim, docs/bench/history/simulator.md).  Beyond the
-   * first 4, workers read only where the store's latency is 1 ms or
-   * more.
+  /* Enough to keep a remote store's bandwidth-delay product in flight
+   * when many slow streams compete: their windows are small and many,
+   * and with fewer workers readers find their window still queued
+   * (the sweep: docs/bench/history/simulator.md).  Beyond the first
+   * few, workers read only where the store's latency calls for them.
    */
   { "workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (workers), "32",
     0, ADAPTRA_WORKERS_MAX, NULL,
     "Prefetch threads, each with its own plugin handle; 0: readers run "
     "read-ahead themselves." },
-  /* A boot profile's extents are short and scattered (a Debian guest's
-   * boot and web workload: 1104 extents, 47 KiB on average), so
-   * following one is bound by the backend's latency times the extents
-   * over the threads reading them at once: its second boot took 2.36 s
-   * with the 4 workers, 0.38 s with 32 threads, over a store of 5 ms a
-   * read and 200 MiB/s, against 5.8 s for the first boot
-   * (docs/bench/fleet.md).  32 reads of 47 KiB in flight cover that
-   * store's bandwidth-delay product (1 MiB) 1.5 times; the matcher's
-   * lead (8 MiB, 2 s) bounds what they may read.
+  /* A boot profile's extents are short and scattered, so following
+   * one is bound by the backend's latency times the extents over the
+   * threads reading them at once, not by its bandwidth: with these
+   * beside the default workers, enough reads of a typical extent are
+   * in flight to cover a remote store's bandwidth-delay product (the
+   * boots measured: docs/bench/fleet.md).  The matcher's lead bounds
+   * what they may read.
    */
   { "profile-workers", "N", ADAPTRA_PARAM_UNSIGNED, FIELD (profile_workers),
     "28", 0, ADAPTRA_WORKERS_MAX, NULL,
@@ -138,12 +133,41 @@ adaptra_param_find (const char *name)
 {
   size_t i;
 
-  if (strncmp (name, "adaptra-", 8) == 0)
-    name += 8;
+  if (strncmp (name, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0)
+    name += ADAPTRA_PARAM_PREFIX_LEN;
   for (i = 0; i < adaptra_nparams; i++)
     if (strcmp (adaptra_params[i].name, name) == 0)
       return &adaptra_params[i];
   return NULL;
+}
+
+uint64_t
+adaptra_param_get (const struct adaptra_config *cfg,
+                   const struct adaptra_param *p)
+{
+  const char *field = (const char *) cfg + p->offset;
+  uint32_t v32;
+  uint64_t v;
+
+  if (p->width == sizeof v32) {
+    memcpy (&v32, field, sizeof v32);
+    return v32;
+  }
+  memcpy (&v, field, sizeof v);
+  return v;
+}
+
+void
+adaptra_param_put (struct adaptra_config *cfg, const struct adaptra_param *p,
+                   uint64_t v)
+{
+  char *field = (char *) cfg + p->offset;
+  uint32_t v32 = (uint32_t) v;
+
+  if (p->width == sizeof v32)
+    memcpy (field, &v32, sizeof v32);
+  else
+    memcpy (field, &v, sizeof v);
 }
 
 /* The value of the table's own default text: a size with at most one
@@ -162,11 +186,11 @@ default_value (const struct adaptra_param *p)
 
   switch (p->type) {
   case ADAPTRA_PARAM_MODE:
-    if (adaptra_mode_parse (p->def, &mode) == -1)
+    if (adaptra_mode_parse (p->def, &mode) != 0)
       abort ();
     return mode;
   case ADAPTRA_PARAM_BYPASS:
-    if (adaptra_bypass_parse (p->def, &bypass) == -1)
+    if (adaptra_bypass_parse (p->def, &bypass) != 0)
       abort ();
     return bypass;
   case ADAPTRA_PARAM_SIZE_OR_AUTO:
@@ -191,17 +215,10 @@ adaptra_config_defaults (struct adaptra_config *cfg)
   memset (cfg, 0, sizeof *cfg);
   for (i = 0; i < adaptra_nparams; i++) {
     const struct adaptra_param *p = &adaptra_params[i];
-    uint64_t v;
 
     if (p->width == 0 || p->def == NULL)
       continue;
-    v = default_value (p);
-    if (p->width == 4) {
-      uint32_t v32 = v;
-      memcpy ((char *) cfg + p->offset, &v32, 4);
-    }
-    else
-      memcpy ((char *) cfg + p->offset, &v, 8);
+    adaptra_param_put (cfg, p, default_value (p));
   }
   cfg->fixed_bytes = ADAPTRA_FIXED_WINDOW;
 }
@@ -214,23 +231,6 @@ adaptra_config_default_min (uint64_t page_size)
   return page_size > min ? page_size : min;
 }
 
-/* The value of p's field in cfg. */
-static uint64_t
-field_value (const struct adaptra_config *cfg, const struct adaptra_param *p)
-{
-  const char *field = (const char *) cfg + p->offset;
-  uint64_t v = 0;
-
-  if (p->width == 4) {
-    uint32_t v32;
-    memcpy (&v32, field, 4);
-    v = v32;
-  }
-  else
-    memcpy (&v, field, 8);
-  return v;
-}
-
 static int
 reject (char *why, size_t len, const char *fmt, ...)
 {
@@ -239,7 +239,7 @@ reject (char *why, size_t len, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (why, len, fmt, ap);
   va_end (ap);
-  return -1;
+  return EINVAL;
 }
 
 int
@@ -257,7 +257,7 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
 
     if (p->width == 0 || p->max == 0)
       continue;
-    v = field_value (cfg, p);
+    v = adaptra_param_get (cfg, p);
     if (v < p->min || v > p->max)
       return reject (why, len, "adaptra-%s=%" PRIu64 " is outside %" PRIu64
                      "..%" PRIu64, p->name, v, p->min, p->max);
@@ -269,8 +269,9 @@ adaptra_config_check (const struct adaptra_config *cfg, char *why, size_t len)
                    cfg->pool_bytes, ADAPTRA_POOL_MIN_PAGES, page);
   if (cfg->pool_bytes / page >= UINT32_MAX)
     return reject (why, len,
-                   "adaptra-pool=%" PRIu64 " has too many pages: "
-                   "raise adaptra-page", cfg->pool_bytes);
+                   "adaptra-pool=%" PRIu64 " has too many pages of "
+                   "adaptra-page=%" PRIu64 ": raise adaptra-page",
+                   cfg->pool_bytes, page);
   if (cfg->min_bytes < page)
     return reject (why, len,
                    "adaptra-min=%" PRIu64 " is less than adaptra-page=%"
@@ -354,7 +355,7 @@ adaptra_mode_parse (const char *name, enum adaptra_mode *mode)
                     name);
 
   if (v < 0)
-    return -1;
+    return EINVAL;
   *mode = (enum adaptra_mode) v;
   return 0;
 }
@@ -372,7 +373,7 @@ adaptra_bypass_parse (const char *name, enum adaptra_bypass *bypass)
                     sizeof bypass_names / sizeof bypass_names[0], name);
 
   if (v < 0)
-    return -1;
+    return EINVAL;
   *bypass = (enum adaptra_bypass) v;
   return 0;
 }

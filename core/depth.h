@@ -23,26 +23,24 @@
  * hides.  Consecutive arrivals of a client reading ahead itself lie
  * close together; those of independent streams jump.
  *
- * So the engine counts each client's reads in flight (from entering
- * adaptra_read to leaving it), and as each read arrives takes a
- * sample: the requests and bytes in flight, if the read starts within
- * the bytes in flight of where the client's previous read ended, else
- * just its own.  It keeps the peak of the samples, decaying by
- * 1/ADAPTRA_DEPTH_DECAY an arrival.  A peak, not an average: while
- * read-ahead serves a deep client from the pool, each of its reads is
- * done in microseconds and few are in flight at any moment, but they
- * still arrive several at once.  A client whose peak exceeds one and
- * a half requests (it does read ahead) and whose bytes cover that
- * window gets no read-ahead decision; its reads then
- * wait for the backend, and its queue shows whole.  One request at a
- * time never covers it, whatever its size: that client waits for
- * every read, which read-ahead hides.
+ * So the engine counts each client's reads in flight that take its
+ * lock (read.c; a lockless hit is done in microseconds, and would show
+ * no queue), and as each arrives takes a sample: the requests and
+ * bytes in flight, if the read starts within the bytes in flight of
+ * where the client's previous read ended, else just its own.  It
+ * keeps the peak of the samples, decaying by 1/ADAPTRA_DEPTH_DECAY an
+ * arrival: a peak, not an average, since a queue shows only while its
+ * reads wait.  A client whose peak exceeds one and a half requests (it
+ * does read ahead) and whose bytes cover that product gets no
+ * read-ahead decision; its reads then wait for the backend, and its
+ * queue shows whole.  One request at a time never covers it, whatever
+ * its size: that client waits for every read, which read-ahead hides.
  *
  * Once a client reads ahead itself it stays so until its peak falls
  * to one and a half requests, whatever its bytes: a hysteresis, since
  * the decision hides what it is made on.  Given read-ahead, a deep
- * client's reads are hits and its queue looks shallow, so the bytes
- * would soon fall under the window and read-ahead come back, hiding
+ * client's reads are hits and its queue does not show, so the bytes
+ * would soon fall under the product and read-ahead come back, hiding
  * the queue again.  Without read-ahead its queue shows whole.  A
  * client whose queue does grow shallow gets read-ahead back once the
  * peak decays: from 16 requests, within 40 reads.

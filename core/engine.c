@@ -98,9 +98,11 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   struct adaptra_engine *e;
   uint64_t frame_bytes;
   unsigned i;
+  int r;
 
-  if (adaptra_config_check (cfg, why, len) == -1)
-    return EINVAL;
+  r = adaptra_config_check (cfg, why, len);
+  if (r != 0)
+    return r;
   if (!backend->pread || !clock->now_ns) {
     snprintf (why, len, "the backend has no pread or the clock no now_ns");
     return EINVAL;
@@ -173,33 +175,29 @@ adaptra_engine_free (struct adaptra_engine *e)
   free (e);
 }
 
-enum tunable { TUNE_RATIO, TUNE_MIN, TUNE_MAX, TUNE_MODE, TUNE_BYPASS };
-
-/* Change one tunable if the configuration stays valid; else EINVAL. */
+/* Change the tunable parameter called name (its field: the table of
+ * adaptra_params) if the configuration stays valid; else EINVAL.
+ */
 static int
-tune (struct adaptra_engine *e, enum tunable which, uint64_t value,
+tune (struct adaptra_engine *e, const char *name, uint64_t value,
       char *why, size_t len)
 {
+  const struct adaptra_param *p = adaptra_param_find (name);
   struct adaptra_config next;
   size_t i;
   int r;
 
   adaptra_lock (e);
   next = e->cfg;
-  switch (which) {
-  case TUNE_RATIO: next.ratio = (unsigned) value; break;
-  case TUNE_MIN: next.min_bytes = value; break;
-  case TUNE_MAX: next.max_bytes = value; break;
-  case TUNE_MODE: next.mode = (enum adaptra_mode) value; break;
-  case TUNE_BYPASS: next.bypass = (enum adaptra_bypass) value; break;
-  }
-  r = adaptra_config_check (&next, why, len) == 0 ? 0 : EINVAL;
+  adaptra_param_put (&next, p, value);
+  r = adaptra_config_check (&next, why, len);
   if (r == 0)
     e->cfg = next;
   /* The lockless read path goes by each volume's flag: apply a new
    * step-aside setting to it now, not at the volume's next locked read.
    */
-  for (i = 0; r == 0 && which == TUNE_BYPASS && i < e->nvolumes; i++)
+  for (i = 0; r == 0 && p->type == ADAPTRA_PARAM_BYPASS && i < e->nvolumes;
+       i++)
     if (e->volumes[i])
       adaptra_steps_aside (e, e->volumes[i]);
   adaptra_unlock (e);
@@ -210,35 +208,35 @@ int
 adaptra_engine_set_ratio (struct adaptra_engine *e, unsigned ratio,
                           char *why, size_t len)
 {
-  return tune (e, TUNE_RATIO, ratio, why, len);
+  return tune (e, "ratio", ratio, why, len);
 }
 
 int
 adaptra_engine_set_min (struct adaptra_engine *e, uint64_t bytes,
                         char *why, size_t len)
 {
-  return tune (e, TUNE_MIN, bytes, why, len);
+  return tune (e, "min", bytes, why, len);
 }
 
 int
 adaptra_engine_set_max (struct adaptra_engine *e, uint64_t bytes,
                         char *why, size_t len)
 {
-  return tune (e, TUNE_MAX, bytes, why, len);
+  return tune (e, "max", bytes, why, len);
 }
 
 int
 adaptra_engine_set_mode (struct adaptra_engine *e, enum adaptra_mode mode,
                          char *why, size_t len)
 {
-  return tune (e, TUNE_MODE, mode, why, len);
+  return tune (e, "mode", mode, why, len);
 }
 
 int
 adaptra_engine_set_bypass (struct adaptra_engine *e,
                            enum adaptra_bypass bypass, char *why, size_t len)
 {
-  return tune (e, TUNE_BYPASS, bypass, why, len);
+  return tune (e, "bypass", bypass, why, len);
 }
 
 void

@@ -69,8 +69,11 @@ static void
 splice (struct adaptra_holes *m, size_t lo, size_t hi,
         const struct adaptra_hole *with, size_t k)
 {
-  memmove (&m->h[lo + k], &m->h[hi], (m->n - hi) * sizeof *m->h);
-  memcpy (&m->h[lo], with, k * sizeof *with);
+  /* An empty map may have no array yet: nothing to move or copy. */
+  if (m->n - hi > 0)
+    memmove (&m->h[lo + k], &m->h[hi], (m->n - hi) * sizeof *m->h);
+  if (k > 0)
+    memcpy (&m->h[lo], with, k * sizeof *with);
   m->n = m->n - (hi - lo) + k;
 }
 

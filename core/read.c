@@ -674,10 +674,12 @@ reads_ahead_itself (struct adaptra_engine *e, struct adaptra_client *c)
                                                       ADAPTRA_AUTO_MAX_FLOOR)));
 }
 
-/* adaptra_read, between the client's depth counts. */
+/* adaptra_read when the lockless path could not serve it: between
+ * the client's depth counts.
+ */
 static int
-read_request (struct adaptra_engine *e, int client, void *ctx, void *buf,
-              uint32_t count, uint64_t offset)
+read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
+             uint32_t count, uint64_t offset)
 {
   struct adaptra_request r = { .buf = buf, .count = count };
   struct adaptra_span span;
@@ -689,8 +691,6 @@ read_request (struct adaptra_engine *e, int client, void *ctx, void *buf,
   uint64_t p;
   int err = 0;
 
-  if (count == 0 || read_unlocked (e, client, ctx, buf, count, offset, &err))
-    return err;
   adaptra_lock (e);
   c = adaptra_client_of (e, client);
   if (!c || offset > c->volume->size || count > c->volume->size - offset) {
@@ -808,12 +808,20 @@ int
 adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
               uint32_t count, uint64_t offset)
 {
-  struct adaptra_client *c = adaptra_client_of (e, client);
-  int err;
+  struct adaptra_client *c;
+  int err = 0;
 
+  if (count == 0 || read_unlocked (e, client, ctx, buf, count, offset, &err))
+    return err;
+  /* Only reads that take the lock count in the client's depth: a
+   * lockless hit is done in microseconds, and would cost every hit
+   * the atomics; a deep client's queue shows in the reads that wait
+   * (depth.h).
+   */
+  c = adaptra_client_of (e, client);
   if (c)
     adaptra_depth_enter (&c->depth, offset, count);
-  err = read_request (e, client, ctx, buf, count, offset);
+  err = read_locked (e, client, ctx, buf, count, offset);
   if (c)
     adaptra_depth_leave (&c->depth, count);
   return err;

@@ -107,7 +107,6 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
   for (s = adaptra_streams_first (&e->streams); s && n < max;
        s = adaptra_streams_after (&e->streams, s), n++) {
     struct adaptra_stream_row *r = &rows[n];
-
     const struct adaptra_volume *v = adaptra_volume_of (e, s->volume);
     const uint64_t base = v ? v->base : 0;
 
@@ -130,11 +129,22 @@ adaptra_streams_snapshot (struct adaptra_engine *e,
   return n;
 }
 
+/* bsearch's order of client rows: by id. */
+static int
+client_row_cmp (const void *key, const void *row)
+{
+  int id = *(const int *) key;
+  int other = ((const struct adaptra_client_row *) row)->id;
+
+  return (id > other) - (id < other);
+}
+
 size_t
 adaptra_clients_snapshot (struct adaptra_engine *e,
                           struct adaptra_client_row *rows, size_t max)
 {
   struct adaptra_stream *s;
+  struct adaptra_client_row *row;
   size_t i, n = 0;
 
   adaptra_lock (e);
@@ -155,11 +165,16 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
     r->backend_bytes = __atomic_load_n (&c->backend_bytes, __ATOMIC_RELAXED);
     r->streams_started = c->streams_started;
     r->streams_active = 0;
-    for (s = adaptra_streams_first (&e->streams); s;
-         s = adaptra_streams_after (&e->streams, s))
-      r->streams_active += s->client == (int) i;
     n++;
   }
+  /* One pass over the streams, not one per client: the rows are in
+   * the order of their ids.
+   */
+  for (s = adaptra_streams_first (&e->streams); s;
+       s = adaptra_streams_after (&e->streams, s))
+    if ((row = bsearch (&s->client, rows, n, sizeof *rows,
+                        client_row_cmp)) != NULL)
+      row->streams_active++;
   adaptra_unlock (e);
   return n;
 }

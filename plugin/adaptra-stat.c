@@ -132,11 +132,12 @@ connect_socket (struct conn *c, const char *path)
   if (strlen (path) >= sizeof addr.sun_path)
     cli_die ("%s: path too long for a unix socket", path);
   strcpy (addr.sun_path, path);
-  if (stat (path, &st) == -1 && errno == EACCES)
-    die_directory_denied (path);
-  if (stat (path, &st) == -1)
+  if (stat (path, &st) == -1) {
+    if (errno == EACCES)
+      die_directory_denied (path);
     cli_die ("%s: %s (is nbdkit running with adaptra-stats=%s?)",
          path, strerror (errno), path);
+  }
   if (!S_ISSOCK (st.st_mode))
     cli_die ("%s: not a socket", path);
   c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -191,16 +192,32 @@ fill (struct conn *c, int timeout_ms)
   return n;
 }
 
+/* How a reply that failed starts (adaptra/control.h). */
+#define ERROR_PREFIX "error: "
+
+static bool
+is_error (const char *reply)
+{
+  return strncmp (reply, ERROR_PREFIX, strlen (ERROR_PREFIX)) == 0;
+}
+
+/* Die quoting the server's error line, which err points at. */
+static void __attribute__ ((noreturn))
+die_refused (struct conn *c, char *err)
+{
+  err[strcspn (err, "\n")] = '\0';
+  cli_die ("%s: the server refused: %s", c->path,
+           err + strlen (ERROR_PREFIX));
+}
+
 /* The server hung up: say what it said last, if anything. */
 static void __attribute__ ((noreturn))
 hung_up (struct conn *c, bool first)
 {
-  char *err = c->len ? strstr (c->buf, "error: ") : NULL;
+  char *err = c->len ? strstr (c->buf, ERROR_PREFIX) : NULL;
 
-  if (err) {
-    err[strcspn (err, "\n")] = '\0';
-    cli_die ("%s: the server refused: %s", c->path, err + 7);
-  }
+  if (err)
+    die_refused (c, err);
   if (c->len >= 8 && memcmp (c->buf, "NBDMAGIC", 8) == 0)
     cli_die ("%s is an NBD socket, not an adaptra control socket "
          "(give the path of adaptra-stats=)", c->path);
@@ -418,7 +435,8 @@ delta (double cur, double prev)
 #define SUMMARY_INTERVAL_MS 1000
 
 /* A stream that has not read for this long is idle: it still holds
- * its slot (the server reaps it after ten minutes) but reads nothing.
+ * its slot (until the server reaps it, ADAPTRA_STREAM_REAP_NS) but
+ * reads nothing.
  */
 #define STREAM_IDLE_MS 10000
 
@@ -546,6 +564,9 @@ take_sample (struct conn *c)
 
 enum watch_format { WATCH_HUMAN, WATCH_RAW, WATCH_JSON };
 
+/* The text of --watch repeats its header every this many lines. */
+#define WATCH_HEADER_EVERY 20
+
 /* vmstat-style: a header, then one line per interval of rates over
  * that interval (or one JSON object per line).  The hit rate is of the
  * read-ahead pages whose fate was settled in the interval, read or
@@ -608,7 +629,7 @@ watch (struct conn *c, double secs, enum watch_format format)
       double mib = format == WATCH_RAW ? 1. : 1024. * 1024.;
       double kib = format == WATCH_RAW ? 1. : 1024.;
 
-      if (lines++ % 20 == 0)
+      if (lines++ % WATCH_HEADER_EVERY == 0)
         printf ("%9s %13s %13s %6s %7s %8s %10s %9s %7s %10s\n",
                 "reads/s", format == WATCH_RAW ? "client_B/s" : "client_MiB/s",
                 format == WATCH_RAW ? "backend_B/s" : "backend_MiB/s", "hit%",
@@ -758,10 +779,8 @@ main (int argc, char *argv[])
   reply = take_reply (&conn, true);
   if (reply == NULL)
     exit (EXIT_FAILURE);
-  if (strncmp (reply, "error: ", 7) == 0) {
-    reply[strcspn (reply, "\n")] = '\0';
-    cli_die ("%s: the server refused: %s", conn.path, reply + 7);
-  }
+  if (is_error (reply))
+    die_refused (&conn, reply);
   if (strncmp (reply, ADAPTRA_CONTROL_BANNER "\n",
                strlen (ADAPTRA_CONTROL_BANNER) + 1) != 0)
     cli_die ("%s is not an adaptra control socket (it answered: %.60s)",
@@ -789,11 +808,11 @@ main (int argc, char *argv[])
       free (text);
     }
     reply = request (&conn, mode == MODE_COMMAND ? command : commands[mode]);
-    if (mode == MODE_TEXT && strncmp (reply, "error: ", 7) != 0)
+    if (mode == MODE_TEXT && !is_error (reply))
       print_stats (reply, !raw);
     else
       fputs (reply, stdout);
-    if (strncmp (reply, "error: ", 7) == 0)
+    if (is_error (reply))
       exit (EXIT_FAILURE);
     free (reply);
   }

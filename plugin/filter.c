@@ -207,7 +207,7 @@ adaptra_config_complete (nbdkit_next_config_complete *next,
   char why[256], quoted[512];
   int r;
 
-  if (adaptra_config_check (&config, why, sizeof why) == -1) {
+  if (adaptra_config_check (&config, why, sizeof why) != 0) {
     params_quote (why, quoted, sizeof quoted);
     nbdkit_error ("%s", quoted);
     return -1;

@@ -25,6 +25,7 @@
 #define METRICS_MAX_BODY (16 * 1024 * 1024)
 
 static char *host, *port;       /* from adaptra-metrics, NULL: off */
+static char *given;             /* adaptra-metrics as the user typed it */
 static int listen_fd = -1;
 static struct MHD_Daemon *daemon_;
 static metrics_render_fn render_fn;
@@ -49,10 +50,12 @@ metrics_config (const char *value)
   }
   free (host);
   free (port);
+  free (given);
   host = strndup (h, hlen);
   port = strdup (p);
-  if (host == NULL || port == NULL) {
-    nbdkit_error ("adaptra-metrics: %m");
+  given = strdup (value);
+  if (host == NULL || port == NULL || given == NULL) {
+    nbdkit_error ("adaptra-metrics=%s: %m", value);
     return -1;
   }
   return 0;
@@ -72,7 +75,7 @@ metrics_listen (void)
     return 0;
   r = getaddrinfo (host, port, &hints, &ai);
   if (r != 0) {
-    nbdkit_error ("adaptra-metrics=%s:%s: %s", host, port, gai_strerror (r));
+    nbdkit_error ("adaptra-metrics=%s: %s", given, gai_strerror (r));
     return -1;
   }
   listen_fd = socket (ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC,
@@ -82,7 +85,7 @@ metrics_listen (void)
       == -1 ||
       bind (listen_fd, ai->ai_addr, ai->ai_addrlen) == -1 ||
       listen (listen_fd, SOMAXCONN) == -1) {
-    nbdkit_error ("adaptra-metrics=%s:%s: cannot listen: %m", host, port);
+    nbdkit_error ("adaptra-metrics=%s: cannot listen: %m", given);
     freeaddrinfo (ai);
     if (listen_fd >= 0)
       close (listen_fd);
@@ -118,6 +121,7 @@ answer (void *cls, struct MHD_Connection *conn, const char *url,
 {
   static const char not_found[] = "adaptra serves /metrics only\n";
   static const char not_allowed[] = "GET /metrics only\n";
+  static const char no_memory[] = "out of memory\n";
   struct adaptra_strbuf body = ADAPTRA_STRBUF_INIT (METRICS_MAX_BODY);
   enum MHD_Result ret;
 
@@ -132,7 +136,7 @@ answer (void *cls, struct MHD_Connection *conn, const char *url,
   if (body.overflow) {
     adaptra_strbuf_free (&body);
     return reply (conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
-                  "out of memory\n", 14);
+                  no_memory, sizeof no_memory - 1);
   }
   ret = reply (conn, MHD_HTTP_OK, METRICS_CONTENT_TYPE,
                body.data ? body.data : "", body.len);
@@ -156,8 +160,8 @@ metrics_start (metrics_render_fn render)
                               (unsigned) METRICS_TIMEOUT_SECS,
                               MHD_OPTION_END);
   if (daemon_ == NULL) {
-    nbdkit_error ("adaptra-metrics=%s:%s: cannot start the HTTP server",
-                  host, port);
+    nbdkit_error ("adaptra-metrics=%s: cannot start the HTTP server",
+                  given);
     return -1;
   }
   return 0;
@@ -177,5 +181,6 @@ metrics_stop (void)
   }
   free (host);
   free (port);
-  host = port = NULL;
+  free (given);
+  host = port = given = NULL;
 }

@@ -114,7 +114,7 @@ parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
     *v = u;
     break;
   case ADAPTRA_PARAM_MODE:
-    if (adaptra_mode_parse (value, &mode) == -1) {
+    if (adaptra_mode_parse (value, &mode) != 0) {
       snprintf (why, len,
                 "adaptra-%s=%s is not adaptive, fixed or off", p->name, value);
       return -1;
@@ -122,7 +122,7 @@ parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
     *v = mode;
     break;
   case ADAPTRA_PARAM_BYPASS:
-    if (adaptra_bypass_parse (value, &bypass) == -1) {
+    if (adaptra_bypass_parse (value, &bypass) != 0) {
       snprintf (why, len,
                 "adaptra-%s=%s is not auto, always or never", p->name, value);
       return -1;
@@ -144,9 +144,9 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
 {
   const struct adaptra_param *p;
   uint64_t v;
-  char *field;
 
-  if (strncmp (key, "adaptra-", 8) != 0 || (p = adaptra_param_find (key)) == NULL
+  if (strncmp (key, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) != 0
+      || (p = adaptra_param_find (key)) == NULL
       || p->type == ADAPTRA_PARAM_FILTER)
     return 0;
   if (parse_value (p, value, &v, why, len) == -1)
@@ -157,13 +157,7 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   }
   free (typed[p - adaptra_params]);
   typed[p - adaptra_params] = strdup (value);
-  field = (char *) cfg + p->offset;
-  if (p->width == 4) {
-    uint32_t v32 = v;
-    memcpy (field, &v32, 4);
-  }
-  else
-    memcpy (field, &v, 8);
+  adaptra_param_put (cfg, p, v);
   /* adaptra-min not given (yet) follows the page. */
   if (strcmp (p->name, "page") == 0 &&
       typed[adaptra_param_find ("min") - adaptra_params] == NULL)
@@ -195,16 +189,8 @@ static void
 print_param (const struct adaptra_param *p, const struct adaptra_config *cfg,
              struct adaptra_strbuf *out)
 {
-  const char *field = (const char *) cfg + p->offset;
-  uint64_t v = 0;
+  uint64_t v = adaptra_param_get (cfg, p);
 
-  if (p->width == 4) {
-    uint32_t v32;
-    memcpy (&v32, field, 4);
-    v = v32;
-  }
-  else
-    memcpy (&v, field, 8);
   if (p->type == ADAPTRA_PARAM_MODE)
     adaptra_strbuf_printf (out, "%s %s\n", p->name, adaptra_mode_name (v));
   else if (p->type == ADAPTRA_PARAM_BYPASS)
@@ -247,19 +233,21 @@ params_quote (const char *why, char *out, size_t len)
     const struct adaptra_param *p = NULL;
     size_t name_len = 0, digits = 0;
 
-    if (strncmp (why, "adaptra-", 8) == 0) {
-      name_len = strcspn (why + 8, "= ");
+    if (strncmp (why, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0) {
+      const char *name = why + ADAPTRA_PARAM_PREFIX_LEN;
+
+      name_len = strcspn (name, "= ");
       for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++)
         if (strlen (p->name) == name_len &&
-            strncmp (p->name, why + 8, name_len) == 0)
+            strncmp (p->name, name, name_len) == 0)
           break;
-      if (p < adaptra_params + adaptra_nparams && why[8 + name_len] == '=')
-        digits = strspn (why + 9 + name_len, "0123456789");
+      if (p < adaptra_params + adaptra_nparams && name[name_len] == '=')
+        digits = strspn (name + name_len + 1, "0123456789");
     }
     if (digits > 0 && typed != NULL && typed[p - adaptra_params] != NULL) {
-      n += snprintf (out + n, len - n, "adaptra-%s=%s", p->name,
+      n += snprintf (out + n, len - n, ADAPTRA_PARAM_PREFIX "%s=%s", p->name,
                      typed[p - adaptra_params]);
-      why += 9 + name_len + digits;
+      why += ADAPTRA_PARAM_PREFIX_LEN + name_len + 1 + digits;
     }
     else
       out[n++] = *why++;

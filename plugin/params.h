@@ -29,8 +29,8 @@ extern void params_help (struct adaptra_strbuf *out);
 
 /* If key is one of the engine's parameters, parse value into cfg and
  * return 1, or return -1 with a one-line message naming key and value
- * in why.  Returns 0 for any other key, the filter's own included.  Cross-parameter checks are
- * adaptra_config_check's.
+ * in why.  Returns 0 for any other key, the filter's own included.
+ * Cross-parameter checks are adaptra_config_check's.
  */
 extern int params_parse (struct adaptra_config *cfg, const char *key,
                          const char *value, char *why, size_t len);
@@ -44,9 +44,10 @@ extern void params_quote (const char *why, char *out, size_t len);
 /* Forget what params_parse kept. */
 extern void params_free (void);
 
-/* Change a tunable of a running engine: name is "ratio", "min", "max",
- * "mode" or "bypass" (or the same with the "adaptra-" prefix).  Returns 0, or
- * -1 with the reason in why (unknown or fixed parameter, bad value).
+/* Change a tunable of a running engine: name is a parameter of
+ * adaptra_params with a setter (with or without ADAPTRA_PARAM_PREFIX).
+ * Returns 0, or -1 with the reason in why (unknown or fixed parameter,
+ * bad value).
  */
 extern int params_set_runtime (struct adaptra_engine *e, const char *name,
                                const char *value, char *why, size_t len);

@@ -47,34 +47,24 @@ find_option (const char *args, size_t n, char shortopt, const char *longopt)
   return value;
 }
 
-/* name as a user (or number). */
+/* name as a user's (or, if group, a group's) name, or a number. */
 static bool
-lookup_user (const char *name, uid_t *uid)
+lookup_id (const char *name, bool group, unsigned long *id)
 {
-  struct passwd *pw = getpwnam (name);
+  struct passwd *pw;
+  struct group *gr;
   char *end;
 
-  if (pw) {
-    *uid = pw->pw_uid;
+  if (!group && (pw = getpwnam (name)) != NULL) {
+    *id = pw->pw_uid;
+    return true;
+  }
+  if (group && (gr = getgrnam (name)) != NULL) {
+    *id = gr->gr_gid;
     return true;
   }
   errno = 0;
-  *uid = strtoul (name, &end, 10);
-  return *name && *end == '\0' && errno == 0;
-}
-
-static bool
-lookup_group (const char *name, gid_t *gid)
-{
-  struct group *gr = getgrnam (name);
-  char *end;
-
-  if (gr) {
-    *gid = gr->gr_gid;
-    return true;
-  }
-  errno = 0;
-  *gid = strtoul (name, &end, 10);
+  *id = strtoul (name, &end, 10);
   return *name && *end == '\0' && errno == 0;
 }
 
@@ -83,8 +73,7 @@ runas_check_dir (const char *param, const char *dir)
 {
   static char args[CMDLINE_MAX];
   const char *user, *group;
-  uid_t uid;
-  gid_t gid = 0;
+  unsigned long uid, gid = 0;
   struct stat st;
   unsigned need;
   size_t n;
@@ -100,7 +89,8 @@ runas_check_dir (const char *param, const char *dir)
   group = find_option (args, n, 'g', "group");
   if (user == NULL)
     return 0;
-  if (!lookup_user (user, &uid) || (group && !lookup_group (group, &gid)))
+  if (!lookup_id (user, false, &uid) ||
+      (group && !lookup_id (group, true, &gid)))
     return 0;                   /* nbdkit refuses those itself */
   if (uid == 0)
     return 0;

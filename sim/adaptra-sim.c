@@ -1382,7 +1382,7 @@ parse_options (int argc, char **argv, struct options *o)
       o->cfg.ratio = (unsigned) count_arg ("ratio", optarg, 1, 100);
       break;
     case OPT_MODE:
-      if (adaptra_mode_parse (optarg, &o->cfg.mode) == -1)
+      if (adaptra_mode_parse (optarg, &o->cfg.mode) != 0)
         cli_die ("--mode=%s: expected adaptive, fixed or off", optarg);
       break;
     case OPT_MIN: o->cfg.min_bytes = size_arg ("min", optarg, 1); break;

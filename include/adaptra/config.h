@@ -91,6 +91,10 @@ enum adaptra_param_type {
 
 struct adaptra_engine;
 
+/* What every parameter's name starts with on the command line. */
+#define ADAPTRA_PARAM_PREFIX "adaptra-"
+#define ADAPTRA_PARAM_PREFIX_LEN (sizeof ADAPTRA_PARAM_PREFIX - 1)
+
 /* One parameter of the filter.  adaptra_params is the one table of
  * them all: the filter parses the command line and the control
  * socket's "set" with it, nbdkit's --help is generated from it, and a
@@ -121,6 +125,14 @@ extern const size_t adaptra_nparams;
  */
 extern const struct adaptra_param *adaptra_param_find (const char *name);
 
+/* The value of p's field in cfg, and storing v there (truncated to a
+ * 4-byte field); p->width is not 0.
+ */
+extern uint64_t adaptra_param_get (const struct adaptra_config *cfg,
+                                   const struct adaptra_param *p);
+extern void adaptra_param_put (struct adaptra_config *cfg,
+                               const struct adaptra_param *p, uint64_t v);
+
 /* Fill in the defaults of adaptra_params, ADAPTRA_FIXED_WINDOW, and no
  * trace.
  */
@@ -133,9 +145,10 @@ extern void adaptra_config_defaults (struct adaptra_config *cfg);
  */
 extern uint64_t adaptra_config_default_min (uint64_t page_size);
 
-/* Check every range and cross-constraint.  Returns 0, or -1 with a
- * one-line message in why (len bytes, always terminated) naming the
- * parameter and its value, e.g. "adaptra-page=3000 is not a power of 2".
+/* Check every range and cross-constraint.  Returns 0, or EINVAL with
+ * a one-line message in why (len bytes, always terminated) naming the
+ * parameter and its value, e.g. "adaptra-page=3000 is not a power of 2";
+ * the convention of engine.h.
  */
 extern int adaptra_config_check (const struct adaptra_config *cfg,
                                  char *why, size_t len);
@@ -143,10 +156,10 @@ extern int adaptra_config_check (const struct adaptra_config *cfg,
 /* "adaptive", "fixed", "off". */
 extern const char *adaptra_mode_name (enum adaptra_mode mode);
 
-/* Parse a mode name; returns 0, or -1 if unknown. */
+/* Parse a mode name; returns 0, or EINVAL if unknown. */
 extern int adaptra_mode_parse (const char *name, enum adaptra_mode *mode);
 
-/* "auto", "always", "never", and back. */
+/* "auto", "always", "never", and back (0, or EINVAL if unknown). */
 extern const char *adaptra_bypass_name (enum adaptra_bypass bypass);
 extern int adaptra_bypass_parse (const char *name,
                                  enum adaptra_bypass *bypass);

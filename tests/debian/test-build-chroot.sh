@@ -19,10 +19,7 @@
 
 set -euo pipefail
 
-skip () { echo "$0: SKIP: $*"; exit 77; }
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
-step_start=$SECONDS
-step () { echo "test-build-chroot: $* (+$((SECONDS - step_start)) s)"; step_start=$SECONDS; }
+source "$(dirname "$0")/functions.sh"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 suite=bookworm

@@ -23,11 +23,7 @@
 
 set -euo pipefail
 
-skip () { echo "$0: SKIP: $*"; exit 77; }
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
-# step WHAT: prints what was just done and its seconds (since the last step).
-step_start=$SECONDS
-step () { echo "test-deb: $* (+$((SECONDS - step_start)) s)"; step_start=$SECONDS; }
+source "$(dirname "$0")/functions.sh"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pkg=nbdkit-adaptra-filter

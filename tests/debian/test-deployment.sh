@@ -24,8 +24,7 @@
 
 set -euo pipefail
 
-skip () { echo "$0: SKIP: $*"; exit 77; }
-fail () { echo "$0: FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/functions.sh"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 doc=$top/docs/DEPLOYMENT.md

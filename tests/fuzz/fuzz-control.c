@@ -125,7 +125,7 @@ fake_set (void *opaque, const char *name, const char *value,
   case -1:
     return -1;
   }
-  if (adaptra_config_check (&next, why, len) == -1)
+  if (adaptra_config_check (&next, why, len) != 0)
     return -1;
   config = next;
   return 0;

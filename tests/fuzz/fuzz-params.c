@@ -93,7 +93,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       goto out;
     }
   }
-  if (adaptra_config_check (&cfg, why, sizeof why) == -1) {
+  if (adaptra_config_check (&cfg, why, sizeof why) != 0) {
     char quoted[512];
 
     /* The refusal as printed, with the values as typed: still one

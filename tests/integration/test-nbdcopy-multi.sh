@@ -58,7 +58,7 @@ cmp "$img" "$tmpdir/copy.img"
 # Without read-ahead the hits would be none, and with a connection's
 # stream not recognised at most half: 80% tells those apart.
 expect_readahead_hits $((size * 8 / 10)) "nbdcopy"
-# Columns: id client requests bytes ra_hits ...; the id is per connection.
+# Columns: id client requests bytes ra_hit_pages ...; the id is per connection.
 busy=$(awk '$1 ~ /^[0-9]+$/ && $5 > 0 { print $1 }' "$tmpdir/clients" |
          sort -u | wc -l)
 echo "nbdcopy: $busy connections had read-ahead hits"

@@ -8,7 +8,7 @@
 # backend throughput, pool used and size, streams reading and idle),
 # then the counters.  During a slow read the throughputs are not zero
 # and the stream is reading; once the reader has stopped for
-# STREAM_IDLE_MS (10 s) the stream counts as idle.  Every name carries
+# STREAM_IDLE_MS (adaptra-stat.c) the stream counts as idle.  Every name carries
 # its unit and the value is in it (no _ns name with milliseconds), the
 # --watch header names its units, and every column of the summary,
 # --watch, --streams and --clients is documented in adaptra-stat(1).
@@ -16,6 +16,9 @@
 source "$(dirname "$0")/functions.sh"
 : "${srcdir:=.}"
 pod=$srcdir/plugin/adaptra-stat.pod
+idle_ms=$(sed -n 's/^#define STREAM_IDLE_MS \([0-9]*\)$/\1/p' \
+  "$srcdir/plugin/adaptra-stat.c")
+test -n "$idle_ms"
 
 img=$tmpdir/disk.img
 head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
@@ -85,8 +88,8 @@ while read -r col; do
 done < "$tmpdir/columns"
 test "$missing" -eq 0
 
-# Idle: no read for STREAM_IDLE_MS (10 s).
-sleep 11
+# Idle: no read for STREAM_IDLE_MS.
+sleep $((idle_ms / 1000 + 1))
 adaptra-stat "$stats" --raw > "$tmpdir/raw"
 test "$(value streams_reading)" -eq 0
 test "$(value streams_idle)" -ge 1

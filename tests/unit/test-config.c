@@ -9,6 +9,8 @@
 
 #include <config.h>
 
+#include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -19,6 +21,8 @@
 #include <cmocka.h>
 
 #include "adaptra/config.h"
+#include "adaptra/profile.h"
+#include "../../core/engine-impl.h"
 
 static struct adaptra_config cfg;
 static char why[160];
@@ -35,7 +39,7 @@ setup (void **state)
 static void
 assert_rejected (const char *text)
 {
-  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), -1);
+  assert_int_equal (adaptra_config_check (&cfg, why, sizeof why), EINVAL);
   if (strstr (why, text) == NULL)
     fail_msg ("message \"%s\" lacks \"%s\"", why, text);
 }
@@ -90,6 +94,10 @@ test_pool (void **state)
   (void) state;
   cfg.pool_bytes = 63 * 4096;
   assert_rejected ("adaptra-pool=258048 holds fewer than 64 pages");
+  cfg.pool_bytes = (uint64_t) UINT32_MAX * 512;
+  cfg.page_size = 512;
+  assert_rejected ("adaptra-pool=2199023255040 has too many pages of "
+                   "adaptra-page=512");
 }
 
 static void
@@ -132,6 +140,9 @@ test_others (void **state)
   cfg.profile_workers = 0;
   cfg.mode = (enum adaptra_mode) 7;
   assert_rejected ("adaptra-mode=7");
+  cfg.mode = ADAPTRA_MODE_OFF;
+  cfg.bypass = (enum adaptra_bypass) 9;
+  assert_rejected ("adaptra-bypass=9 is not auto, always or never");
 }
 
 /* The legacy window is no parameter: pages larger than it, and pools
@@ -162,7 +173,7 @@ test_short_buffer (void **state)
 
   (void) state;
   cfg.ratio = 0;
-  assert_int_equal (adaptra_config_check (&cfg, tiny, sizeof tiny), -1);
+  assert_int_equal (adaptra_config_check (&cfg, tiny, sizeof tiny), EINVAL);
   assert_int_equal (strlen (tiny), sizeof tiny - 1);
 }
 
@@ -178,22 +189,40 @@ test_modes (void **state)
   assert_int_equal (m, ADAPTRA_MODE_OFF);
   assert_int_equal (adaptra_mode_parse ("adaptive", &m), 0);
   assert_int_equal (m, ADAPTRA_MODE_ADAPTIVE);
-  assert_int_equal (adaptra_mode_parse ("fast", &m), -1);
+  assert_int_equal (adaptra_mode_parse ("fast", &m), EINVAL);
   assert_string_equal (adaptra_mode_name (ADAPTRA_MODE_FIXED), "fixed");
 }
 
-/* Store v in p's field of cfg. */
 static void
-set_field (const struct adaptra_param *p, uint64_t v)
+test_bypasses (void **state)
 {
-  char *field = (char *) &cfg + p->offset;
+  enum adaptra_bypass b;
 
-  if (p->width == 4) {
-    uint32_t v32 = v;
-    memcpy (field, &v32, 4);
-  }
-  else
-    memcpy (field, &v, 8);
+  (void) state;
+  assert_int_equal (adaptra_bypass_parse ("never", &b), 0);
+  assert_int_equal (b, ADAPTRA_BYPASS_NEVER);
+  assert_int_equal (adaptra_bypass_parse ("sometimes", &b), EINVAL);
+  assert_string_equal (adaptra_bypass_name (ADAPTRA_BYPASS_ALWAYS), "always");
+}
+
+/* adaptra_param_put and _get reach the named field, of either width,
+ * and no other.
+ */
+static void
+test_param_fields (void **state)
+{
+  (void) state;
+  adaptra_param_put (&cfg, adaptra_param_find ("page"), 8192);
+  assert_int_equal (cfg.page_size, 8192);
+  adaptra_param_put (&cfg, adaptra_param_find ("pool"), 5ULL << 32);
+  assert_true (cfg.pool_bytes == 5ULL << 32);
+  assert_int_equal (cfg.page_size, 8192);
+  cfg.ratio = 42;
+  assert_int_equal (adaptra_param_get (&cfg, adaptra_param_find ("ratio")),
+                    42);
+  cfg.max_bytes = 3ULL << 33;
+  assert_true (adaptra_param_get (&cfg, adaptra_param_find ("max"))
+               == 3ULL << 33);
 }
 
 /* The one table: unique names, found with and without the prefix,
@@ -227,18 +256,51 @@ test_table (void **state)
     adaptra_config_defaults (&cfg);
     /* Sizes by a factor of 2, since a page must be a power of 2. */
     size = p->type == ADAPTRA_PARAM_SIZE;
-    set_field (p, size ? p->max * 2 : p->max + 1);
+    adaptra_param_put (&cfg, p, size ? p->max * 2 : p->max + 1);
     assert_rejected (name);
     assert_non_null (strstr (why, "is outside"));
     if (p->min > 0) {
       adaptra_config_defaults (&cfg);
-      set_field (p, size ? p->min / 2 : p->min - 1);
+      adaptra_param_put (&cfg, p, size ? p->min / 2 : p->min - 1);
       assert_rejected (name);
       assert_non_null (strstr (why, "is outside"));
     }
   }
   assert_null (adaptra_param_find ("adaptra-bogus"));
   assert_null (adaptra_param_find ("bogus"));
+}
+
+/* The help of parameter name holds the text fmt makes. */
+static void
+assert_help_says (const char *name, const char *fmt, ...)
+{
+  const struct adaptra_param *p = adaptra_param_find (name);
+  char text[64];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (text, sizeof text, fmt, ap);
+  va_end (ap);
+  assert_non_null (p);
+  if (strstr (p->help, text) == NULL)
+    fail_msg ("adaptra-%s's help \"%s\" lacks \"%s\"", name, p->help, text);
+}
+
+/* The numbers --help gives in words are the constants' values. */
+static void
+test_help_numbers (void **state)
+{
+  unsigned log2_pages = 0;
+
+  (void) state;
+  while ((UINT64_C (1) << log2_pages) < ADAPTRA_PROFILE_PAGES_MAX)
+    log2_pages++;
+  assert_help_says ("mode", "a constant %dK window",
+                    ADAPTRA_FIXED_WINDOW / 1024);
+  assert_help_says ("max", "the larger of %dM", ADAPTRA_AUTO_MAX_FLOOR >> 20);
+  assert_help_says ("pool", "(1/%d of it)", ADAPTRA_BOUNCE_SHARE);
+  assert_help_says ("profile-max", "from %" PRIu64 "M to 2^%u pages",
+                    ADAPTRA_PROFILE_BOOT_MIN_BYTES >> 20, log2_pages);
 }
 
 int
@@ -254,7 +316,10 @@ main (void)
     cmocka_unit_test_setup (test_fixed_window_never_rejects, setup),
     cmocka_unit_test_setup (test_short_buffer, setup),
     cmocka_unit_test_setup (test_modes, setup),
+    cmocka_unit_test_setup (test_bypasses, setup),
+    cmocka_unit_test_setup (test_param_fields, setup),
     cmocka_unit_test_setup (test_table, setup),
+    cmocka_unit_test_setup (test_help_numbers, setup),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -1617,6 +1617,16 @@ test_size_and_clients (void **state)
     adaptra_client_close (e, ids[i]);
   assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 11);
   assert_int_equal (stats ().clients_active, 11);
+  /* Each row counts its own client's live streams, past the gaps the
+   * closed ones left.
+   */
+  for (i = 0; i < 4; i++)
+    assert_int_equal (adaptra_read (e, ids[5], &client_ctx, buf, PAGE,
+                                    (16 + i) * PAGE), 0);
+  drain ();
+  assert_int_equal (adaptra_clients_snapshot (e, rows, 32), 11);
+  for (i = 0; i < 11; i++)
+    assert_int_equal (rows[i].streams_active, rows[i].id == ids[5]);
   assert_int_equal (adaptra_clients_snapshot (e, rows, 3), 3);
   /* New clients take the closed slots, lowest first, before the table
    * grows (adaptra_client_open starts at the first slot that may be
