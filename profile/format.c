@@ -449,12 +449,15 @@ break_lock (const char *lock, const struct stat *seen)
     close (fd);
     /* rename fails when another breaker was first; stale is then our
      * empty file.  If what we renamed is not the lock we saw stale, it
-     * is a live one: it goes back (link fails only when yet another
-     * server has locked meanwhile, the rare race this cannot close).
+     * is a live one: it goes back.
      */
     if (rename (lock, stale) == 0 && stat (stale, &now) == 0 &&
-        (now.st_ino != seen->st_ino || now.st_dev != seen->st_dev))
-      (void) link (stale, lock);
+        (now.st_ino != seen->st_ino || now.st_dev != seen->st_dev) &&
+        link (stale, lock) == -1) {
+      /* Yet another server has locked meanwhile, the rare race this
+       * cannot close: its lock stands.
+       */
+    }
     unlink (stale);
   }
   free (stale);
