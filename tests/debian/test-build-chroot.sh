@@ -14,8 +14,8 @@
 #   tests/debian/test-build-chroot.sh
 #
 # Needs root, debootstrap, and a Debian mirror (the one apt uses here);
-# exits 77 (skip) without them.  Writes only under a temporary
-# directory, which it removes.  Prints the seconds of each step.
+# exits 77 (skip) without them.  Writes under a temporary directory,
+# which it removes, and keeps the bare chroot in /var/cache/adaptra/.  Prints the seconds of each step.
 
 set -euo pipefail
 
@@ -45,12 +45,26 @@ cleanup ()
 }
 trap cleanup EXIT
 
-if ! debootstrap --variant=buildd "$suite" "$root" "$mirror" \
-     > "$work/debootstrap.log" 2>&1; then
-  tail -n 20 "$work/debootstrap.log"
-  skip "debootstrap $suite $mirror failed (no mirror reachable?)"
+# The bare buildd chroot is kept as a tarball, as pbuilder keeps its
+# base.tgz, and made again once it is older than BASE_MAX_DAYS: what
+# the test proves, the declared Build-Depends, is installed afresh in
+# every run.
+base_cache=/var/cache/adaptra/$suite-buildd.tar
+BASE_MAX_DAYS=7
+if [ -n "$(find "$base_cache" -mtime -"$BASE_MAX_DAYS" 2>/dev/null)" ]; then
+  mkdir -p "$root"
+  tar -C "$root" -xf "$base_cache" ||
+    fail "unpacking the cached chroot $base_cache"
+else
+  if ! debootstrap --variant=buildd "$suite" "$root" "$mirror" \
+       > "$work/debootstrap.log" 2>&1; then
+    tail -n 20 "$work/debootstrap.log"
+    skip "debootstrap $suite $mirror failed (no mirror reachable?)"
+  fi
+  mkdir -p "$(dirname "$base_cache")"
+  tar -C "$root" -cf "$base_cache.tmp" . && mv "$base_cache.tmp" "$base_cache"
 fi
-step "debootstrap --variant=buildd $suite"
+step "a bare buildd chroot of $suite (debootstrap, or its cached tarball)"
 mount -t proc proc "$root/proc"
 
 mkdir -p "$root/build/adaptra"
