@@ -108,6 +108,9 @@ struct adaptra_engine {
    * them with stats.
    */
   struct adaptra_stats_shard *shards;
+
+  /* The volumes snapshot's last count of pages (snapshot.h). */
+  struct adaptra_page_counts page_counts;
 };
 
 /* The engine lock.  Every function says whether it wants the lock

@@ -142,6 +142,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   }
   adaptra_pool_on_lost (&e->pool, on_lost, e);
   pthread_mutex_init (&e->lock, NULL);
+  pthread_mutex_init (&e->page_counts.lock, NULL);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_init (&e->page_done[i], NULL);
   pthread_cond_init (&e->job_queued, NULL);
@@ -172,6 +173,8 @@ adaptra_engine_free (struct adaptra_engine *e)
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
     pthread_cond_destroy (&e->page_done[i]);
   pthread_mutex_destroy (&e->lock);
+  pthread_mutex_destroy (&e->page_counts.lock);
+  free (e->page_counts.pages);
   adaptra_streams_fini (&e->streams);
   adaptra_pool_fini (&e->pool);
   free (e->shards);

@@ -71,7 +71,8 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->backend_bytes_per_sec = model.bandwidth;
   out->backend_flight_bytes = adaptra_model_running (&e->model);
   out->backend_reads = adaptra_model_reads (&e->model);
-  out->backend_flight_limit = model.limit == UINT64_MAX ? 0 : model.limit;
+  out->backend_flight_limit_bytes =
+    model.limit == UINT64_MAX ? 0 : model.limit;
   out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;
   for (i = 0; i < e->nvolumes; i++)
     out->volumes_bypassed += e->volumes[i] && e->volumes[i]->bypass;
@@ -180,6 +181,44 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
   return n;
 }
 
+
+/* Pages of each of the first n volumes into pages: the last count if
+ * it covers them and is younger than ADAPTRA_PAGE_COUNTS_REUSE_NS, else
+ * a new one.  Each indexed page lies in the byte range of one volume;
+ * the pool counts them a stripe at a time, without the engine lock,
+ * which the read path must not wait for.  Engine lock not held.
+ */
+static void
+count_pages (struct adaptra_engine *e, uint64_t *pages, size_t n)
+{
+  struct adaptra_page_counts *pc = &e->page_counts;
+  uint64_t now = adaptra_now (e);
+  uint64_t *grown;
+
+  pthread_mutex_lock (&pc->lock);
+  if (!pc->valid || pc->n < n ||
+      now - pc->taken_ns >= ADAPTRA_PAGE_COUNTS_REUSE_NS) {
+    if (pc->n < n) {
+      grown = realloc (pc->pages, n * sizeof *grown);
+      if (!grown) {
+        pthread_mutex_unlock (&pc->lock);
+        adaptra_pool_count_by (&e->pool, ADAPTRA_VOLUME_SHIFT - e->page_shift,
+                               pages, n);
+        return;
+      }
+      pc->pages = grown;
+      pc->n = n;
+    }
+    memset (pc->pages, 0, pc->n * sizeof *pc->pages);
+    adaptra_pool_count_by (&e->pool, ADAPTRA_VOLUME_SHIFT - e->page_shift,
+                           pc->pages, pc->n);
+    pc->taken_ns = now;
+    pc->valid = true;
+  }
+  memcpy (pages, pc->pages, n * sizeof *pages);
+  pthread_mutex_unlock (&pc->lock);
+}
+
 size_t
 adaptra_volumes_snapshot (struct adaptra_engine *e,
                           struct adaptra_volume_row *rows, size_t max)
@@ -187,18 +226,12 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
   uint64_t *pages;
   size_t i, j, n = 0, nvolumes;
 
-  /* Each indexed page lies in the byte range of one volume.  The pages
-   * are counted without the engine lock (the pool walks its index a
-   * stripe at a time): this is O(pool pages), milliseconds in a pool
-   * of gigabytes, which the read path must not wait for.
-   */
   adaptra_lock (e);
   nvolumes = e->nvolumes;
   adaptra_unlock (e);
   pages = calloc (nvolumes ? nvolumes : 1, sizeof *pages);
   if (pages)
-    adaptra_pool_count_by (&e->pool, ADAPTRA_VOLUME_SHIFT - e->page_shift,
-                           pages, nvolumes);
+    count_pages (e, pages, nvolumes);
   adaptra_lock (e);
   for (i = 0; i < e->nvolumes && n < max; i++) {
     const struct adaptra_volume *v = e->volumes[i];

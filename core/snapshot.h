@@ -12,6 +12,11 @@
 #ifndef ADAPTRA_SNAPSHOT_H
 #define ADAPTRA_SNAPSHOT_H
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "adaptra/stats.h"
 
 /* Shards of the read path's counters, and the cache line that keeps
@@ -41,5 +46,24 @@ adaptra_shard_here (void)
       ADAPTRA_STAT_SHARDS + 1;
   return adaptra_shard_token - 1;
 }
+
+/* The volumes snapshot's pool pages per volume.  Counting them walks
+ * the whole pool index (milliseconds in a pool of gigabytes, though
+ * a stripe at a time and without the engine lock), and any peer of the
+ * statistics socket or the scrape endpoint may ask for it, so a count
+ * younger than ADAPTRA_PAGE_COUNTS_REUSE_NS is served again instead of
+ * walking the pool once more: however often peers ask, the pool is
+ * walked at most once an interval.
+ */
+#define ADAPTRA_PAGE_COUNTS_REUSE_NS UINT64_C (1000000000)
+
+struct adaptra_page_counts {
+  pthread_mutex_t lock;         /* one counter at a time; not the
+                                   engine lock */
+  uint64_t *pages;              /* pages of volume i, i < n */
+  size_t n;
+  uint64_t taken_ns;            /* when counted (the engine's clock) */
+  bool valid;
+};
 
 #endif /* ADAPTRA_SNAPSHOT_H */

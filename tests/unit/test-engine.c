@@ -29,6 +29,7 @@
 
 #include "adaptra/sim.h"
 #include "fixture.h"
+#include "../../core/snapshot.h"
 
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
 
@@ -1122,7 +1123,7 @@ test_chunk_and_flight_limit (void **state)
   /* Nothing measured: no limit in bytes, four jobs at once. */
   assert_true (adaptra_prefetch_may_start (e, UINT64_C (1) << 40, 3));
   assert_false (adaptra_prefetch_may_start (e, 0, 4));
-  assert_int_equal (stats ().backend_flight_limit, 0);
+  assert_int_equal (stats ().backend_flight_limit_bytes, 0);
   read_ns = 5000000;
   read_ns_per_kib = 5000;
   for (i = 0; i < 24; i++) {
@@ -1134,7 +1135,7 @@ test_chunk_and_flight_limit (void **state)
   /* R is at least the mean delivery rate and at most the backend's
    * 200 MB/s (a KiB in 5 us); L is the 4 KiB reads' 5 ms.
    */
-  limit = stats ().backend_flight_limit;
+  limit = stats ().backend_flight_limit_bytes;
   mean = (double) stats ().backend_bytes * SEC / (double) (now_ns - SEC);
   assert_true (limit >= 1.25 * mean * 0.0049);
   assert_true (limit <= 1.25 * 1024 / 5e-6 * 0.0051);
@@ -1177,7 +1178,7 @@ test_slow_backend_without_limit (void **state)
   read_ns = 5000000;
   for (i = 0; i < 64; i++)
     read_check ((uint64_t) i * 65536, 4096);
-  assert_int_equal (stats ().backend_flight_limit, 0);
+  assert_int_equal (stats ().backend_flight_limit_bytes, 0);
   assert_true (adaptra_prefetch_may_start (e, 0, 4));
   assert_true (adaptra_prefetch_may_start (e, 1 << 20, 15));
 }
@@ -2525,6 +2526,32 @@ volume_row (void)
   return rows[i];
 }
 
+/* The volumes snapshot counts the pool's pages at most once an
+ * ADAPTRA_PAGE_COUNTS_REUSE_NS: a count taken within it is served
+ * again, a later one counts anew.
+ */
+static void
+test_page_counts_reused (void **state)
+{
+  uint64_t first, in_pool;
+  struct adaptra_stats s;
+
+  (void) state;
+  read_check (0, 16 * PAGE);
+  drain ();
+  first = volume_row ().pages;
+  assert_true (first > 0);
+  read_check (1024 * PAGE, 16 * PAGE);
+  drain ();
+  s = stats ();
+  in_pool = s.pages_inactive + s.pages_active;
+  assert_true (in_pool > first);
+  now_ns += ADAPTRA_PAGE_COUNTS_REUSE_NS - 1;
+  assert_int_equal (volume_row ().pages, first);
+  now_ns += 1;
+  assert_int_equal (volume_row ().pages, in_pool);
+}
+
 /* Step aside on a backend as fast as the pool (a file in the page
  * cache: 20 us a read plus 0.2 us a KiB), once read-ahead has had its
  * trial (read.c: served), come back when it turns slow (the remote
@@ -2824,6 +2851,7 @@ main (void)
     T (test_volume_close),
     T (test_volume_contexts),
     T (test_congestion_shared_fairly),
+    T (test_page_counts_reused),
     T (test_step_aside),
     T (test_step_aside_override),
     T (test_step_aside_without_lock),
