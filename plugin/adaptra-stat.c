@@ -504,7 +504,7 @@ summary (struct conn *c)
   count_streams (c, &reading, &idle);
   if (asprintf (&text,
                 "%s %.2f\n%s %.3f\n%s %.3f\n%s %.0f\n%s %.0f\n"
-                "%s %.0f\n%s %.0f\n%s %u\n%s %u\n",
+                "%s %.0f\n%s %.0f\n%s %u\n%s %u\n%s %.0f\n%s %.0f\n",
                 "readahead_hit_pct",
                 json_number (b, "derived", "readahead_hit_pct", c->path),
                 "amplification",
@@ -523,7 +523,11 @@ summary (struct conn *c)
                 json_number (b, "derived", "pool_used_bytes", c->path),
                 "pool_size_bytes",
                 json_number (b, "derived", "pool_size_bytes", c->path),
-                "streams_reading", reading, "streams_idle", idle) == -1)
+                "streams_reading", reading, "streams_idle", idle,
+                "backend_handles_open",
+                json_number (b, "gauges", "backend_handles", c->path),
+                "backend_reads_in_flight",
+                json_number (b, "gauges", "backend_reads", c->path)) == -1)
     cli_die ("out of memory");
   json_object_put (a);
   json_object_put (b);

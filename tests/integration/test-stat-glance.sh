@@ -49,12 +49,15 @@ cat "$tmpdir/human"
 
 summary="readahead_hit_pct amplification evicted_unread_pct
 client_read_bytes_per_sec backend_read_bytes_per_sec pool_used_bytes
-pool_size_bytes streams_reading streams_idle"
+pool_size_bytes streams_reading streams_idle backend_handles_open
+backend_reads_in_flight"
 # The summary comes first, in this order.
-sed -n '2,10p' "$tmpdir/raw" | awk '{ print $1 }' > "$tmpdir/names"
+nsummary=$(echo $summary | wc -w)
+sed -n "2,$((nsummary + 1))p" "$tmpdir/raw" | awk '{ print $1 }' \
+  > "$tmpdir/names"
 echo $summary | tr ' ' '\n' | diff -u - "$tmpdir/names"
 head -n 1 "$tmpdir/raw" | grep -qx '# summary'
-sed -n 11p "$tmpdir/raw" | grep -qx '# counters and gauges'
+sed -n "$((nsummary + 2))p" "$tmpdir/raw" | grep -qx '# counters and gauges'
 value () { awk -v n="$1" '$1 == n { print $2; exit }' "$tmpdir/raw"; }
 # Read during the scan, through a stream that is reading.
 test "$(value client_read_bytes_per_sec)" -gt 0
@@ -62,6 +65,10 @@ test "$(value backend_read_bytes_per_sec)" -gt 0
 test "$(value streams_reading)" -ge 1
 test "$(value pool_used_bytes)" -gt 0
 test "$(value pool_used_bytes)" -le "$(value pool_size_bytes)"
+# The file plugin does not serialise per handle: its prefetch threads
+# share the connections' handles and open none of their own.
+test "$(value backend_handles_open)" -eq 0
+test "$(value backend_reads_in_flight)" -ge 0
 # Human output: bytes with their unit after them, nanoseconds as _ms.
 grep -Eq '^pool_size_bytes +[0-9.]+ MiB$' "$tmpdir/human"
 grep -Eq '^client_read_bytes_per_sec +[0-9.]+ [KMG]?i?B/s$' "$tmpdir/human"
