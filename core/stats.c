@@ -123,7 +123,7 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
          "Estimated backend streaming throughput, bytes per second"),
   GAUGE (backend_flight_bytes,
          "Bytes being read from the backend now, prefetch and clients"),
-  GAUGE (backend_flight_limit,
+  GAUGE (backend_flight_limit_bytes,
          "Prefetch workers start reads only below this many bytes in "
          "flight: the measured bandwidth-delay product and a quarter "
          "(0: not measured, no limit)"),

@@ -1085,7 +1085,7 @@ print_json (const struct options *o, const struct result *r)
           ", \"mean_latency_ms\": %.4f, \"p99_latency_ms\": %.4f"
           ", \"backend_latency_ns\": %" PRIu64
           ", \"backend_bytes_per_sec\": %" PRIu64
-          ", \"backend_flight_limit\": %" PRIu64
+          ", \"backend_flight_limit_bytes\": %" PRIu64
           ", \"window_max_bytes\": %" PRIu64
           ", \"peak_rss_bytes\": %" PRIu64 ", \"wall_s\": %.3f}\n",
           r->pool_bytes, o->cfg.page_size, adaptra_mode_name (o->cfg.mode),
@@ -1095,7 +1095,7 @@ print_json (const struct options *o, const struct result *r)
           f.unread_pages, f.unread, f.ampl, f.windows,
           r->st.readahead_rescue, r->st.streams_resumed, r->mean_ms,
           r->p99_ms, r->st.backend_latency_ns, r->st.backend_bytes_per_sec,
-          r->st.backend_flight_limit, r->st.window_max_bytes, r->peak_rss,
+          r->st.backend_flight_limit_bytes, r->st.window_max_bytes, r->peak_rss,
           r->wall_s);
 }
 

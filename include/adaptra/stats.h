@@ -89,7 +89,7 @@ struct adaptra_stats {
   uint64_t backend_latency_ns;      /* per-request latency estimate */
   uint64_t backend_bytes_per_sec;   /* streaming throughput estimate */
   uint64_t backend_flight_bytes;    /* being read from the backend now */
-  uint64_t backend_flight_limit;    /* most prefetch started at once */
+  uint64_t backend_flight_limit_bytes; /* most prefetch started at once */
   uint64_t backend_reads;           /* reads being made of the backend now */
   uint64_t backend_handles;         /* backend handles the workers' sets
                                        hold open (the filter's) */
