@@ -46,6 +46,29 @@ run_nbdkit ()
   LD_PRELOAD="$preload" "$NBDKIT" --filter="$ADAPTRA_FILTER" "$@"
 }
 
+# start_server NAME ARGS...: a server of the build tree's filter over
+# ARGS (the plugin and its parameters) on $tmpdir/NAME.sock, its
+# statistics on $tmpdir/NAME.stats and its log in $tmpdir/NAME.log,
+# stopped at exit.  It never steps aside: the tests that use it check
+# pages, which a plugin as fast as the pool would not get.  Sets $sock
+# and $stats.
+start_server ()
+{
+  local name=$1 pidfile="$tmpdir/$1.pid"
+  shift
+  sock="$tmpdir/$name.sock"
+  stats="$tmpdir/$name.stats"
+  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" -P "$pidfile" \
+    --filter="$ADAPTRA_FILTER" "$@" adaptra-stats="$stats" \
+    adaptra-bypass=never 2> "$tmpdir/$name.log" &
+  cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
+  for _ in $(seq 300); do
+    [ -s "$pidfile" ] && [ -S "$sock" ] && [ -S "$stats" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
+}
+
 # fails CMD...: CMD must exit non-zero.  (A bare "! CMD" would not
 # stop a set -e script when CMD succeeds.)
 fails ()

@@ -27,26 +27,6 @@ requires /usr/bin/python3 -c 'import nbd'
 img="$tmpdir/disk.img"
 head -c $((4 * 1024 * 1024)) /dev/urandom > "$img"
 
-# start NAME ARGS...: an adaptra server on $tmpdir/NAME.sock (statistics
-# on $tmpdir/NAME.stats), never stepping aside: these checks are of
-# pages, which a fast plugin would not get.  Sets $sock and $stats.
-start ()
-{
-  local name=$1 pidfile="$tmpdir/$1.pid"
-  shift
-  sock="$tmpdir/$name.sock"
-  stats="$tmpdir/$name.stats"
-  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" -P "$pidfile" \
-    --filter="$ADAPTRA_FILTER" "$@" adaptra-stats="$stats" \
-    adaptra-bypass=never 2> "$tmpdir/$name.log" &
-  cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
-  for _ in $(seq 300); do
-    [ -s "$pidfile" ] && [ -S "$sock" ] && [ -S "$stats" ] && return 0
-    sleep 0.1
-  done
-  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
-}
-
 # stop NAME: stop the server started as NAME.
 stop ()
 {
@@ -55,7 +35,7 @@ stop ()
 
 # --- 1. multi-conn and adaptra-share ----------------------------------
 for mode in auto connection; do
-  start "share-$mode" file "$img" adaptra-share=$mode
+  start_server "share-$mode" file "$img" adaptra-share=$mode
   $client /usr/bin/python3 - "$sock" "$mode" <<'PY'
 import os, sys, nbd
 sock, mode = sys.argv[1], sys.argv[2]
@@ -103,7 +83,7 @@ SH
 chmod +x "$tmpdir/hang.sh"
 touch "$tmpdir/hang"
 cleanup_fns+=("rm -f '$tmpdir/hang'")
-start hang sh "$tmpdir/hang.sh" adaptra-share=export
+start_server hang sh "$tmpdir/hang.sh" adaptra-share=export
 $client /usr/bin/python3 - "$sock" "$tmpdir" "$img" <<'PY'
 import os, sys, threading, time, nbd
 sock, tmp, img = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -138,7 +118,7 @@ stop hang
 
 # --- 3. an image grown under a connected client -------------------------
 cp "$img" "$tmpdir/grow.img"
-start grow file "$tmpdir/grow.img"
+start_server grow file "$tmpdir/grow.img"
 $client /usr/bin/python3 - "$sock" "$tmpdir/grow.img" <<'PY'
 import os, sys, nbd
 sock, path = sys.argv[1], sys.argv[2]
@@ -156,7 +136,7 @@ PY
 stop grow
 
 # --- 4. export names without end ---------------------------------------
-start names file "$img" adaptra-pool=16M
+start_server names file "$img" adaptra-pool=16M
 $client /usr/bin/python3 - "$sock" "$stats" "$srcdir" <<'PY'
 import os, sys, nbd
 sock, stats = sys.argv[1], sys.argv[2]
@@ -184,7 +164,7 @@ stop names
 # --- 5. a control slot kept for the privileged ---------------------------
 if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1; then
   chmod o+x "$tmpdir"
-  start slots memory 1M adaptra-stats-mode=0666
+  start_server slots memory 1M adaptra-stats-mode=0666
   $client /usr/bin/python3 - "$stats" "$(id -u nobody)" "$(id -g nobody)" <<'PY'
 import os, socket, sys
 path, nobody, nogroup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

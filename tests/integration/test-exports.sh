@@ -30,30 +30,8 @@ head -c $((3 * 1024 * 1024 + 5)) /dev/urandom > "$images/a.img"
 head -c $((5 * 1024 * 1024)) /dev/urandom > "$images/b.img"
 head -c $((7 * 1024 * 1024 - 1)) /dev/urandom > "$images/c.img"
 
-# start NAME ARGS...: an adaptra server on $tmpdir/NAME.sock with its
-# statistics on $tmpdir/NAME.stats; sets $sock and $stats.  The plugins
-# here are as fast as the pool, where adaptra would step aside and keep
-# few pages: these checks are of pages, so it must not.
-start ()
-{
-  local name=$1 pidfile="$tmpdir/$1.pid"
-  shift
-  sock="$tmpdir/$name.sock"
-  stats="$tmpdir/$name.stats"
-  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" -P "$pidfile" \
-    --filter="$ADAPTRA_FILTER" "$@" adaptra-stats="$stats" \
-    adaptra-bypass=never \
-    2> "$tmpdir/$name.log" &
-  cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
-  for _ in $(seq 300); do
-    [ -s "$pidfile" ] && [ -S "$sock" ] && [ -S "$stats" ] && return 0
-    sleep 0.1
-  done
-  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
-}
-
 # --- 1. file dir= ----------------------------------------------------
-start dir file dir="$images" adaptra-pool=2M
+start_server dir file dir="$images" adaptra-pool=2M
 $client /usr/bin/python3 - "$sock" "$images" <<'PY'
 import os, random, sys, nbd
 sock, images = sys.argv[1], sys.argv[2]
@@ -133,7 +111,7 @@ PY
 kill "$(cat "$tmpdir/dir.pid")"
 
 # --- 2. tmpdisk ------------------------------------------------------
-start tmpdisk tmpdisk size=4M adaptra-pool=8M
+start_server tmpdisk tmpdisk size=4M adaptra-pool=8M
 $client /usr/bin/python3 - "$sock" "$stats" "$srcdir" <<'PY'
 import os, sys, nbd
 sock, stats = sys.argv[1], sys.argv[2]
@@ -181,7 +159,7 @@ inner="$tmpdir/inner.sock"
   2> "$tmpdir/inner.log" &
 cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
 for _ in $(seq 300); do [ -S "$inner" ] && break; sleep 0.1; done
-start nbd nbd socket="$inner" dynamic-export=true adaptra-pool=4M
+start_server nbd nbd socket="$inner" dynamic-export=true adaptra-pool=4M
 for n in a b c; do
   nbdcopy "nbd+unix:///$n.img?socket=$sock" "$tmpdir/copy-$n"
   cmp "$images/$n.img" "$tmpdir/copy-$n"
@@ -193,7 +171,7 @@ test "$($client adaptra-stat "$stats" --command exports | grep -c '\.img ')" \
 # Named exports get no background contexts there: read-ahead runs in
 # the readers' threads, and adaptra says so once, at the first one.
 kill "$(cat "$tmpdir/nbd.pid")"
-start serial --filter=noparallel file dir="$images" adaptra-pool=4M
+start_server serial --filter=noparallel file dir="$images" adaptra-pool=4M
 for n in a b; do
   nbdcopy --connections=1 "nbd+unix:///$n.img?socket=$sock" \
     "$tmpdir/copy-$n"
