@@ -195,6 +195,8 @@ count_pages (struct adaptra_engine *e, uint64_t *pages, size_t n)
   uint64_t now = adaptra_now (e);
   uint64_t *grown;
 
+  if (n == 0)
+    return;
   pthread_mutex_lock (&pc->lock);
   if (!pc->valid || pc->n < n ||
       now - pc->taken_ns >= ADAPTRA_PAGE_COUNTS_REUSE_NS) {
