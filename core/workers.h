@@ -6,12 +6,19 @@
 /* Workers are pthreads with their own backend context each (a plugin
  * that serialises requests gets one request per context, so more
  * workers mean more parallel requests).  adaptra-workers is their
- * ceiling: only as many read as the model's depth says the backend
- * rewards (model.h), the others are parked until it grows.  Workers
- * for hints only (adaptra-profile-workers, after the adaptra-workers
- * ones) take only cache hints' jobs, which is how boot profiles
- * prefetch: a profile's short, scattered extents need many reads at
- * once to hide the backend's latency (DESIGN.md §8).
+ * ceiling, not their number: ADAPTRA_WORKERS_MIN threads start, a
+ * worker that takes a job starts one more while another job could
+ * run now, none of its siblings is free to take it, and fewer run
+ * than the model says pay (adaptra_workers_wanted), and a thread
+ * that found no job for ADAPTRA_WORKERS_IDLE_NS ends, down to
+ * ADAPTRA_WORKERS_MIN.  So an idle server holds one thread of each
+ * kind (and, over a serialising plugin, no handle: plugin/handles.h),
+ * and a scan as many as its reads in flight.  Workers for hints only
+ * (adaptra-profile-workers, after the adaptra-workers ones) take only
+ * cache hints' jobs, which is how boot profiles prefetch: a profile's
+ * short, scattered extents need many reads at once to hide the
+ * backend's latency (DESIGN.md §8); they grow the same way up to
+ * their own ceiling.
  *
  * The start, stop and simulate calls are public (engine.h).
  */
@@ -21,6 +28,20 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* Threads of each kind that run while there is nothing to read: one
+ * takes the first job queued and starts the next (above).
+ */
+#define ADAPTRA_WORKERS_MIN 1
+
+/* A thread that found no job this long ends: long enough to keep a
+ * scan's threads through its client's pauses, as the handles it reads
+ * with (HANDLES_IDLE_NS, plugin/handles.h).
+ */
+#define ADAPTRA_WORKERS_IDLE_NS UINT64_C (2000000000)
 
 struct adaptra_engine;
 
@@ -28,7 +49,21 @@ struct adaptra_worker {
   struct adaptra_engine *e;
   unsigned index;               /* reads with a volume's ctxs[index % nctx] */
   bool hints_only;              /* takes only cache hints' jobs (stream 0) */
+  bool alive;                   /* its thread runs (set under the lock) */
+  bool exited;                  /* its thread ended: join it before the
+                                   slot starts another */
   pthread_t thread;
 };
+
+/* How many worker threads (of jobs of any stream) pay now, by the
+ * model's estimate est, within ceiling (adaptra-workers): where the
+ * backend is not latency-bound, its depth (more only share its CPUs or
+ * queue at its head); where it is, as many of its chunks as fit the
+ * congestion limit (about twenty), or the ceiling without a limit;
+ * never fewer than ADAPTRA_WORKERS_MIN (when the ceiling allows).  A
+ * pure function, for the unit tests.
+ */
+extern unsigned adaptra_workers_wanted (const struct adaptra_model_estimate *est,
+                                        unsigned ceiling);
 
 #endif /* ADAPTRA_WORKERS_H */

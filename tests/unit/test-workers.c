@@ -1,0 +1,243 @@
+/* test-workers.c: unit tests of core/workers.c: threads sized by the model.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The sizing decision (adaptra_workers_wanted, a pure function of the
+ * model's estimate) on estimates of each kind of backend, and the
+ * threads themselves over the fixture's fake backend: few at the
+ * start, as many as pay while jobs wait, few again once idle.
+ */
+
+#include <config.h>
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "adaptra/sim.h"
+#include "fixture.h"
+#include "../../core/engine-impl.h"
+
+#define DISK (16 * 1024 * 1024)
+#define CEILING 32
+#define MS UINT64_C (1000000)
+
+static int
+setup (void **state)
+{
+  struct adaptra_config cfg;
+
+  (void) state;
+  if (fixture_setup (DISK) == -1)
+    return -1;
+  fixture_config (&cfg);
+  fixture_start (&cfg, "", "test");
+  return 0;
+}
+
+/* Let every read held in the backend, and those still to come, go on
+ * until no page is in flight (up to 10 s); then no read is held.
+ */
+static void
+release_all (void)
+{
+  unsigned i;
+
+  for (i = 0; i < 10000 && stats ().pages_in_flight > 0; i++) {
+    sem_post (&release);
+    usleep (1000);
+  }
+  gate = false;
+  while (sem_trywait (&entered) == 0)
+    ;
+  while (sem_trywait (&release) == 0)
+    ;
+}
+
+/* Let go of the reads a failed test left held in the backend, so that
+ * the workers stop.
+ */
+static int
+teardown (void **state)
+{
+  (void) state;
+  gate = false;
+  release_all ();
+  fixture_stop ();
+  fixture_teardown ();
+  return 0;
+}
+
+/* A model not measured yet, a disk or the page cache: their depth. */
+static void
+test_wanted_by_depth (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  adaptra_model_estimate (&m, SEC, &est);
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING),
+                    ADAPTRA_MODEL_DEPTH);
+  assert_int_equal (adaptra_workers_wanted (&est, 2), 2);
+  est = (struct adaptra_model_estimate) { .depth = 1, .limit = UINT64_MAX };
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), 1);
+}
+
+/* Latency-bound: as many chunks as the limit holds, within the
+ * ceiling; without a limit, the ceiling.
+ */
+static void
+test_wanted_latency_bound (void **state)
+{
+  const uint64_t bdp = 1024 * 1024;     /* 5 ms at 200 MiB/s */
+  struct adaptra_model_estimate est = {
+    .latency_bound = true, .depth = 0, .bdp = bdp,
+    .limit = bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN,
+    .chunk = bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
+  };
+
+  (void) state;
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), 20);
+  assert_int_equal (adaptra_workers_wanted (&est, 8), 8);
+  est.limit = bdp * 3;
+  est.chunk = bdp;
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), 3);
+  est.limit = UINT64_MAX;
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), CEILING);
+  assert_int_equal (adaptra_workers_wanted (&est, 0), 0);
+}
+
+/* Never fewer than ADAPTRA_WORKERS_MIN while the ceiling allows. */
+static void
+test_wanted_at_least_min (void **state)
+{
+  struct adaptra_model_estimate est = {
+    .latency_bound = true, .limit = 1, .chunk = 1024 * 1024,
+  };
+
+  (void) state;
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING),
+                    ADAPTRA_WORKERS_MIN);
+}
+
+static uint64_t
+running (void)
+{
+  return stats ().workers_running;
+}
+
+/* Poll (up to 10 s) until workers_running is n. */
+static void
+wait_running (uint64_t n)
+{
+  unsigned i;
+
+  for (i = 0; i < 10000 && running () != n; i++)
+    usleep (1000);
+  assert_int_equal (running (), n);
+}
+
+/* One thread at the start; while jobs wait behind a backend that holds
+ * every read, threads start up to the model's depth (not measured yet:
+ * ADAPTRA_MODEL_DEPTH), never to the ceiling; once idle for
+ * ADAPTRA_WORKERS_IDLE_NS, back to one.
+ */
+static void
+test_threads_follow_the_model (void **state)
+{
+  void *ctx = &worker_ctx;
+  unsigned i, jobs = 2 * ADAPTRA_MODEL_DEPTH;
+
+  (void) state;
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
+  assert_int_equal (running (), ADAPTRA_WORKERS_MIN);
+  gate = true;
+  for (i = 0; i < jobs; i++)            /* separate jobs, one page each */
+    adaptra_cache_hint (e, client, (uint64_t) i * 64 * PAGE, PAGE);
+  for (i = 0; i < ADAPTRA_MODEL_DEPTH; i++)
+    sem_wait (&entered);
+  usleep (100 * 1000);                  /* a thread too many would show */
+  assert_int_equal (running (), ADAPTRA_MODEL_DEPTH);
+  for (i = 0; i < ADAPTRA_MODEL_DEPTH; i++)
+    sem_post (&release);
+  release_all ();
+  assert_int_equal (stats ().pages_in_flight, 0);
+  usleep (ADAPTRA_WORKERS_IDLE_NS / 1000);
+  wait_running (ADAPTRA_WORKERS_MIN);
+  adaptra_workers_stop (e);
+  assert_int_equal (running (), 0);
+}
+
+/* Over a remote backend (5 ms, then 200 MiB/s on the fake clock),
+ * once the model knows it, jobs waiting behind reads held in the
+ * backend get as many threads as the model wants (its chunks in the
+ * congestion limit), not the ceiling, although the limit would admit
+ * more of these one-page jobs.
+ */
+static void
+test_threads_as_many_as_pay (void **state)
+{
+  void *ctx = &worker_ctx;
+  struct adaptra_model_estimate est;
+  unsigned i, want, jobs = CEILING;
+  size_t queued;
+  uint64_t offset;
+  uint32_t count;
+
+  (void) state;
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5000;
+  for (i = 0; i < 64; i++)              /* scattered reads, 4-64 KiB */
+    read_check ((uint64_t) (i * 37 % 61) * 256 * 1024,
+                (uint32_t) (1 + i % 16) * PAGE);
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.latency_bound);
+  assert_int_not_equal (est.limit, UINT64_MAX);
+  want = adaptra_workers_wanted (&est, CEILING);
+  assert_true (want > ADAPTRA_MODEL_DEPTH && want < CEILING);
+  assert_true (jobs * PAGE < est.limit);
+
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  for (i = 0; i < jobs; i++)
+    adaptra_cache_hint (e, client, (uint64_t) i * 64 * PAGE + 32 * PAGE,
+                        PAGE);
+  for (queued = 0; adaptra_prefetch_peek (e, queued, &offset, &count);
+       queued++)
+    ;
+  assert_true (queued > want);
+  gate = true;
+  assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
+  for (i = 0; i < want; i++)
+    sem_wait (&entered);
+  usleep (100 * 1000);                  /* a thread too many would show */
+  assert_int_equal (running (), want);
+  for (i = 0; i < want; i++)
+    sem_post (&release);
+  release_all ();
+  adaptra_workers_stop (e);
+}
+
+int
+main (void)
+{
+#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_wanted_by_depth),
+    cmocka_unit_test (test_wanted_latency_bound),
+    cmocka_unit_test (test_wanted_at_least_min),
+    T (test_threads_follow_the_model),
+    T (test_threads_as_many_as_pay),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
