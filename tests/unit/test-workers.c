@@ -206,6 +206,10 @@ test_threads_as_many_as_pay (void **state)
   want = adaptra_workers_wanted (&est, CEILING);
   assert_true (want > ADAPTRA_MODEL_DEPTH && want < CEILING);
   assert_true (jobs * PAGE < est.limit);
+  /* The model knows the backend; the threads read without the clock,
+   * which the fixture moves without a lock.
+   */
+  read_ns = read_ns_per_kib = 0;
 
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
   for (i = 0; i < jobs; i++)
@@ -227,6 +231,75 @@ test_threads_as_many_as_pay (void **state)
   adaptra_workers_stop (e);
 }
 
+/* The reader that reaches a window that just doubled waits for the
+ * job holding its next page, which a worker may have started and no
+ * reader can split any more: that job is one of the model's chunks,
+ * so the wait is one chunk's fetch, not a share of the window.  A
+ * 64 KiB reader over a remote backend (5 ms, then 200 MiB/s on the
+ * fake clock) whose windows are split for ADAPTRA_MODEL_DEPTH workers,
+ * until a window of WINDOW_MIN or more is issued.
+ */
+#define REQ (64 * 1024)
+#define WINDOW_MIN (4 * 1024 * 1024)
+
+static uint64_t ran_offset, ran_count;
+
+static void
+record_read (uint64_t offset, uint32_t count)
+{
+  ran_offset = offset;
+  ran_count = count;
+}
+
+static void
+test_reader_waits_one_chunk (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_model_estimate est;
+  const struct adaptra_trace *t = NULL;
+  uint64_t off, t0, waited, chunk_ns;
+
+  (void) state;
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 2 * WINDOW_MIN;
+  fixture_start (&cfg, "", "test");
+  assert_int_equal (adaptra_workers_simulate (e, ADAPTRA_MODEL_DEPTH), 0);
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5000;
+  for (off = 0; off + REQ <= DISK && t == NULL; off += REQ) {
+    unsigned before = ntraces;
+
+    read_check (off, REQ);
+    if (ntraces > before &&
+        trace_pages (&traces[ntraces - 1]) * PAGE >= WINDOW_MIN)
+      t = &traces[ntraces - 1];
+    else
+      drain ();
+    now_ns += MS;
+  }
+  assert_non_null (t);
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.chunk > 0);
+  chunk_ns = read_ns + est.chunk / 1024 * read_ns_per_kib;
+  /* A worker takes the queue's next job: the one holding the window's
+   * first page, where the reader reads next.
+   */
+  during_read = record_read;
+  t0 = now_ns;
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  waited = now_ns - t0;
+  during_read = NULL;
+  assert_int_equal (ran_offset, t->placement.start * PAGE);
+  assert_true (ran_count <= est.chunk);
+  assert_true (waited <= chunk_ns);
+  drain ();
+  read_ns = read_ns_per_kib = 0;
+}
+
 int
 main (void)
 {
@@ -237,6 +310,7 @@ main (void)
     cmocka_unit_test (test_wanted_at_least_min),
     T (test_threads_follow_the_model),
     T (test_threads_as_many_as_pay),
+    T (test_reader_waits_one_chunk),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
