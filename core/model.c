@@ -279,6 +279,8 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         : (uint64_t) m->n,
                         ADAPTRA_MODEL_CHUNK_FLOOR, ADAPTRA_MODEL_CHUNK_MAX);
     est->budget = est->seeks ? ADAPTRA_MODEL_SEEK_BUDGET : ADAPTRA_MODEL_BUDGET;
+    if (est->seeks)
+      est->chunk = est->budget;
     est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
     est->job_max = UINT64_MAX;
   }

@@ -70,7 +70,7 @@ take_head (struct adaptra_queue *q, uint64_t *first)
   uint64_t s;
 
   assert_non_null (job);
-  adaptra_queue_take (q, NULL, job, true);
+  adaptra_queue_take (q, NULL, job, ADAPTRA_TAKE_IN_ORDER);
   s = job->stream;
   if (first)
     *first = job->first;
@@ -237,7 +237,7 @@ test_split_and_steal (void **state)
 
   /* Stolen out of turn: the virtual time does not move. */
   vtime = q.vtime;
-  adaptra_queue_take (&q, NULL, a, false);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_STOLEN);
   free (a);
   assert_int_equal (q.vtime, vtime);
   assert_ptr_equal (q.head, rest);
