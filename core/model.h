@@ -153,13 +153,18 @@
 /* Budgets (BFQ's, Valente and Checconi 2010; mq-deadline batches the
  * same way): the bytes of a stream's consecutive chunks that go out
  * together before the queue turns to another stream.  Where distance
- * costs, long runs: every turn is a seek, ADAPTRA_MODEL_SEEK_BUDGET a
- * turn keeps a 150 MB/s disk's shortest seeks under a tenth of its
- * time.  Latency-bound, one chunk: streams interleave finely and a
- * reader waits behind at most one chunk of each other stream.
- * Otherwise ADAPTRA_MODEL_BUDGET bytes, the rounds of before.
+ * costs, long runs sized from the model: every turn costs a seek
+ * (seek_ns), so a turn moves ADAPTRA_MODEL_SEEK_TURN times the bytes
+ * the backend would have moved in that seek, and seeks take at most
+ * 1 / (1 + ADAPTRA_MODEL_SEEK_TURN) of its time; within
+ * [ADAPTRA_MODEL_CHUNK_MAX, ADAPTRA_MODEL_SEEK_BUDGET_MAX] (the most a
+ * job reads at once is 32 MiB, ADAPTRA_REQUEST_MAX).  Latency-bound,
+ * one chunk: streams interleave finely and a reader waits behind at
+ * most one chunk of each other stream.  Otherwise ADAPTRA_MODEL_BUDGET
+ * bytes, the rounds of before.
  */
-#define ADAPTRA_MODEL_SEEK_BUDGET (8 * 1024 * 1024)
+#define ADAPTRA_MODEL_SEEK_TURN 9
+#define ADAPTRA_MODEL_SEEK_BUDGET_MAX (32 * 1024 * 1024)
 #define ADAPTRA_MODEL_BUDGET (4 * 1024 * 1024)
 
 /* Reads in flight a backend rewards: latency-bound, as many as the
@@ -182,6 +187,10 @@ struct adaptra_model_fastest {
   uint64_t bytes;               /* and its size */
 };
 
+struct adaptra_model_mean {
+  double n, t;                  /* moving averages: size, time */
+};
+
 struct adaptra_model_bucket {
   uint64_t id;                  /* completion time / a second, + 1 */
   struct adaptra_model_fastest near, far;
@@ -194,6 +203,7 @@ struct adaptra_model {
                                    (atomic) */
   uint64_t samples;             /* reads sampled */
   double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
+  struct adaptra_model_mean near, far; /* of near and far reads apart */
   uint64_t newest;              /* the latest slot id seen */
   struct adaptra_model_slot slot[ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket bucket[ADAPTRA_MODEL_BUCKETS];
@@ -209,6 +219,7 @@ struct adaptra_model_estimate {
   uint64_t fixed_ns;            /* the line's intercept: a read's fixed
                                    cost now, queueing included */
   bool seeks;                   /* distance costs */
+  uint64_t seek_ns;             /* what it costs, 0 where it does not */
   bool latency_bound;           /* reads in parallel hide its latency */
   unsigned depth;               /* reads in flight it rewards; 0: as
                                    many as limit admits (latency-bound) */
