@@ -11,7 +11,8 @@
  * (docs/DESIGN.md §6.2 lists which):
  *
  *   reads --sample--> filters --estimate--> latency, bandwidth, bdp,
- *                                           seeks, latency_bound, depth,
+ *                                           seeks, seek_ns,
+ *                                           latency_bound, depth,
  *                                           limit, chunk, job_min/max,
  *                                           budget; and fast (its own)
  *
@@ -35,7 +36,10 @@
  * the fastest near one (ADAPTRA_MODEL_SEEK_NS and _RATIO), distance
  * costs: a disk's head (blk-mq calls such a device rotational and
  * gives it one queue and an elevator).  A remote store or the page
- * cache answers a far read as soon as a near one.
+ * cache answers a far read as soon as a near one.  What a seek costs
+ * is how much longer the mean far read takes than the mean near one
+ * (moving averages of each apart): the queue's turns between streams
+ * make mean seeks, where the fastest far read is the shortest hop.
  *
  * No locking: the engine samples and asks under its lock, except for
  * start and end (atomic: readers add to running without the lock).
