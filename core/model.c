@@ -344,11 +344,11 @@ adaptra_model_fast (const struct adaptra_model *m, uint64_t now,
   double slack = was_fast ? 2 : 1;
   double bound = ADAPTRA_MODEL_FAST_LATENCY_NS +
     m->n * 1e9 / (double) ADAPTRA_MODEL_FAST_BYTES_PER_SEC;
-  uint64_t transfer;
+  struct adaptra_model_estimate est;
 
   if (m->samples < ADAPTRA_MODEL_FAST_SAMPLES || m->t > slack * bound ||
       m->n * 1e9 * slack < m->t * (double) ADAPTRA_MODEL_FAST_RATE)
     return false;
-  bandwidth (m, now, &transfer);
-  return !seeks (m, now, transfer);
+  adaptra_model_estimate (m, now, &est);
+  return !est.seeks && !est.latency_bound;
 }

@@ -106,7 +106,11 @@
  * continue each other on a 150 MB/s disk take 27 us each, well within
  * the first bound, at a seventh of the pool's speed; the memory
  * plugin's take a few microseconds.  A backend that seeks is never as
- * fast as the pool.  With hysteresis (both bounds twice as loose to
+ * fast as the pool, nor one that is latency-bound: the large reads of
+ * a remote store without a bandwidth cap pass both bounds (4 MiB in
+ * 2.5 ms is 1.6 GB/s), yet every read of a client waits its latency,
+ * which read-ahead hides (stepping aside halved the throughput of one
+ * reader at queue depth 1 over 2 ms).  With hysteresis (both bounds twice as loose to
  * stay fast), and not before ADAPTRA_MODEL_FAST_SAMPLES reads.
  */
 #define ADAPTRA_MODEL_FAST_LATENCY_NS 50000

@@ -4,9 +4,10 @@
  */
 
 /* A fake backend is a function from a read (its offset and size) to
- * its time.  Four of them: fast (the page cache), remote (5 ms, then
+ * its time.  Five of them: fast (the page cache), remote (5 ms, then
  * 200 MiB/s), a seeking disk (one head at 150 MB/s, a seek from
- * 0.5 ms up with the distance), and one that turns slow.  Each test
+ * 0.5 ms up with the distance), one that turns slow, and a delay
+ * (2 ms a read, then the page cache's speed).  Each test
  * reads through one as the engine would (model_start, the read,
  * model_end, sample) and checks the estimate and every decision it
  * feeds: latency-bound, seeks (and their cost), depth, limit, chunk,
@@ -30,7 +31,7 @@
 #define MIB (1024 * KIB)
 #define DISK_SIZE (64 * 1024 * MIB)
 
-enum kind { FAST, REMOTE, DISK, SLOW };
+enum kind { FAST, REMOTE, DISK, SLOW, DELAY };
 
 /* The time a read takes on a backend of kind k. */
 static uint64_t
@@ -45,6 +46,8 @@ read_ns (enum kind k, uint64_t offset, uint64_t bytes, uint64_t last_end)
     return 5 * MS + bytes * SEC / (200 * MIB);
   case SLOW:
     return 50 * MS + bytes * SEC / (200 * MIB);
+  case DELAY:                                   /* no bandwidth cap */
+    return 2 * MS + bytes / 8;                  /* 8 GB/s */
   case DISK: default:
     distance = offset > last_end ? offset - last_end : last_end - offset;
     return (offset == last_end ? 0
@@ -370,6 +373,27 @@ test_sequential_disk_is_not_fast (void **state)
   assert_false (estimate (&b).latency_bound);
 }
 
+/* A remote store without a bandwidth cap, read in windows of 4 MiB:
+ * each read within the fast bounds (1.6 GB/s), but 2 ms of it is
+ * latency, which read-ahead hides and stepping aside would make every
+ * read of a client wait: latency-bound, never as fast as the pool.
+ */
+static void
+test_large_reads_of_a_delay_are_not_fast (void **state)
+{
+  struct backend b = { .kind = DELAY, .now = SEC };
+  uint64_t at;
+
+  (void) state;
+  for (at = 0; at < 1024 * MIB; at += 4 * MIB)
+    one_read (&b, at, 4 * MIB);
+  assert_true (b.m.t < ADAPTRA_MODEL_FAST_LATENCY_NS +
+               4.0 * MIB * SEC / ADAPTRA_MODEL_FAST_BYTES_PER_SEC);
+  assert_true (estimate (&b).latency_bound);
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+  assert_false (adaptra_model_fast (&b.m, b.now, true));
+}
+
 /* The fast test waits for ADAPTRA_MODEL_FAST_SAMPLES reads. */
 static void
 test_fast_needs_samples (void **state)
@@ -477,6 +501,7 @@ main (void)
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
+    cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
     cmocka_unit_test (test_turns_slow),
     cmocka_unit_test (test_slots),
