@@ -429,7 +429,8 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
 }
 
 /* Queue job if it has pages (its bytes clamped to its volume's end),
- * count it in flight and wake a worker, else free it.  Returns NULL.
+ * count it in flight and wake (or start) a worker, else free it.
+ * Returns NULL.
  */
 static struct adaptra_job *
 close_job (struct adaptra_engine *e, struct adaptra_job *job)
@@ -447,9 +448,7 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
                                                  bytes, v->base + v->size);
   adaptra_queue_add (&e->queue, job);
   adaptra_prefetch_account (e, v, (int64_t) bytes);
-  pthread_cond_signal (&e->job_queued);
-  if (job->stream == 0)
-    pthread_cond_signal (&e->hint_queued);
+  adaptra_workers_job_queued (e, job->stream == 0);
   return NULL;
 }
 

@@ -303,23 +303,24 @@ spawn (struct adaptra_engine *e, bool hints_only)
   return 0;
 }
 
-/* Worker w just took a job: start one more thread of its kind if
- * another job could run now, every thread of the kind is reading, and
- * fewer run than pay (adaptra_workers_wanted; all of the ceiling for
- * hints: a profile's reads are short and bound by latency, DESIGN.md
- * §8).  A thread that cannot start is no error: the running ones read
- * the queue.  Lock held.
+/* Start one more thread of the kind hints_only if every one of them is
+ * reading, fewer run than pay (adaptra_workers_wanted; all of the
+ * ceiling for hints: a profile's reads are short and bound by latency,
+ * DESIGN.md §8), and a job could start now.  A thread that cannot
+ * start is no error: the running ones read the queue.  Lock held.
  */
 static void
-maybe_grow (struct adaptra_engine *e, const struct adaptra_worker *w)
+grow (struct adaptra_engine *e, bool hints_only)
 {
-  unsigned first, n, *alive, *busy, want = 0;
+  const struct adaptra_worker probe = { .hints_only = hints_only };
+  unsigned first, n, *alive, *busy, want;
   struct adaptra_job *prev;
 
-  kind_of (e, w->hints_only, &first, &n, &alive, &busy);
-  if (e->stopping || *alive >= n || *busy < *alive)
+  assert_locked (e);
+  kind_of (e, hints_only, &first, &n, &alive, &busy);
+  if (e->stopping || !e->workers || *alive >= n || *busy < *alive)
     return;
-  if (w->hints_only)
+  if (hints_only)
     want = n;
   else {
     struct adaptra_model_estimate est;
@@ -327,8 +328,20 @@ maybe_grow (struct adaptra_engine *e, const struct adaptra_worker *w)
     adaptra_model_estimate (&e->model, adaptra_now (e), &est);
     want = adaptra_workers_wanted (&est, n);
   }
-  if (*alive < want && next_for_worker (e, w, &prev))
-    (void) spawn (e, w->hints_only);
+  if (*alive < want && next_for_worker (e, &probe, &prev))
+    (void) spawn (e, hints_only);
+}
+
+void
+adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
+{
+  assert_locked (e);
+  pthread_cond_signal (&e->job_queued);
+  if (hint)
+    pthread_cond_signal (&e->hint_queued);
+  grow (e, false);
+  if (hint)
+    grow (e, true);
 }
 
 static uint64_t
@@ -386,7 +399,7 @@ worker_main (void *arg)
       break;
     adaptra_prefetch_take (e, prev, job, true);
     (*busy)++;
-    maybe_grow (e, w);
+    grow (e, w->hints_only);
     stream = job->stream;
     count_running (e, stream, 1);
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */

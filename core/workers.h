@@ -6,10 +6,10 @@
 /* Workers are pthreads with their own backend context each (a plugin
  * that serialises requests gets one request per context, so more
  * workers mean more parallel requests).  adaptra-workers is their
- * ceiling, not their number: ADAPTRA_WORKERS_MIN threads start, a
- * worker that takes a job starts one more while another job could
- * run now, none of its siblings is free to take it, and fewer run
- * than the model says pay (adaptra_workers_wanted), and a thread
+ * ceiling, not their number: ADAPTRA_WORKERS_MIN threads start; when
+ * a job is queued, or a worker takes one and another could run now,
+ * one more starts if none of its kind is free to take it and fewer run
+ * than the model says pay (adaptra_workers_wanted); and a thread
  * that found no job for ADAPTRA_WORKERS_IDLE_NS ends, down to
  * ADAPTRA_WORKERS_MIN.  So an idle server holds one thread of each
  * kind (and, over a serialising plugin, no handle: plugin/handles.h),
@@ -65,5 +65,11 @@ struct adaptra_worker {
  */
 extern unsigned adaptra_workers_wanted (const struct adaptra_model_estimate *est,
                                         unsigned ceiling);
+
+/* A job was queued (a cache hint's when hint): wake a worker that may
+ * take it, or start one more thread if every one of the kinds that
+ * may take it is reading and fewer run than pay.  Lock held.
+ */
+extern void adaptra_workers_job_queued (struct adaptra_engine *e, bool hint);
 
 #endif /* ADAPTRA_WORKERS_H */
