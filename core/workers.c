@@ -244,12 +244,7 @@ adaptra_workers_wanted (const struct adaptra_model_estimate *est,
 {
   uint64_t want;
 
-  if (est->depth != 0)
-    want = est->depth;
-  else if (est->limit == UINT64_MAX || est->chunk == 0)
-    want = ceiling;
-  else
-    want = (est->limit + est->chunk - 1) / est->chunk;
+  want = est->depth != 0 ? est->depth : ceiling;
   if (want < ADAPTRA_WORKERS_MIN)
     want = ADAPTRA_WORKERS_MIN;
   return want < ceiling ? (unsigned) want : ceiling;
@@ -303,22 +298,30 @@ spawn (struct adaptra_engine *e, bool hints_only)
   return 0;
 }
 
-/* Start one more thread of the kind hints_only if every one of them is
- * reading, fewer run than pay (adaptra_workers_wanted; all of the
- * ceiling for hints: a profile's reads are short and bound by latency,
- * DESIGN.md §8), and a job could start now.  A thread that cannot
- * start is no error: the running ones read the queue.  Lock held.
+/* Start one more thread of the kind hints_only if more jobs are queued
+ * than its threads not reading (a window queues several at once, and
+ * a thread woken for one has not taken it yet), fewer run than pay
+ * (adaptra_workers_wanted; all of the ceiling for hints: a profile's
+ * reads are short and bound by latency, DESIGN.md §8), and a job
+ * could start now.  A thread that cannot start is no error: the
+ * running ones read the queue.  Lock held.
  */
 static void
 grow (struct adaptra_engine *e, bool hints_only)
 {
   const struct adaptra_worker probe = { .hints_only = hints_only };
-  unsigned first, n, *alive, *busy, want;
+  unsigned first, n, *alive, *busy, want, idle, queued = 0;
+  const struct adaptra_job *job;
   struct adaptra_job *prev;
 
   assert_locked (e);
   kind_of (e, hints_only, &first, &n, &alive, &busy);
-  if (e->stopping || !e->workers || *alive >= n || *busy < *alive)
+  if (e->stopping || !e->workers || *alive >= n)
+    return;
+  idle = *alive - *busy;
+  for (job = e->queue.head; job && queued <= idle; job = job->next)
+    queued++;
+  if (queued <= idle)
     return;
   if (hints_only)
     want = n;
@@ -390,7 +393,8 @@ worker_main (void *arg)
     void *ctx;
 
     while (!e->stopping && (job = next_for_worker (e, w, &prev)) == NULL) {
-      if (*alive > ADAPTRA_WORKERS_MIN &&
+      if (*alive > (w->hints_only ? ADAPTRA_HINT_WORKERS_MIN
+                    : ADAPTRA_WORKERS_MIN) &&
           monotonic_ns () - idle_since >= ADAPTRA_WORKERS_IDLE_NS)
         break;
       idle_wait (e, w->hints_only ? &e->hint_queued : &e->job_queued);
@@ -419,7 +423,9 @@ worker_main (void *arg)
   return NULL;
 }
 
-/* Stop every thread and join them.  Lock not held. */
+/* Stop every thread and join them, leaving stopping set (no thread
+ * starts until the caller clears it).  Lock not held.
+ */
 static void
 join_workers (struct adaptra_engine *e)
 {
@@ -444,38 +450,39 @@ join_workers (struct adaptra_engine *e)
     if (started)
       pthread_join (w->thread, NULL);
   }
-  adaptra_lock (e);
-  e->stopping = false;
-  adaptra_unlock (e);
 }
 
 int
 adaptra_workers_start (struct adaptra_engine *e, unsigned n, unsigned hints)
 {
+  struct adaptra_worker *workers;
   unsigned k;
   int err = 0;
 
-  if (e->workers)
-    return EBUSY;
   if (n + hints == 0)
-    return 0;
-  e->workers = calloc (n + hints, sizeof *e->workers);
-  if (!e->workers)
+    return e->workers ? EBUSY : 0;
+  workers = calloc (n + hints, sizeof *workers);
+  if (!workers)
     return ENOMEM;
+  for (k = 0; k < n + hints; k++) {
+    workers[k].e = e;
+    workers[k].index = k;
+    workers[k].hints_only = k >= n;
+  }
+  /* Under the lock: a job queued now may start a thread (grow). */
   adaptra_lock (e);
+  if (e->workers) {
+    adaptra_unlock (e);
+    free (workers);
+    return EBUSY;
+  }
+  e->workers = workers;
   e->nworkers = n;
   e->nhint_workers = hints;
-  for (k = 0; k < n + hints; k++) {
-    e->workers[k].e = e;
-    e->workers[k].index = k;
-    e->workers[k].hints_only = k >= n;
-  }
-  for (k = 0; k < ADAPTRA_WORKERS_MIN && !err; k++) {
-    if (k < n)
-      err = spawn (e, false);
-    if (k < hints && !err)
-      err = spawn (e, true);
-  }
+  for (k = 0; k < n && k < ADAPTRA_WORKERS_MIN && !err; k++)
+    err = spawn (e, false);
+  for (k = 0; k < hints && k < ADAPTRA_HINT_WORKERS_MIN && !err; k++)
+    err = spawn (e, true);
   adaptra_unlock (e);
   if (err)
     adaptra_workers_stop (e);
@@ -499,10 +506,14 @@ adaptra_workers_stop (struct adaptra_engine *e)
   if (!e->workers)
     return;
   join_workers (e);
+  /* Under the lock, and before stopping clears: a job queued meanwhile
+   * must not start a thread in the slots freed here.
+   */
+  adaptra_lock (e);
   free (e->workers);
   e->workers = NULL;
-  adaptra_lock (e);
   e->nworkers = e->nhint_workers = 0;
   adaptra_prefetch_drop_queue (e, NULL);
+  e->stopping = false;
   adaptra_unlock (e);
 }

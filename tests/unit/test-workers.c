@@ -87,11 +87,12 @@ test_wanted_by_depth (void **state)
                     ADAPTRA_MODEL_DEPTH);
   assert_int_equal (adaptra_workers_wanted (&est, 2), 2);
   est = (struct adaptra_model_estimate) { .depth = 1, .limit = UINT64_MAX };
-  assert_int_equal (adaptra_workers_wanted (&est, CEILING), 1);
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING),
+                    ADAPTRA_WORKERS_MIN);
 }
 
-/* Latency-bound: as many chunks as the limit holds, within the
- * ceiling; without a limit, the ceiling.
+/* Latency-bound: the ceiling, and the gate (the model's limit on the
+ * bytes in flight) decides which start.
  */
 static void
 test_wanted_latency_bound (void **state)
@@ -104,11 +105,8 @@ test_wanted_latency_bound (void **state)
   };
 
   (void) state;
-  assert_int_equal (adaptra_workers_wanted (&est, CEILING), 20);
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), CEILING);
   assert_int_equal (adaptra_workers_wanted (&est, 8), 8);
-  est.limit = bdp * 3;
-  est.chunk = bdp;
-  assert_int_equal (adaptra_workers_wanted (&est, CEILING), 3);
   est.limit = UINT64_MAX;
   assert_int_equal (adaptra_workers_wanted (&est, CEILING), CEILING);
   assert_int_equal (adaptra_workers_wanted (&est, 0), 0);
@@ -118,12 +116,10 @@ test_wanted_latency_bound (void **state)
 static void
 test_wanted_at_least_min (void **state)
 {
-  struct adaptra_model_estimate est = {
-    .latency_bound = true, .limit = 1, .chunk = 1024 * 1024,
-  };
+  struct adaptra_model_estimate est = { .depth = 0 };
 
   (void) state;
-  assert_int_equal (adaptra_workers_wanted (&est, CEILING),
+  assert_int_equal (adaptra_workers_wanted (&est, ADAPTRA_WORKERS_MIN),
                     ADAPTRA_WORKERS_MIN);
 }
 
@@ -144,10 +140,9 @@ wait_running (uint64_t n)
   assert_int_equal (running (), n);
 }
 
-/* One thread at the start; while jobs wait behind a backend that holds
- * every read, threads start up to the model's depth (not measured yet:
- * ADAPTRA_MODEL_DEPTH), never to the ceiling; once idle for
- * ADAPTRA_WORKERS_IDLE_NS, back to one.
+/* ADAPTRA_WORKERS_MIN threads at the start; while jobs wait behind a
+ * backend that holds every read, the model's depth (not measured yet:
+ * ADAPTRA_MODEL_DEPTH) read, and no thread more starts.
  */
 static void
 test_threads_follow_the_model (void **state)
@@ -170,31 +165,36 @@ test_threads_follow_the_model (void **state)
     sem_post (&release);
   release_all ();
   assert_int_equal (stats ().pages_in_flight, 0);
-  usleep (ADAPTRA_WORKERS_IDLE_NS / 1000);
-  wait_running (ADAPTRA_WORKERS_MIN);
+  assert_int_equal (running (), ADAPTRA_MODEL_DEPTH);
   adaptra_workers_stop (e);
   assert_int_equal (running (), 0);
 }
 
-/* Over a remote backend (5 ms, then 200 MiB/s on the fake clock),
+/* Over a remote backend (5 ms, then 125 MiB/s on the fake clock),
  * once the model knows it, jobs waiting behind reads held in the
- * backend get as many threads as the model wants (its chunks in the
- * congestion limit), not the ceiling, although the limit would admit
- * more of these one-page jobs.
+ * backend get as many threads as the model's limit on the bytes in
+ * flight admits reads, not the ceiling: the reads in the backend are
+ * the limit's worth, and only a few threads more run: each of the
+ * ADAPTRA_WORKERS_MIN that start takes a job and starts the next, which
+ * does the same, and the last of each line finds the gate closed (a
+ * job counts in flight from its read's start).  Idle again, they end
+ * down to ADAPTRA_WORKERS_MIN.
  */
+#define JOB (64 * 1024)
+
 static void
-test_threads_as_many_as_pay (void **state)
+test_threads_as_many_as_the_limit_admits (void **state)
 {
   void *ctx = &worker_ctx;
   struct adaptra_model_estimate est;
-  unsigned i, want, jobs = CEILING;
+  unsigned i, admitted, extra, jobs = CEILING;
   size_t queued;
-  uint64_t offset;
+  uint64_t offset, bytes;
   uint32_t count;
 
   (void) state;
   read_ns = 5 * MS;
-  read_ns_per_kib = 5000;
+  read_ns_per_kib = 8000;
   for (i = 0; i < 64; i++)              /* scattered reads, 4-64 KiB */
     read_check ((uint64_t) (i * 37 % 61) * 256 * 1024,
                 (uint32_t) (1 + i % 16) * PAGE);
@@ -203,9 +203,6 @@ test_threads_as_many_as_pay (void **state)
   adaptra_unlock (e);
   assert_true (est.latency_bound);
   assert_int_not_equal (est.limit, UINT64_MAX);
-  want = adaptra_workers_wanted (&est, CEILING);
-  assert_true (want > ADAPTRA_MODEL_DEPTH && want < CEILING);
-  assert_true (jobs * PAGE < est.limit);
   /* The model knows the backend; the threads read without the clock,
    * which the fixture moves without a lock.
    */
@@ -213,22 +210,44 @@ test_threads_as_many_as_pay (void **state)
 
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
   for (i = 0; i < jobs; i++)
-    adaptra_cache_hint (e, client, (uint64_t) i * 64 * PAGE + 32 * PAGE,
-                        PAGE);
-  for (queued = 0; adaptra_prefetch_peek (e, queued, &offset, &count);
-       queued++)
-    ;
-  assert_true (queued > want);
+    adaptra_cache_hint (e, client, (uint64_t) i * 256 * 1024 + 128 * 1024,
+                        JOB);
+  /* The jobs (a hint's, or a transfer slot's where its frames are not
+   * consecutive) that the gate admits in queue order: while the bytes
+   * before them are under the limit.
+   */
+  for (queued = admitted = 0, bytes = 0;
+       adaptra_prefetch_peek (e, queued, &offset, &count); queued++)
+    if (bytes < est.limit) {
+      admitted++;
+      bytes += count;
+    }
+  assert_true (queued >= jobs);
+  assert_true (admitted > ADAPTRA_WORKERS_MIN &&
+               admitted + 2 + ADAPTRA_WORKERS_MIN < CEILING);
+  assert_true (admitted < queued);
   gate = true;
   assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
-  for (i = 0; i < want; i++)
+  for (i = 0; i < admitted; i++)
     sem_wait (&entered);
-  usleep (100 * 1000);                  /* a thread too many would show */
-  assert_int_equal (running (), want);
-  for (i = 0; i < want; i++)
+  usleep (100 * 1000);                  /* a read too many would show */
+  /* A worker passes the gate before the one ahead of it has started
+   * its read (the bytes count from then): a read or two more.
+   */
+  for (extra = 0; sem_trywait (&entered) == 0; extra++)
+    ;
+  assert_true (extra <= 2);
+  assert_true (running () >= admitted);
+  assert_true (running () <= admitted + extra + ADAPTRA_WORKERS_MIN);
+  for (i = 0; i < admitted + extra; i++)
     sem_post (&release);
   release_all ();
+  assert_int_equal (stats ().pages_in_flight, 0);
+  /* Idle for ADAPTRA_WORKERS_IDLE_NS: back to the few. */
+  usleep (ADAPTRA_WORKERS_IDLE_NS / 1000);
+  wait_running (ADAPTRA_WORKERS_MIN);
   adaptra_workers_stop (e);
+  assert_int_equal (running (), 0);
 }
 
 /* The reader that reaches a window that just doubled waits for the
@@ -309,7 +328,7 @@ main (void)
     cmocka_unit_test (test_wanted_latency_bound),
     cmocka_unit_test (test_wanted_at_least_min),
     T (test_threads_follow_the_model),
-    T (test_threads_as_many_as_pay),
+    T (test_threads_as_many_as_the_limit_admits),
     T (test_reader_waits_one_chunk),
   };
 
