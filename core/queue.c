@@ -270,13 +270,29 @@ struct adaptra_job *
 adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
 {
   struct adaptra_job *job;
+  struct treap_node *first, *n;
 
   *prev = NULL;
-  if (!q->seeks || q->batch >= q->budget)
+  if (!q->seeks || !q->head)
     return NULL;
-  job = adaptra_queue_find (q, q->near, prev);
-  return job && job->first == q->near &&
-    job->started_ns == ADAPTRA_NOT_STARTED ? job : NULL;
+  if (q->batch < q->budget) {
+    job = adaptra_queue_find (q, q->near, prev);
+    if (job && job->first == q->near &&
+        job->started_ns == ADAPTRA_NOT_STARTED)
+      return job;
+  }
+  /* Up the sweep, within the round the fair order serves (its first
+   * job's), past near: the job there, if any, did its budget.
+   */
+  first = treap_ceil (&q->order, 0, 0);
+  n = treap_ceil (&q->order, first->major, q->near + 1);
+  if (!n || n->major != first->major)
+    return NULL;
+  job = treap_entry (n, struct adaptra_job, by_order);
+  if (job->started_ns != ADAPTRA_NOT_STARTED)
+    return NULL;
+  *prev = job->prev;
+  return job;
 }
 
 /* A smaller rest than ADAPTRA_JOB_MIN would cost a worker one more

@@ -31,7 +31,9 @@
  *     (adaptra_queue_batch).  A window queued in pieces over time,
  *     and the rest of a job a reader stole the head of, continue the
  *     run the head is on instead of waiting a round behind other
- *     streams and costing a seek each.
+ *     streams and costing a seek each.  When a run ends, the sweep
+ *     goes on up from it within the round (C-SCAN), not back to the
+ *     round's lowest page.
  *
  * Indexes.  A walk of the queue costs its length, which grows with the
  * streams (tens of thousands of jobs with 100,000 streams, where the
@@ -142,9 +144,12 @@ extern void adaptra_queue_take (struct adaptra_queue *q,
                                 struct adaptra_job *job,
                                 enum adaptra_queue_take how);
 
-/* The job that continues the batch, and the one before it (*prev):
- * where distance costs, the queued job not started that starts at
- * near, while the run is under a budget; NULL if none.
+/* Where distance costs, the job that goes next, and the one before it
+ * (*prev): the queued job not started that starts at near, while the
+ * run is under a budget; else the first one past near in the round
+ * the fair order serves (an elevator's sweep goes on up; C-SCAN);
+ * NULL if neither (the queue's head goes next, the sweep wraps), or
+ * where distance does not cost.
  */
 extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
                                                 struct adaptra_job **prev);

@@ -171,8 +171,8 @@ test_seeking_budget_runs (void **state)
  * 3's; stream 3's next window is queued in pieces behind it.  Where
  * distance costs (seeks), what continues the stolen part goes next,
  * ahead of stream 2's chunk, until a budget's bytes went out in one
- * run; then the fair order again.  Latency-bound, the fair order
- * alone: stream 2 next.
+ * run; then the sweep goes on up, and wraps.  Latency-bound, the fair
+ * order alone: stream 2 next.
  */
 static void
 steal_then_batch (bool seeks)
@@ -217,8 +217,15 @@ steal_then_batch (bool seeks)
       free (job);
       job = adaptra_queue_batch (&q, &prev);
     }
-    assert_null (job);
+    /* The run did its budget: the sweep goes on up in the round, to
+     * stream 4's chunk, and then wraps to stream 2's.
+     */
     assert_int_equal (q.batch, 4 * chunk);
+    assert_non_null (job);
+    assert_int_equal (job->stream, 4);
+    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+    free (job);
+    assert_null (adaptra_queue_batch (&q, &prev));
     assert_int_equal (take_head (&q, NULL), 2);
   }
   while (q.head)
@@ -238,6 +245,38 @@ test_latency_bound_steal_waits_its_turn (void **state)
 {
   (void) state;
   steal_then_batch (false);
+}
+
+/* Where distance costs and nothing continues the run, the sweep goes
+ * on up from where it ended, within the round, and then wraps: a
+ * reader stole stream 3's chunk, and stream 4's goes next, then
+ * stream 1's and 2's.  One seek up, not down to stream 1 and up again.
+ */
+static void
+test_seeking_sweeps_up (void **state)
+{
+  struct adaptra_queue q;
+  struct adaptra_job *job, *prev;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  queue_streams (&q, 1, MIB);
+  job = adaptra_queue_find (&q, 3 * STREAM_PAGES, &prev);
+  assert_non_null (job);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  free (job);
+  job = adaptra_queue_batch (&q, &prev);
+  assert_non_null (job);
+  assert_int_equal (job->stream, 4);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  free (job);
+  assert_null (adaptra_queue_batch (&q, &prev));
+  assert_int_equal (take_head (&q, NULL), 1);
+  assert_int_equal (take_head (&q, NULL), 2);
+  assert_null (q.head);
 }
 
 /* A job dropped unread does not move the batch on. */
@@ -370,6 +409,7 @@ main (void)
     cmocka_unit_test (test_seeking_budget_runs),
     cmocka_unit_test (test_seeking_steal_continues),
     cmocka_unit_test (test_latency_bound_steal_waits_its_turn),
+    cmocka_unit_test (test_seeking_sweeps_up),
     cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
