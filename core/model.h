@@ -120,15 +120,10 @@
 
 /* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of the
  * bandwidth-delay product in flight (a quarter over covers jitter in
- * the latency and the gap between a read's end and the next start),
- * and ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a window is
- * split into alone) while the product is under it.  Then the chunks
- * are not cut from the product (a sixteenth of it would only multiply
- * the requests), but the limit holds: a backend's first reads, all at
- * once, say little of its bandwidth (one 64 KiB read in 5 ms says
- * 13 MB/s), and without a limit every worker started a job: 16
- * streams starting together on the remote model put 36 reads of up to
- * 920 KiB in flight, and single reads waited 200-400 ms.
+ * the latency and the gap between a read's end and the next start);
+ * none under ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
+ * window is split into alone), where chunks of a sixteenth of the
+ * product would only multiply the requests.
  */
 #define ADAPTRA_MODEL_GAIN_NUM 5
 #define ADAPTRA_MODEL_GAIN_DEN 4
