@@ -55,3 +55,30 @@ adaptra_depth_reads_ahead (struct adaptra_depth *d, uint64_t bytes)
     d->deep = true;
   return d->deep;
 }
+
+bool
+adaptra_keep_miss (struct adaptra_keep *k, uint64_t (*total) (void *),
+                   void *opaque)
+{
+  uint64_t t;
+
+  if (k->kept < ADAPTRA_KEEP_TRIAL)
+    return true;
+  if (k->runs++ % ADAPTRA_KEEP_SAMPLE != 0)
+    return k->keep;
+  t = total (opaque);
+  k->reread += t - k->seen;
+  k->seen = t;
+  k->keep = k->reread * ADAPTRA_KEEP_SHARE >= k->kept;
+  return true;
+}
+
+void
+adaptra_keep_kept (struct adaptra_keep *k, uint64_t bytes)
+{
+  k->kept += bytes;
+  if (k->kept >= ADAPTRA_KEEP_WINDOW) {
+    k->kept /= 2;
+    k->reread /= 2;
+  }
+}

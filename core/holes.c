@@ -18,6 +18,7 @@
 #include "holes.h"
 #include "minmax.h"
 #include "range.h"
+#include "window.h"
 
 void
 adaptra_holes_free (struct adaptra_holes *m)
@@ -196,4 +197,18 @@ adaptra_volume_extent (struct adaptra_engine *e, int volume, uint64_t offset,
     adaptra_holes_set (&v->holes, offset, offset + count, zero);
   }
   adaptra_unlock (e);
+}
+
+uint64_t
+adaptra_holes_horizon (struct adaptra_engine *e)
+{
+  /* The largest window the pool could ever spare (half of it, or the
+   * configured maximum): the one a stream has when the query comes
+   * may still grow before the reader reaches the query's end.
+   */
+  uint64_t half = adaptra_pool_frames (&e->pool) / 2;
+
+  return ADAPTRA_HOLES_HORIZON_WINDOWS *
+    (adaptra_window_max (e->cfg.max_bytes >> e->page_shift, half, 0, half)
+     << e->page_shift);
 }

@@ -35,6 +35,13 @@
  */
 #define ADAPTRA_HOLES_MAX 65536
 
+/* How many of a stream's largest windows lie ahead of its reader at
+ * most: its window and the next, which the look-ahead mark in it
+ * starts.  The filter asks the plugin for block status that far past
+ * each query of a client (adaptra_holes_horizon).
+ */
+#define ADAPTRA_HOLES_HORIZON_WINDOWS 2
+
 /* One zero extent: bytes [start, end). */
 struct adaptra_hole {
   uint64_t start, end;

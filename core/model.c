@@ -66,6 +66,13 @@ keep_fastest (struct adaptra_model_fastest *f, uint64_t bytes, uint64_t t)
   }
 }
 
+/* Move a moving average towards x (the first sample: x itself). */
+static void
+average (double *avg, double x, bool first)
+{
+  *avg = first ? x : *avg + (x - *avg) / ADAPTRA_MODEL_EWMA;
+}
+
 void
 adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                       uint64_t t0, uint64_t t1,
@@ -77,17 +84,18 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   struct adaptra_model_bucket *b = &m->bucket[second % ADAPTRA_MODEL_BUCKETS];
   double n = (double) bytes, dt = (double) t;
 
-  if (m->samples++ == 0) {
-    m->n = n;
-    m->t = dt;
-    m->nn = n * n;
-    m->nt = n * dt;
-  }
-  else {
-    m->n += (n - m->n) / ADAPTRA_MODEL_EWMA;
-    m->t += (dt - m->t) / ADAPTRA_MODEL_EWMA;
-    m->nn += (n * n - m->nn) / ADAPTRA_MODEL_EWMA;
-    m->nt += (n * dt - m->nt) / ADAPTRA_MODEL_EWMA;
+  bool first = m->samples++ == 0;
+  struct adaptra_model_mean *mean = where == ADAPTRA_MODEL_NEAR ? &m->near
+    : where == ADAPTRA_MODEL_FAR ? &m->far : NULL;
+
+  average (&m->n, n, first);
+  average (&m->t, dt, first);
+  average (&m->nn, n * n, first);
+  average (&m->nt, n * dt, first);
+  if (mean) {
+    first = mean->t == 0;
+    average (&mean->n, n, first);
+    average (&mean->t, dt > 0 ? dt : 1, first);
   }
 
   if (id > m->newest)
@@ -130,10 +138,12 @@ fit (const struct adaptra_model *m, double *latency, double *slope)
  * backend moves a second (model.h).  *transfer is the most of the two
  * that measure the transfer alone (the slots and the line), by which a
  * read's transfer is taken off its time: a lone read's n / t would
- * take all of it off.
+ * take all of it off.  *delivered: the slots' alone, 0 while no slot
+ * of the window is over.
  */
 static uint64_t
-bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer)
+bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
+           uint64_t *delivered)
 {
   uint64_t id = slot_id (now), most = 0, rate;
   double latency, slope;
@@ -150,6 +160,7 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer)
       most = s->bytes;
   }
   rate = (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS);
+  *delivered = rate;
   if (m->samples > 0) {
     fit (m, &latency, &slope);
     if (slope > 0 && 1e9 / slope > (double) rate)
@@ -220,6 +231,27 @@ seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
     far >= ADAPTRA_MODEL_SEEK_RATIO * near;
 }
 
+/* What a seek costs where distance costs (the min-latency test above):
+ * how much longer the mean far read takes than the mean near one,
+ * their sizes' difference at bandwidth rate taken off; at least the
+ * difference of the fastest ones.  The fastest far read is a short
+ * hop, where the mean far read is the seek the queue's turns make;
+ * the reads in flight queue both alike.
+ */
+static uint64_t
+seek_cost (const struct adaptra_model *m, uint64_t now, uint64_t rate)
+{
+  uint64_t near, far, least;
+  double mean;
+
+  least_latency (m, now, rate, false, &near, &far);
+  least = far - near;
+  if (m->near.t == 0 || m->far.t == 0 || rate == 0)
+    return least;
+  mean = m->far.t - m->near.t - (m->far.n - m->near.n) * 1e9 / (double) rate;
+  return mean > (double) least ? (uint64_t) mean : least;
+}
+
 /* The largest power of two not over n (n > 0). */
 static uint64_t
 pow2_floor (uint64_t n)
@@ -237,10 +269,10 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, least, transfer;
+  uint64_t near, far, least, transfer, delivered;
   double fit_latency, slope;
 
-  est->bandwidth = bandwidth (m, now, &transfer);
+  est->bandwidth = bandwidth (m, now, &transfer, &delivered);
   least_latency (m, now, transfer, true, &near, &far);
   least = near < far ? near : far;
   est->latency_ns = least == UINT64_MAX ? 0 : least;
@@ -250,6 +282,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   fit (m, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
   est->seeks = seeks (m, now, transfer);
+  est->seek_ns = est->seeks ? seek_cost (m, now, transfer) : 0;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 
@@ -258,8 +291,10 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   if (est->latency_bound && est->bandwidth > 0 &&
       est->bdp >= ADAPTRA_MODEL_LIMIT_MIN)
     est->limit = est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+  else if (est->latency_bound && delivered == 0)
+    est->limit = ADAPTRA_MODEL_LIMIT_MIN;
 
-  if (est->limit != UINT64_MAX) {
+  if (est->limit != UINT64_MAX && est->bdp >= ADAPTRA_MODEL_LIMIT_MIN) {
     est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
                                     ADAPTRA_MODEL_CHUNK_MIN,
                                     ADAPTRA_MODEL_CHUNK_MAX));
@@ -278,7 +313,19 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         ? (uint64_t) (fit_latency / slope)
                         : (uint64_t) m->n,
                         ADAPTRA_MODEL_CHUNK_FLOOR, ADAPTRA_MODEL_CHUNK_MAX);
-    est->budget = est->seeks ? ADAPTRA_MODEL_SEEK_BUDGET : ADAPTRA_MODEL_BUDGET;
+    est->budget = ADAPTRA_MODEL_BUDGET;
+    if (est->seeks) {
+      /* A turn's transfer, ADAPTRA_MODEL_SEEK_TURN seeks' worth; and
+       * while streams compete a job is a turn: a window goes to the
+       * head in one read, not in pieces that race there.
+       */
+      est->budget = clamp ((uint64_t) ((double) est->seek_ns *
+                                       ADAPTRA_MODEL_SEEK_TURN *
+                                       (double) est->bandwidth / 1e9),
+                           ADAPTRA_MODEL_CHUNK_MAX,
+                           ADAPTRA_MODEL_SEEK_BUDGET_MAX);
+      est->chunk = est->budget;
+    }
     est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
     est->job_max = UINT64_MAX;
   }
@@ -301,11 +348,11 @@ adaptra_model_fast (const struct adaptra_model *m, uint64_t now,
   double slack = was_fast ? 2 : 1;
   double bound = ADAPTRA_MODEL_FAST_LATENCY_NS +
     m->n * 1e9 / (double) ADAPTRA_MODEL_FAST_BYTES_PER_SEC;
-  uint64_t transfer;
+  struct adaptra_model_estimate est;
 
   if (m->samples < ADAPTRA_MODEL_FAST_SAMPLES || m->t > slack * bound ||
       m->n * 1e9 * slack < m->t * (double) ADAPTRA_MODEL_FAST_RATE)
     return false;
-  bandwidth (m, now, &transfer);
-  return !seeks (m, now, transfer);
+  adaptra_model_estimate (m, now, &est);
+  return !est.seeks && !est.latency_bound;
 }

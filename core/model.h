@@ -11,7 +11,8 @@
  * (docs/DESIGN.md §6.2 lists which):
  *
  *   reads --sample--> filters --estimate--> latency, bandwidth, bdp,
- *                                           seeks, latency_bound, depth,
+ *                                           seeks, seek_ns,
+ *                                           latency_bound, depth,
  *                                           limit, chunk, job_min/max,
  *                                           budget; and fast (its own)
  *
@@ -35,7 +36,10 @@
  * the fastest near one (ADAPTRA_MODEL_SEEK_NS and _RATIO), distance
  * costs: a disk's head (blk-mq calls such a device rotational and
  * gives it one queue and an elevator).  A remote store or the page
- * cache answers a far read as soon as a near one.
+ * cache answers a far read as soon as a near one.  What a seek costs
+ * is how much longer the mean far read takes than the mean near one
+ * (moving averages of each apart): the queue's turns between streams
+ * make mean seeks, where the fastest far read is the shortest hop.
  *
  * No locking: the engine samples and asks under its lock, except for
  * start and end (atomic: readers add to running without the lock).
@@ -102,7 +106,11 @@
  * continue each other on a 150 MB/s disk take 27 us each, well within
  * the first bound, at a seventh of the pool's speed; the memory
  * plugin's take a few microseconds.  A backend that seeks is never as
- * fast as the pool.  With hysteresis (both bounds twice as loose to
+ * fast as the pool, nor one that is latency-bound: the large reads of
+ * a remote store without a bandwidth cap pass both bounds (4 MiB in
+ * 2.5 ms is 1.6 GB/s), yet every read of a client waits its latency,
+ * which read-ahead hides (stepping aside halved the throughput of one
+ * reader at queue depth 1 over 2 ms).  With hysteresis (both bounds twice as loose to
  * stay fast), and not before ADAPTRA_MODEL_FAST_SAMPLES reads.
  */
 #define ADAPTRA_MODEL_FAST_LATENCY_NS 50000
@@ -115,7 +123,14 @@
  * the latency and the gap between a read's end and the next start);
  * none under ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
  * window is split into alone), where chunks of a sixteenth of the
- * product would only multiply the requests.
+ * product would only multiply the requests, and many slow streams
+ * need many small reads at once.  But until a slot of deliveries is
+ * over (ADAPTRA_MODEL_SLOT_NS) the product is the first reads' alone,
+ * which say little of the bandwidth (one 64 KiB read in 5 ms says
+ * 13 MB/s): the limit is ADAPTRA_MODEL_LIMIT_MIN while the backend is
+ * probed (BBR's startup), where every worker started a job at once:
+ * 16 streams starting together on the remote model put 36 reads of up
+ * to 920 KiB in flight, and single reads waited 200-400 ms.
  */
 #define ADAPTRA_MODEL_GAIN_NUM 5
 #define ADAPTRA_MODEL_GAIN_DEN 4
@@ -153,13 +168,18 @@
 /* Budgets (BFQ's, Valente and Checconi 2010; mq-deadline batches the
  * same way): the bytes of a stream's consecutive chunks that go out
  * together before the queue turns to another stream.  Where distance
- * costs, long runs: every turn is a seek, ADAPTRA_MODEL_SEEK_BUDGET a
- * turn keeps a 150 MB/s disk's shortest seeks under a tenth of its
- * time.  Latency-bound, one chunk: streams interleave finely and a
- * reader waits behind at most one chunk of each other stream.
- * Otherwise ADAPTRA_MODEL_BUDGET bytes, the rounds of before.
+ * costs, long runs sized from the model: every turn costs a seek
+ * (seek_ns), so a turn moves ADAPTRA_MODEL_SEEK_TURN times the bytes
+ * the backend would have moved in that seek, and seeks take at most
+ * 1 / (1 + ADAPTRA_MODEL_SEEK_TURN) of its time; within
+ * [ADAPTRA_MODEL_CHUNK_MAX, ADAPTRA_MODEL_SEEK_BUDGET_MAX] (the most a
+ * job reads at once is 32 MiB, ADAPTRA_REQUEST_MAX).  Latency-bound,
+ * one chunk: streams interleave finely and a reader waits behind at
+ * most one chunk of each other stream.  Otherwise ADAPTRA_MODEL_BUDGET
+ * bytes, the rounds of before.
  */
-#define ADAPTRA_MODEL_SEEK_BUDGET (8 * 1024 * 1024)
+#define ADAPTRA_MODEL_SEEK_TURN 9
+#define ADAPTRA_MODEL_SEEK_BUDGET_MAX (32 * 1024 * 1024)
 #define ADAPTRA_MODEL_BUDGET (4 * 1024 * 1024)
 
 /* Reads in flight a backend rewards: latency-bound, as many as the
@@ -182,6 +202,10 @@ struct adaptra_model_fastest {
   uint64_t bytes;               /* and its size */
 };
 
+struct adaptra_model_mean {
+  double n, t;                  /* moving averages: size, time */
+};
+
 struct adaptra_model_bucket {
   uint64_t id;                  /* completion time / a second, + 1 */
   struct adaptra_model_fastest near, far;
@@ -194,6 +218,7 @@ struct adaptra_model {
                                    (atomic) */
   uint64_t samples;             /* reads sampled */
   double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
+  struct adaptra_model_mean near, far; /* of near and far reads apart */
   uint64_t newest;              /* the latest slot id seen */
   struct adaptra_model_slot slot[ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket bucket[ADAPTRA_MODEL_BUCKETS];
@@ -209,6 +234,7 @@ struct adaptra_model_estimate {
   uint64_t fixed_ns;            /* the line's intercept: a read's fixed
                                    cost now, queueing included */
   bool seeks;                   /* distance costs */
+  uint64_t seek_ns;             /* what it costs, 0 where it does not */
   bool latency_bound;           /* reads in parallel hide its latency */
   unsigned depth;               /* reads in flight it rewards; 0: as
                                    many as limit admits (latency-bound) */

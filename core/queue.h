@@ -23,6 +23,17 @@
  *     costs (every turn a seek), one chunk a turn on a latency-bound
  *     backend, where streams interleave finely and a reader waits
  *     behind at most a chunk of each other stream.
+ *   - Batches (mq-deadline's, which dispatches the request that
+ *     continues the last one before it looks at its FIFOs): where
+ *     distance costs (seeks, set from the model), the job that starts
+ *     where the last job taken to be read ended goes next, out of its
+ *     turn, until a budget's bytes went out in one run
+ *     (adaptra_queue_batch).  A window queued in pieces over time,
+ *     and the rest of a job a reader stole the head of, continue the
+ *     run the head is on instead of waiting a round behind other
+ *     streams and costing a seek each.  When a run ends, the sweep
+ *     goes on up from it within the round (C-SCAN), not back to the
+ *     round's lowest page.
  *
  * Indexes.  A walk of the queue costs its length, which grows with the
  * streams (tens of thousands of jobs with 100,000 streams, where the
@@ -90,7 +101,12 @@ struct adaptra_queue {
   struct treap pages, order, last; /* the indexes (above) */
   size_t unordered;             /* neighbours out of fair order */
   uint64_t vtime;               /* tag of the last job taken in order */
-  uint64_t budget;              /* bytes of start tag a round */
+  uint64_t budget;              /* bytes of start tag a round, and of
+                                   a batch */
+  bool seeks;                   /* batch: distance costs (above) */
+  uint64_t near;                /* the page after the last job taken
+                                   to be read */
+  uint64_t batch;               /* bytes taken in one run up to near */
   uint64_t queued_bytes;        /* of jobs not yet started */
   unsigned page_shift;
   struct adaptra_streams *streams; /* the stream table, whose entries
@@ -113,13 +129,30 @@ extern struct adaptra_job *adaptra_queue_find (const struct adaptra_queue *q,
                                                uint64_t page,
                                                struct adaptra_job **prev);
 
-/* Take job (after prev) off the queue.  in_order: it is taken as the
- * queue's next (by a worker), and the virtual time advances to its tag;
- * else it is stolen or dropped, out of turn.
+/* How a job leaves the queue: taken as the queue's next by a worker
+ * (the virtual time advances to its tag), stolen by a reader out of
+ * turn, or dropped unread.  The first two are read: the batch goes on
+ * from them.
  */
+enum adaptra_queue_take {
+  ADAPTRA_TAKE_IN_ORDER, ADAPTRA_TAKE_STOLEN, ADAPTRA_TAKE_DROPPED
+};
+
+/* Take job (after prev) off the queue. */
 extern void adaptra_queue_take (struct adaptra_queue *q,
                                 struct adaptra_job *prev,
-                                struct adaptra_job *job, bool in_order);
+                                struct adaptra_job *job,
+                                enum adaptra_queue_take how);
+
+/* Where distance costs, the job that goes next, and the one before it
+ * (*prev): the queued job not started that starts at near, while the
+ * run is under a budget; else the first one past near in the round
+ * the fair order serves (an elevator's sweep goes on up; C-SCAN);
+ * NULL if neither (the queue's head goes next, the sweep wraps), or
+ * where distance does not cost.
+ */
+extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
+                                                struct adaptra_job **prev);
 
 /* Keep the first n pages in queued job and queue the rest as a job of
  * its own right behind it, with its tag, if the rest is at least

@@ -1,4 +1,4 @@
-/* read.c: the read paths, invalidation and cache hints.
+/* read.c: the read paths, invalidation, cache hints and memory lent.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -313,7 +313,8 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
     return;
   }
   adaptra_stat_add (&st->backend_bytes, bytes);
-  adaptra_stat_add (&st->bypass_bytes, bytes);
+  if (__atomic_load_n (&c->volume->bypass, __ATOMIC_RELAXED))
+    adaptra_stat_add (&st->bypass_bytes, bytes);
   __atomic_fetch_add (&c->volume->backend_bytes, bytes, __ATOMIC_RELAXED);
   __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
 }
@@ -372,10 +373,11 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
-/* A volume that stepped aside: read the bytes the request wants of
- * the run of absent pages from *pp (up to last) straight from the
- * backend into the client's buffer, caching nothing; advance *pp past
- * the run.  Lock held on entry and exit, dropped for the read.
+/* A volume that stepped aside, or a miss of a client that reads ahead
+ * itself that its volume does not keep: read the bytes the request
+ * wants of the run of absent pages from *pp (up to last) straight from
+ * the backend into the client's buffer, caching nothing; advance *pp
+ * past the run.  Lock held on entry and exit, dropped for the read.
  */
 static int
 read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
@@ -431,6 +433,22 @@ count_readahead_hit (struct adaptra_engine *e, struct adaptra_client *c,
     atomic_fetch_add_explicit (&s->hits, 1, memory_order_relaxed);
 }
 
+/* Client c's new access (new_access) to the READY page in frame f,
+ * pinned, of stream s (NULL: none lives): touch it and count a
+ * read-ahead page's first read as a hit, any other as a read again
+ * (depth.h: adaptra_keep).  Lock held or not.
+ */
+static void
+count_touch (struct adaptra_engine *e, struct adaptra_client *c,
+             struct adaptra_stream *s, uint32_t f)
+{
+  if (adaptra_pool_touch (&e->pool, f))
+    count_readahead_hit (e, c, s, adaptra_pool_page (&e->pool, f)->method);
+  else
+    __atomic_fetch_add (&c->rereads, UINT64_C (1) << e->page_shift,
+                        __ATOMIC_RELAXED);
+}
+
 /* Successive touches of one page by one reader are one access, as the
  * seed counts a page accessed only when prev_index != index.  A scan
  * in 512-byte reads touches each 4 KiB page 8 times; counted as 8
@@ -479,11 +497,9 @@ copy_ready (struct adaptra_engine *e, int client,
          (page = adaptra_pool_page (&e->pool, f))->state ==
          ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
-    if (new_access (e, client, page->stream_id, p + n) &&
-        adaptra_pool_touch (&e->pool, f))
-      count_readahead_hit (e, c,
-                           adaptra_streams_get (&e->streams, page->stream_id),
-                           page->method);
+    if (new_access (e, client, page->stream_id, p + n))
+      count_touch (e, c, adaptra_streams_get (&e->streams, page->stream_id),
+                   f);
     batch[n++] = f;
   }
   adaptra_unlock (e);
@@ -639,10 +655,9 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
     }
     page = adaptra_pool_page (&e->pool, batch[i]);
     ps = page->stream_id == stream ? s : NULL;
-    if ((ps ? stream_new_access (ps, client, span.first + i)
-         : client_new_access (c, span.first + i)) &&
-        adaptra_pool_touch (&e->pool, batch[i]))
-      count_readahead_hit (e, c, ps, page->method);
+    if (ps ? stream_new_access (ps, client, span.first + i)
+        : client_new_access (c, span.first + i))
+      count_touch (e, c, ps, batch[i]);
     if (adaptra_pool_has_data (&e->pool))
       adaptra_copy_out (&r, span.first + i, e->page_shift,
                         adaptra_pool_data (&e->pool, batch[i]));
@@ -692,6 +707,42 @@ decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
   return 0;
 }
 
+/* Volume v of engine e, for rereads_total. */
+struct engine_volume {
+  struct adaptra_engine *e;
+  const struct adaptra_volume *v;
+};
+
+/* The bytes volume ev->v's clients, open and closed, read again from
+ * the pool (depth.h: adaptra_keep).  Lock held.
+ */
+static uint64_t
+rereads_total (void *opaque)
+{
+  const struct engine_volume *ev = opaque;
+  uint64_t total = ev->v->rereads;
+  size_t i;
+
+  for (i = 0; i < ev->e->nclients; i++) {
+    const struct adaptra_client *c = adaptra_client_at (ev->e, i);
+
+    if (c->used && c->volume == ev->v)
+      total += __atomic_load_n (&c->rereads, __ATOMIC_RELAXED);
+  }
+  return total;
+}
+
+/* Keep a miss run of a client of volume v that reads ahead itself in
+ * the pool (depth.h: adaptra_keep)?  Lock held.
+ */
+static bool
+keep_deep_miss (struct adaptra_engine *e, struct adaptra_volume *v)
+{
+  struct engine_volume ev = { e, v };
+
+  return adaptra_keep_miss (&v->keep, rereads_total, &ev);
+}
+
 /* Does client c read ahead itself, as much as read-ahead would for
  * it (depth.h)?  Its reads in flight of one run must reach the
  * backend's bandwidth-delay product (the model's bdp, model.h), at
@@ -727,8 +778,8 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_volume *v;
   struct adaptra_stats *st;
   uint64_t stream_id = 0;
-  bool blocked = false, bypass;
-  uint64_t p;
+  bool blocked = false, bypass, deep = false;
+  uint64_t p, from;
   int err = 0;
 
   adaptra_lock (e);
@@ -751,28 +802,34 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
    */
   bypass = adaptra_steps_aside (e, v);
   /* A client that reads ahead itself gets no decision either:
-   * read-ahead adds no window.  Its misses are kept as any other's,
-   * so that the volume's other clients find them: when 16 guests boot
-   * one image at once, each reading ahead itself, a miss read straight
-   * into one guest's buffer was read again from the backend for the
-   * next (5% of the boot's bytes, scripts/bench/fleet).
+   * read-ahead adds no window.  Its misses are kept as any other's
+   * while the volume's clients read pages again, so that they find
+   * them: when 16 guests boot one image at once, each reading ahead
+   * itself, a miss read straight into one guest's buffer was read
+   * again from the backend for the next (5% of the boot's bytes,
+   * scripts/bench/fleet).  Else, as a copy that reads every byte once,
+   * they go straight into its buffer (depth.h: adaptra_keep).
    */
   if (bypass)
     adaptra_stat_add (&st->bypass_requests, 1);
-  else if (!reads_ahead_itself (e, c))
+  else if (!(deep = reads_ahead_itself (e, c)))
     stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-    if (f == ADAPTRA_NO_FRAME && bypass)
+    if (f == ADAPTRA_NO_FRAME &&
+        (bypass || (deep && !keep_deep_miss (e, v))))
       err = read_direct (e, c, ctx, &r, &p, span.last);
     else if (f == ADAPTRA_NO_FRAME) {
+      from = p;
       err = read_run (e, c, ctx, stream_id, &r, &p, span.last);
       /* adaptra_fetch_then_lock touched the pages it read for the client. */
       if (!err)
         new_access (e, client, stream_id, p - 1);
+      if (!err && deep)
+        adaptra_keep_kept (&v->keep, (p - from) << e->page_shift);
     }
     else if (adaptra_pool_page (&e->pool, f)->state == ADAPTRA_PAGE_READY)
       copy_ready (e, client, &r, &p, span.last);
@@ -933,4 +990,23 @@ adaptra_cache_room (struct adaptra_engine *e, int client)
     room = adaptra_pool_spare (&e->pool) << e->page_shift;
   adaptra_unlock (e);
   return room;
+}
+
+bool
+adaptra_lend (struct adaptra_engine *e, uint64_t bytes)
+{
+  bool ok;
+
+  adaptra_lock (e);
+  ok = adaptra_pool_lend (&e->pool, bytes);
+  adaptra_unlock (e);
+  return ok;
+}
+
+void
+adaptra_take_back (struct adaptra_engine *e, uint64_t bytes)
+{
+  adaptra_lock (e);
+  adaptra_pool_take_back (&e->pool, bytes);
+  adaptra_unlock (e);
 }

@@ -238,6 +238,7 @@ adaptra_client_close (struct adaptra_engine *e, int client)
     c->volume->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
     c->volume->readahead_hits += __atomic_load_n (&c->readahead_hits,
                                                   __ATOMIC_RELAXED);
+    c->volume->rereads += __atomic_load_n (&c->rereads, __ATOMIC_RELAXED);
   }
   adaptra_unlock (e);
 }

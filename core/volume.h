@@ -54,6 +54,10 @@ struct adaptra_volume {
                                    path counts without the lock */
   struct adaptra_holes holes;   /* its extents that read as zeros, which
                                    read-ahead skips (holes.c) */
+  struct adaptra_keep keep;     /* whether its deep clients' misses are
+                                   kept in the pool (depth.h) */
+  uint64_t rereads;             /* bytes its closed clients read again
+                                   from the pool, as client_bytes */
   uint64_t readahead_hits;      /* of its closed clients, as client_bytes:
                                    a counter every reader of the volume
                                    bumped would be one cache line shared
@@ -70,6 +74,9 @@ struct adaptra_client {
   char name[64];
   uint64_t requests, bytes;     /* its reads */
   uint64_t readahead_hits;      /* pages it read that read-ahead brought */
+  uint64_t rereads;             /* bytes it read from the pool other than
+                                   a window's first read of a page
+                                   (depth.h: adaptra_keep) */
   uint64_t backend_bytes;       /* bytes its own misses read (added
                                    atomically, as the volume's) */
   uint64_t streams_started;

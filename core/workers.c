@@ -210,9 +210,10 @@ may_run (struct adaptra_engine *e, const struct adaptra_worker *w,
     !stream_busy (e, job->stream);
 }
 
-/* The first queued job (in fair order) that worker w may run, and the
- * one before it; NULL if none, or if the backend has its fill of
- * prefetch in flight (a worker of hints only does not ask: a boot
+/* The job that continues the queue's batch (adaptra_queue_batch), or
+ * else the first queued job (in fair order), that worker w may run,
+ * and the one before it; NULL if none, or if the backend has its fill
+ * of prefetch in flight (a worker of hints only does not ask: a boot
  * profile's reads are small and bound by latency, DESIGN.md §8).
  * Lock held.
  */
@@ -226,6 +227,10 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   if (!w->hints_only &&
       !flight_open (e, adaptra_model_running (&e->model), e->workers_busy))
     return NULL;
+  job = adaptra_queue_batch (&e->queue, prev);
+  if (job && may_run (e, w, job))
+    return job;
+  *prev = NULL;
   for (job = e->queue.head; job && !may_run (e, w, job);
        *prev = job, job = job->next)
     ;

@@ -387,13 +387,13 @@ adaptra_after_fork (nbdkit_backend *backend)
   if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
-  profiles_configure (&config);
   err = adaptra_engine_new (&config, &engine_backend, &clock, &engine,
                             why, sizeof why);
   if (err) {
     nbdkit_error ("adaptra: cannot create the engine: %s", why);
     return -1;
   }
+  profiles_configure (&config, engine);
   exports_init (engine, backend, nworkers);
   if (nworkers > 0) {
     err = adaptra_workers_start (engine, nworkers, config.profile_workers);
@@ -657,7 +657,9 @@ adaptra_trim (nbdkit_next *next, void *handle,
  * with NBD_CMD_FLAG_REQ_ONE) still gets one: nbdkit replies with the
  * first; the plugin is asked for all of the range, as nbdkit's
  * cacheextents filter does, so that the engine learns the extents the
- * client will step through next without a round trip of its own.
+ * client will step through next without a round trip of its own; and
+ * past it, as far as a window may reach (adaptra_holes_horizon), into
+ * a list of our own whose extents within the range go to the client.
  */
 static int
 adaptra_extents (nbdkit_next *next, void *handle, uint32_t count,
@@ -665,21 +667,40 @@ adaptra_extents (nbdkit_next *next, void *handle, uint32_t count,
                  struct nbdkit_extents *extents, int *err)
 {
   struct adaptra_handle *h = handle;
+  struct nbdkit_extents *wide;
+  uint64_t end;
   size_t i, n;
+  int r = 0;
 
   if (h->volume < 0)
     return next->extents (next, count, offset, flags, extents, err);
-  if (next->extents (next, count, offset, flags & ~NBDKIT_FLAG_REQ_ONE,
-                     extents, err) == -1)
+  end = offset + count + adaptra_holes_horizon (engine);
+  if (end > h->size)
+    end = h->size;
+  if (end > offset + UINT32_MAX)
+    end = offset + UINT32_MAX;
+  wide = nbdkit_extents_new (offset, end);
+  if (wide == NULL) {
+    *err = errno;
     return -1;
-  n = nbdkit_extents_count (extents);
-  for (i = 0; i < n; i++) {
-    struct nbdkit_extent x = nbdkit_get_extent (extents, i);
+  }
+  if (next->extents (next, (uint32_t) (end - offset), offset,
+                     flags & ~NBDKIT_FLAG_REQ_ONE, wide, err) == -1) {
+    nbdkit_extents_free (wide);
+    return -1;
+  }
+  n = nbdkit_extents_count (wide);
+  for (i = 0; i < n && r == 0; i++) {
+    struct nbdkit_extent x = nbdkit_get_extent (wide, i);
 
     adaptra_volume_extent (engine, h->volume, x.offset, x.length,
                            (x.type & NBDKIT_EXTENT_ZERO) != 0);
+    if (x.offset < offset + count &&
+        (r = nbdkit_add_extent (extents, x.offset, x.length, x.type)) == -1)
+      *err = errno;
   }
-  return 0;
+  nbdkit_extents_free (wide);
+  return r;
 }
 
 /* Multi-conn promises that a write (and flush) on one connection is

@@ -3,8 +3,8 @@
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Copy a sparse image (40 MiB of data in 64 KiB-4 MiB extents over
-# 256 MiB) with nbdcopy (defaults, and one request at a time) and
+# Copy a sparse image (160 MiB of data in 64 KiB-4 MiB extents over
+# 1 GiB) with nbdcopy (defaults, and one request at a time) and
 # qemu-img convert, over a backend of 2 ms a read, once straight from
 # the plugin and once through adaptra; compare every byte of each
 # copy, and assert that the bytes read from the plugin below adaptra
@@ -25,8 +25,13 @@ requires qemu-nbd --version
 # The target for the bytes read below adaptra: 1.02x.
 MAX_RATIO_PCT=102
 
+# nbdcopy asks block status 128 MiB at a time, and one request at a
+# time, it reads each range's data while adaptra's windows run ahead
+# of it: this image has enough ranges (8) and data for the windows to
+# grow past a range's end before the client asks for the next (they
+# read 27% more than nbdcopy itself before core/holes.h's horizon).
 img="$tmpdir/sparse.img"
-"$ADAPTRA_BENCH/make-sparse-image" "$img" 256M 40M
+"$ADAPTRA_BENCH/make-sparse-image" "$img" 1G 160M
 
 # The plugin and its parameters, for copy below.
 plugin=(file "$img")

@@ -113,6 +113,54 @@ test_scattered_streams_never_cover (void **state)
   }
 }
 
+/* The volume's running total of bytes read again, for the policy. */
+static uint64_t
+total_of (void *opaque)
+{
+  return *(const uint64_t *) opaque;
+}
+
+static void
+test_keep_misses_while_read_again (void **state)
+{
+  struct adaptra_keep k = { 0 };
+  uint64_t total = 0;
+  unsigned i, kept;
+
+  (void) state;
+  /* The trial: every miss run kept. */
+  while (k.kept < ADAPTRA_KEEP_TRIAL) {
+    assert_true (adaptra_keep_miss (&k, total_of, &total));
+    adaptra_keep_kept (&k, 64 * KIB);
+  }
+  /* Nothing read again: one run in ADAPTRA_KEEP_SAMPLE. */
+  for (i = kept = 0; i < 4 * ADAPTRA_KEEP_SAMPLE; i++)
+    if (adaptra_keep_miss (&k, total_of, &total)) {
+      kept++;
+      adaptra_keep_kept (&k, 64 * KIB);
+    }
+  assert_int_equal (kept, 4);
+  /* Another client reads what was kept again, and every run kept
+   * from then on (a boot storm): from the next sampled run on (the
+   * next run), every run is kept.
+   */
+  total += k.kept;
+  for (i = 0; i < 4 * ADAPTRA_KEEP_SAMPLE; i++) {
+    assert_true (adaptra_keep_miss (&k, total_of, &total));
+    adaptra_keep_kept (&k, 64 * KIB);
+    total += 64 * KIB;
+  }
+  /* Reads again stop: the older ones weigh less as the kept bytes
+   * grow (the counts halve within ADAPTRA_KEEP_WINDOW), and one run in
+   * ADAPTRA_KEEP_SAMPLE is kept again.
+   */
+  for (i = 0; i < 64 * ADAPTRA_KEEP_SAMPLE; i++)
+    if (adaptra_keep_miss (&k, total_of, &total))
+      adaptra_keep_kept (&k, 64 * KIB);
+  assert_false (k.keep);
+  assert_true (k.kept < ADAPTRA_KEEP_WINDOW);
+}
+
 /* ---- In the engine. */
 
 #define DISK (64 * MIB)
@@ -127,6 +175,7 @@ static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
 static unsigned holding;
 static bool released;
+static uint64_t held_at;        /* where the held reads read */
 static uint64_t now_ns = 1000000000;
 static struct adaptra_engine *e;
 static int volume, client;
@@ -178,8 +227,6 @@ setup (void **state)
   for (i = 0; i < DISK; i++)
     disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
   memset (page_read, 0, sizeof page_read);
-  holding = 0;
-  released = false;
   adaptra_config_defaults (&cfg);
   cfg.pool_bytes = 32 * MIB;
   cfg.max_bytes = 1 * MIB;
@@ -224,7 +271,7 @@ scan (uint64_t from, uint64_t to)
 static void *
 held_read (void *arg)
 {
-  uint64_t off = HELD_AT + (uintptr_t) arg * MIB;
+  uint64_t off = held_at + (uintptr_t) arg * MIB;
   unsigned char *buf = malloc (MIB);
 
   assert_non_null (buf);
@@ -234,16 +281,17 @@ held_read (void *arg)
   return NULL;
 }
 
+/* Start HELD reads of the client at at, 1 MiB each, in threads and
+ * wait until they are all at the backend.
+ */
 static void
-test_deep_client_gets_no_window (void **state)
+hold (pthread_t *threads, uint64_t at)
 {
-  pthread_t threads[HELD];
   uintptr_t i;
 
-  (void) state;
-  /* One request at a time: windows past what it reads. */
-  assert_true (scan (0, 2 * MIB));
-  /* The same client with 8 MiB held in flight meanwhile. */
+  holding = 0;
+  released = false;
+  held_at = at;
   for (i = 0; i < HELD; i++)
     assert_int_equal (pthread_create (&threads[i], NULL, held_read,
                                       (void *) i), 0);
@@ -251,16 +299,69 @@ test_deep_client_gets_no_window (void **state)
   while (holding < HELD)
     pthread_cond_wait (&hold_cond, &hold_lock);
   pthread_mutex_unlock (&hold_lock);
-  assert_false (scan (8 * MIB, 10 * MIB));
+}
+
+/* Let the held reads finish. */
+static void
+release (pthread_t *threads)
+{
+  uintptr_t i;
+
   pthread_mutex_lock (&hold_lock);
   released = true;
   pthread_cond_broadcast (&hold_cond);
   pthread_mutex_unlock (&hold_lock);
   for (i = 0; i < HELD; i++)
     pthread_join (threads[i], NULL);
+}
+
+/* READY pages in the pool. */
+static uint64_t
+pool_pages (void)
+{
+  struct adaptra_stats s;
+
+  adaptra_stats_snapshot (e, &s);
+  return s.pages_inactive + s.pages_active;
+}
+
+static void
+test_deep_client_gets_no_window (void **state)
+{
+  pthread_t threads[HELD];
+
+  (void) state;
+  /* One request at a time: windows past what it reads. */
+  assert_true (scan (0, 2 * MIB));
+  /* The same client with 8 MiB held in flight meanwhile. */
+  hold (threads, HELD_AT);
+  assert_false (scan (8 * MIB, 10 * MIB));
+  release (threads);
   /* One at a time again: read-ahead comes back within 40 reads. */
   scan (16 * MIB, 16 * MIB + 40 * READ);
   assert_true (scan (20 * MIB, 22 * MIB));
+}
+
+/* A client that reads ahead itself and reads every byte once, as a
+ * copy does: past the trial (its held reads), its misses go straight
+ * to its buffer, one run in ADAPTRA_KEEP_SAMPLE kept.
+ */
+static void
+test_copy_misses_not_kept (void **state)
+{
+  pthread_t threads[HELD];
+  uint64_t before;
+
+  (void) state;
+  hold (threads, HELD_AT);
+  release (threads);
+  assert_true ((uint64_t) HELD * MIB >= ADAPTRA_KEEP_TRIAL);
+  hold (threads, HELD_AT + HELD * MIB);
+  before = pool_pages ();
+  assert_false (scan (8 * MIB, 12 * MIB));
+  assert_true (pool_pages () - before <=
+               2 * (4 * MIB / READ / ADAPTRA_KEEP_SAMPLE + 1) * READ / 4096);
+  release (threads);
 }
 
 int
@@ -271,6 +372,9 @@ main (void)
     cmocka_unit_test (test_one_at_a_time_never_covers),
     cmocka_unit_test (test_deep_queue_covers),
     cmocka_unit_test (test_scattered_streams_never_cover),
+    cmocka_unit_test (test_keep_misses_while_read_again),
+    cmocka_unit_test_setup_teardown (test_copy_misses_not_kept, setup,
+                                     teardown),
     cmocka_unit_test_setup_teardown (test_deep_client_gets_no_window,
                                      setup, teardown),
   };

@@ -342,6 +342,49 @@ test_write_forgets_holes (void **state)
                    p * PAGE < HEAD + 3 * EXTENT);
 }
 
+/* A client that asks block status a range at a time (nbdcopy asks
+ * 128 MiB) and reads the range's data before it asks for the next:
+ * the filter asks the plugin adaptra_holes_horizon past the range's
+ * end, and read-ahead, however far its windows have grown while the
+ * client read the range, reads nothing past what was asked.
+ */
+static void
+test_horizon_covers_windows (void **state)
+{
+  const uint64_t range = HEAD + 2 * EXTENT;
+  uint64_t horizon = adaptra_holes_horizon (e), known, off, p;
+  unsigned char buf[64 * KIB];
+
+  (void) state;
+  /* The configured maximum (1 MiB, within the pool's half): a window
+   * and the next ahead of the reader.
+   */
+  assert_int_equal (horizon, ADAPTRA_HOLES_HORIZON_WINDOWS * 1024 * KIB);
+  known = range + horizon;
+  assert_true (known < DISK);
+  adaptra_volume_extent (e, volume, 0, HEAD, false);
+  for (off = HEAD; off < known; off += EXTENT)
+    adaptra_volume_extent (e, volume, off, EXTENT, is_hole (off));
+  for (off = 0; off < range; off += sizeof buf) {
+    if (is_hole (off))
+      continue;
+    assert_int_equal (adaptra_read (e, client, &ctx, buf, sizeof buf, off),
+                      0);
+    while (adaptra_prefetch_run_one (e, volume, &ctx))
+      ;
+    now_ns += 50000;
+  }
+  for (p = known / PAGE; p < DISK / PAGE; p++)
+    assert_int_equal (page_reads[p], 0);
+  for (p = 0; p < known / PAGE; p++)
+    if (is_hole (p * PAGE))
+      assert_int_equal (page_reads[p], 0);
+  /* Read-ahead did run ahead of the reader, up to the horizon. */
+  for (p = range / PAGE; p < known / PAGE && !page_reads[p]; p++)
+    ;
+  assert_true (p < known / PAGE);
+}
+
 static void
 test_closed_volume_ignored (void **state)
 {
@@ -366,6 +409,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_known_holes_are_skipped, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_write_forgets_holes, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_horizon_covers_windows, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_closed_volume_ignored, setup,
                                      teardown),

@@ -4,12 +4,14 @@
  */
 
 /* A fake backend is a function from a read (its offset and size) to
- * its time.  Four of them: fast (the page cache), remote (5 ms, then
+ * its time.  Five of them: fast (the page cache), remote (5 ms, then
  * 200 MiB/s), a seeking disk (one head at 150 MB/s, a seek from
- * 0.5 ms up with the distance), and one that turns slow.  Each test
+ * 0.5 ms up with the distance), one that turns slow, and a delay
+ * (2 ms a read, then the page cache's speed).  Each test
  * reads through one as the engine would (model_start, the read,
  * model_end, sample) and checks the estimate and every decision it
- * feeds: latency-bound, seeks, depth, limit, chunk, budget, fast.
+ * feeds: latency-bound, seeks (and their cost), depth, limit, chunk,
+ * budget, fast.
  */
 
 #include <config.h>
@@ -29,7 +31,7 @@
 #define MIB (1024 * KIB)
 #define DISK_SIZE (64 * 1024 * MIB)
 
-enum kind { FAST, REMOTE, DISK, SLOW };
+enum kind { FAST, REMOTE, DISK, SLOW, DELAY };
 
 /* The time a read takes on a backend of kind k. */
 static uint64_t
@@ -44,6 +46,8 @@ read_ns (enum kind k, uint64_t offset, uint64_t bytes, uint64_t last_end)
     return 5 * MS + bytes * SEC / (200 * MIB);
   case SLOW:
     return 50 * MS + bytes * SEC / (200 * MIB);
+  case DELAY:                                   /* no bandwidth cap */
+    return 2 * MS + bytes / 8;                  /* 8 GB/s */
   case DISK: default:
     distance = offset > last_end ? offset - last_end : last_end - offset;
     return (offset == last_end ? 0
@@ -75,12 +79,12 @@ one_read (struct backend *b, uint64_t offset, uint64_t bytes)
 
 /* A sequential scan for seconds: demand reads of 64 KiB, each
  * followed by a read-ahead window of 1 MiB, so that sizes spread.  On
- * the disk, every eighth window is another stream's, far away.
+ * the disk, every eighth window is another stream's, from other on.
  */
 static void
-scan (struct backend *b, uint64_t seconds)
+scan_with (struct backend *b, uint64_t seconds, uint64_t other)
 {
-  uint64_t end = b->now + seconds * SEC, at = 0, other = DISK_SIZE / 2;
+  uint64_t end = b->now + seconds * SEC, at = 0;
   unsigned i;
 
   for (i = 0; b->now < end; i++) {
@@ -92,6 +96,13 @@ scan (struct backend *b, uint64_t seconds)
       other += MIB;
     }
   }
+}
+
+/* The same with the other stream half the disk away. */
+static void
+scan (struct backend *b, uint64_t seconds)
+{
+  scan_with (b, seconds, DISK_SIZE / 2);
 }
 
 /* Many reads in parallel on the remote backend, saturating its link
@@ -193,6 +204,7 @@ test_remote (void **state)
   assert_within (est.bdp, MIB * 97 / 100, MIB * 103 / 100);
   assert_true (est.latency_bound);
   assert_false (est.seeks);
+  assert_int_equal (est.seek_ns, 0);
   assert_int_equal (est.depth, 0);
   assert_within (est.limit, est.bdp * 5 / 4, est.bdp * 5 / 4);
   assert_int_equal (est.chunk, 64 * KIB);
@@ -207,6 +219,38 @@ test_remote (void **state)
   assert_within (est.fixed_ns, 4900 * US, 5100 * US);
   assert_within (adaptra_model_fetch_ns (&est, MIB), 9900 * US, 10100 * US);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* A remote backend after its first read: latency-bound, but its
+ * bandwidth not known (64 KiB in 5 ms say 13 MB/s), so the product is
+ * small.  Until a slot of deliveries is over, the limit is
+ * ADAPTRA_MODEL_LIMIT_MIN, not none: the workers do not all start at
+ * once.  The chunks are not cut from the product.  Read one at a time
+ * for a second, the same small product is measured: no limit.
+ */
+static void
+test_remote_first_read (void **state)
+{
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  struct adaptra_model_estimate est;
+  unsigned i;
+
+  (void) state;
+  one_read (&b, 0, 64 * KIB);
+  est = estimate (&b);
+  assert_true (est.latency_bound);
+  assert_true (est.bdp < ADAPTRA_MODEL_LIMIT_MIN);
+  assert_int_equal (est.limit, ADAPTRA_MODEL_LIMIT_MIN);
+  assert_int_equal (est.chunk, ADAPTRA_MODEL_CHUNK_FLOOR);
+  assert_int_equal (est.budget, ADAPTRA_MODEL_BUDGET);
+  assert_true (est.job_max == UINT64_MAX);
+
+  for (i = 1; i < 200; i++)
+    one_read (&b, i * 64 * KIB, 64 * KIB);
+  est = estimate (&b);
+  assert_true (est.latency_bound);
+  assert_true (est.bdp < ADAPTRA_MODEL_LIMIT_MIN);
+  assert_true (est.limit == UINT64_MAX);
 }
 
 /* Saturated by many streams, the bandwidth is what was delivered a
@@ -256,9 +300,21 @@ test_remote_bursts_do_not_seek (void **state)
   assert_true (est.limit != UINT64_MAX);
 }
 
+/* A budget for a seek of seek_ns at the estimate's bandwidth. */
+static uint64_t
+seek_budget (const struct adaptra_model_estimate *est, uint64_t seek_ns)
+{
+  return (uint64_t) ((double) seek_ns * ADAPTRA_MODEL_SEEK_TURN *
+                     (double) est->bandwidth / 1e9);
+}
+
 /* A disk: reads that continue the last cost no seek, others do.
- * Distance costs: long budgets, no limit, never latency-bound nor as fast as the pool, though its near
- * reads take no latency at all.
+ * Distance costs: no limit, never latency-bound nor as fast as the
+ * pool, though its near reads take no latency at all.  The seek the
+ * queue's turns make is the scan's hop to the other stream and back,
+ * half the disk (4.25 ms), not the fastest far read's: the budget is
+ * ADAPTRA_MODEL_SEEK_TURN of them at the disk's bandwidth, and a chunk
+ * while streams compete is a budget, a window read in one piece.
  */
 static void
 test_disk (void **state)
@@ -273,11 +329,40 @@ test_disk (void **state)
   assert_false (est.latency_bound);
   assert_true (est.limit == UINT64_MAX);
   assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
-  assert_int_equal (est.budget, ADAPTRA_MODEL_SEEK_BUDGET);
+  assert_within (est.seek_ns, 4000 * US, 4500 * US);
+  assert_within (est.budget, seek_budget (&est, 4000 * US),
+                 seek_budget (&est, 4500 * US));
+  assert_int_equal (est.chunk, est.budget);
   assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
   assert_true (est.job_max == UINT64_MAX);
   assert_within (est.bandwidth, UINT64_C (135000000), UINT64_C (165000000));
   assert_false (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* The same disk, the other stream an eighth of it away: shorter seeks
+ * (1.44 ms), a shorter budget; but never under the largest chunk of a
+ * backend that does not seek.
+ */
+static void
+test_disk_short_seeks (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  scan_with (&b, 3, DISK_SIZE / 8);
+  est = estimate (&b);
+  assert_true (est.seeks);
+  assert_within (est.seek_ns, 1300 * US, 1600 * US);
+  assert_within (est.budget, seek_budget (&est, 1300 * US),
+                 seek_budget (&est, 1600 * US));
+  assert_int_equal (est.chunk, est.budget);
+
+  b = (struct backend) { .kind = DISK, .now = SEC };
+  scan_with (&b, 3, 4 * MIB);
+  est = estimate (&b);
+  assert_true (est.seeks);
+  assert_int_equal (est.budget, ADAPTRA_MODEL_CHUNK_MAX);
 }
 
 /* A disk read sequentially in small requests: each within the pool's
@@ -296,6 +381,27 @@ test_sequential_disk_is_not_fast (void **state)
   assert_true (b.m.t < ADAPTRA_MODEL_FAST_LATENCY_NS);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
   assert_false (estimate (&b).latency_bound);
+}
+
+/* A remote store without a bandwidth cap, read in windows of 4 MiB:
+ * each read within the fast bounds (1.6 GB/s), but 2 ms of it is
+ * latency, which read-ahead hides and stepping aside would make every
+ * read of a client wait: latency-bound, never as fast as the pool.
+ */
+static void
+test_large_reads_of_a_delay_are_not_fast (void **state)
+{
+  struct backend b = { .kind = DELAY, .now = SEC };
+  uint64_t at;
+
+  (void) state;
+  for (at = 0; at < 1024 * MIB; at += 4 * MIB)
+    one_read (&b, at, 4 * MIB);
+  assert_true (b.m.t < ADAPTRA_MODEL_FAST_LATENCY_NS +
+               4.0 * MIB * SEC / ADAPTRA_MODEL_FAST_BYTES_PER_SEC);
+  assert_true (estimate (&b).latency_bound);
+  assert_false (adaptra_model_fast (&b.m, b.now, false));
+  assert_false (adaptra_model_fast (&b.m, b.now, true));
 }
 
 /* The fast test waits for ADAPTRA_MODEL_FAST_SAMPLES reads. */
@@ -399,10 +505,13 @@ main (void)
     cmocka_unit_test (test_nothing_known),
     cmocka_unit_test (test_fast),
     cmocka_unit_test (test_remote),
+    cmocka_unit_test (test_remote_first_read),
     cmocka_unit_test (test_remote_saturated),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_disk),
+    cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
+    cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
     cmocka_unit_test (test_turns_slow),
     cmocka_unit_test (test_slots),

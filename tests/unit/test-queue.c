@@ -14,6 +14,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,7 +71,7 @@ take_head (struct adaptra_queue *q, uint64_t *first)
   uint64_t s;
 
   assert_non_null (job);
-  adaptra_queue_take (q, NULL, job, true);
+  adaptra_queue_take (q, NULL, job, ADAPTRA_TAKE_IN_ORDER);
   s = job->stream;
   if (first)
     *first = job->first;
@@ -145,15 +146,16 @@ test_latency_bound_interleaves (void **state)
   assert_int_equal (q.vtime, 31 * chunk);
 }
 
-/* Distance costs: the budget is ADAPTRA_MODEL_SEEK_BUDGET, and a
- * stream's consecutive chunks go out together up to it: one seek per
- * budget, not per chunk.  Fair within a budget (and a chunk).
+/* Distance costs: the budget is long (the model's, from its seek
+ * cost), and a stream's consecutive chunks go out together up to it:
+ * one seek per budget, not per chunk.  Fair within a budget (and a
+ * chunk).
  */
 static void
 test_seeking_budget_runs (void **state)
 {
   struct adaptra_queue q;
-  const uint64_t chunk = MIB, budget = ADAPTRA_MODEL_SEEK_BUDGET;
+  const uint64_t chunk = MIB, budget = 8 * MIB;
   unsigned longest, shortest;
 
   (void) state;
@@ -163,6 +165,143 @@ test_seeking_budget_runs (void **state)
   drain (&q, chunk, budget + chunk, &longest, &shortest);
   assert_int_equal (shortest, budget / chunk);
   assert_int_equal (longest, budget / chunk);
+}
+
+/* Stream 1's chunk is taken, then a reader steals the head of stream
+ * 3's; stream 3's next window is queued in pieces behind it.  Where
+ * distance costs (seeks), what continues the stolen part goes next,
+ * ahead of stream 2's chunk, until a budget's bytes went out in one
+ * run; then the sweep goes on up, and wraps.  Latency-bound, the fair
+ * order alone: stream 2 next.
+ */
+static void
+steal_then_batch (bool seeks)
+{
+  struct adaptra_queue q;
+  const uint64_t chunk = MIB;
+  const uint32_t pages = (uint32_t) (chunk >> SHIFT);
+  struct adaptra_job *job, *prev, *rest;
+  const uint64_t s3 = 3 * STREAM_PAGES;
+  unsigned i;
+
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * chunk;
+  q.seeks = seeks;
+  queue_streams (&q, 1, chunk);
+  for (i = 1; i <= 4; i++)
+    adaptra_queue_add (&q, job_of (3, s3 + i * pages, pages));
+  assert_int_equal (take_head (&q, NULL), 1);
+
+  job = adaptra_queue_find (&q, s3, &prev);
+  assert_non_null (job);
+  rest = adaptra_queue_split (&q, job, 16);
+  assert_non_null (rest);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  free (job);
+
+  job = adaptra_queue_batch (&q, &prev);
+  if (!seeks) {
+    assert_null (job);
+    assert_int_equal (take_head (&q, NULL), 2);
+  }
+  else {
+    /* The rest and the next window up to the budget of 4 MiB: the
+     * stolen 64 KiB and the rest, then three chunks.
+     */
+    for (i = 0; i < 4; i++) {
+      assert_non_null (job);
+      assert_int_equal (job->stream, 3);
+      assert_int_equal (job->first, i == 0 ? s3 + 16 : s3 + i * pages);
+      assert_ptr_equal (prev, job->prev);
+      adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+      free (job);
+      job = adaptra_queue_batch (&q, &prev);
+    }
+    /* The run did its budget: the sweep goes on up in the round, to
+     * stream 4's chunk, and then wraps to stream 2's.
+     */
+    assert_int_equal (q.batch, 4 * chunk);
+    assert_non_null (job);
+    assert_int_equal (job->stream, 4);
+    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+    free (job);
+    assert_null (adaptra_queue_batch (&q, &prev));
+    assert_int_equal (take_head (&q, NULL), 2);
+  }
+  while (q.head)
+    take_head (&q, NULL);
+  assert_int_equal (q.queued_bytes, 0);
+}
+
+static void
+test_seeking_steal_continues (void **state)
+{
+  (void) state;
+  steal_then_batch (true);
+}
+
+static void
+test_latency_bound_steal_waits_its_turn (void **state)
+{
+  (void) state;
+  steal_then_batch (false);
+}
+
+/* Where distance costs and nothing continues the run, the sweep goes
+ * on up from where it ended, within the round, and then wraps: a
+ * reader stole stream 3's chunk, and stream 4's goes next, then
+ * stream 1's and 2's.  One seek up, not down to stream 1 and up again.
+ */
+static void
+test_seeking_sweeps_up (void **state)
+{
+  struct adaptra_queue q;
+  struct adaptra_job *job, *prev;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  queue_streams (&q, 1, MIB);
+  job = adaptra_queue_find (&q, 3 * STREAM_PAGES, &prev);
+  assert_non_null (job);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  free (job);
+  job = adaptra_queue_batch (&q, &prev);
+  assert_non_null (job);
+  assert_int_equal (job->stream, 4);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  free (job);
+  assert_null (adaptra_queue_batch (&q, &prev));
+  assert_int_equal (take_head (&q, NULL), 1);
+  assert_int_equal (take_head (&q, NULL), 2);
+  assert_null (q.head);
+}
+
+/* A job dropped unread does not move the batch on. */
+static void
+test_drop_keeps_batch (void **state)
+{
+  struct adaptra_queue q;
+  struct adaptra_job *a, *b, *job, *prev;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  a = job_of (1, 1000, 16);
+  b = job_of (1, 1016, 16);
+  adaptra_queue_add (&q, a);
+  adaptra_queue_add (&q, b);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_IN_ORDER);
+  free (a);
+  job = adaptra_queue_batch (&q, &prev);
+  assert_ptr_equal (job, b);
+  adaptra_queue_take (&q, NULL, b, ADAPTRA_TAKE_DROPPED);
+  free (b);
+  assert_int_equal (q.near, 1016);
+  assert_int_equal (q.batch, 16 << SHIFT);
 }
 
 /* A stream that queues a huge window first still takes only its share:
@@ -237,7 +376,7 @@ test_split_and_steal (void **state)
 
   /* Stolen out of turn: the virtual time does not move. */
   vtime = q.vtime;
-  adaptra_queue_take (&q, NULL, a, false);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_STOLEN);
   free (a);
   assert_int_equal (q.vtime, vtime);
   assert_ptr_equal (q.head, rest);
@@ -268,6 +407,10 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_latency_bound_interleaves),
     cmocka_unit_test (test_seeking_budget_runs),
+    cmocka_unit_test (test_seeking_steal_continues),
+    cmocka_unit_test (test_latency_bound_steal_waits_its_turn),
+    cmocka_unit_test (test_seeking_sweeps_up),
+    cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };
