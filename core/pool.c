@@ -309,17 +309,14 @@ take_frame (struct adaptra_pool *pool)
 static void
 release_data (struct adaptra_pool *pool, uint32_t f)
 {
-  static long os_page;
-  uintptr_t start, end;
+  uintptr_t os_page = (uintptr_t) sysconf (_SC_PAGESIZE), start, end;
 
   if (!pool->arena)
     return;
-  if (os_page == 0)
-    os_page = sysconf (_SC_PAGESIZE);
   start = (uintptr_t) adaptra_pool_data (pool, f);
   end = start + pool->page_size;
-  start = (start + os_page - 1) & ~(uintptr_t) (os_page - 1);
-  end &= ~(uintptr_t) (os_page - 1);
+  start = (start + os_page - 1) & ~(os_page - 1);
+  end &= ~(os_page - 1);
   if (start < end)
     (void) madvise ((void *) start, end - start, MADV_DONTNEED);
 }

@@ -146,7 +146,8 @@ test_deep_client_misses_kept (void **state)
  * windows.  Every page is read from the backend at most once: a miss
  * on a page another reader or a window is reading waits for that read
  * (its page is IN_FLIGHT in the pool, as a locked page in the page
- * cache) instead of reading it again.
+ * cache) instead of reading it again; and they are one stream,
+ * whose windows they share.
  */
 #define READERS 16
 #define STORM_SPAN (2 * MIB)
@@ -244,6 +245,10 @@ test_storm_reads_each_page_once (void **state)
     assert_in_range (page_reads[p], 0, 1);
   adaptra_stats_snapshot (e, &st);
   assert_int_equal (st.client_bytes, (uint64_t) READERS * STORM_SPAN);
+  /* The readers' reads over one range are one stream: the pages they
+   * missed carry its id.
+   */
+  assert_int_equal (st.streams_active, 1);
 }
 
 int
