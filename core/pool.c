@@ -22,8 +22,10 @@
  * with the smallest allowed 512-byte pages.
  *
  * A frame is FREE (on the free list), IN_FLIGHT (indexed, owned by the
- * reader or prefetch job filling it, on no list) or READY (indexed,
- * and in the eviction policy's keeping: lru.c):
+ * reader or prefetch job filling it, on no list), READY (indexed,
+ * and in the eviction policy's keeping: lru.c) or LENT (on the lent
+ * list, its data given back: adaptra_pool_lend takes a FREE frame,
+ * adaptra_pool_take_back frees it):
  *
  *                    insert                complete
  *       FREE  ------------------>  IN_FLIGHT  ------>  READY
@@ -81,6 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "lru.h"
@@ -209,7 +212,7 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
     pthread_mutex_init (&pool->stripes[f].lock, NULL);
   memset (pool->buckets, 0xff, nbuckets * sizeof *pool->buckets);
   adaptra_lru_init (&pool->lru);
-  pool->free_head = ADAPTRA_NO_FRAME;
+  pool->free_head = pool->lent_head = ADAPTRA_NO_FRAME;
   /* Push in reverse so that frames are handed out in address order. */
   for (f = pool->nframes; f-- > 0; ) {
     pool->pages[f].hash_next = ADAPTRA_NO_FRAME;
@@ -282,6 +285,96 @@ evict_one (struct adaptra_pool *pool)
   return true;
 }
 
+/* Take a free frame off the free list, evicting one if none is free;
+ * ADAPTRA_NO_FRAME if every frame is in flight, pinned or lent.
+ */
+static uint32_t
+take_frame (struct adaptra_pool *pool)
+{
+  uint32_t f;
+
+  if (pool->nfree == 0 && !evict_one (pool))
+    return ADAPTRA_NO_FRAME;
+  f = pool->free_head;
+  pool->free_head = pool->pages[f].lru.next;
+  pool->nfree--;
+  return f;
+}
+
+/* Give frame f's data back to the operating system: the whole pages
+ * of it the frame covers (none for a frame smaller than a page).  The
+ * arena stays mapped; a frame taken back is backed again on its first
+ * write.
+ */
+static void
+release_data (struct adaptra_pool *pool, uint32_t f)
+{
+  uintptr_t os_page = (uintptr_t) sysconf (_SC_PAGESIZE), start, end;
+
+  if (!pool->arena)
+    return;
+  start = (uintptr_t) adaptra_pool_data (pool, f);
+  end = start + pool->page_size;
+  start = (start + os_page - 1) & ~(os_page - 1);
+  end &= ~(os_page - 1);
+  if (start < end)
+    (void) madvise ((void *) start, end - start, MADV_DONTNEED);
+}
+
+/* Frames that cover bytes. */
+static uint64_t
+frames_of (const struct adaptra_pool *pool, uint64_t bytes)
+{
+  return (bytes + pool->page_size - 1) >> pool->page_shift;
+}
+
+/* Free the last n frames lent. */
+static void
+unlend (struct adaptra_pool *pool, uint64_t n)
+{
+  uint32_t f;
+
+  while (n-- > 0) {
+    f = pool->lent_head;
+    assert (pool->pages[f].state == ADAPTRA_PAGE_LENT);
+    pool->lent_head = pool->pages[f].lru.next;
+    pool->nlent--;
+    free_frame (pool, f);
+  }
+}
+
+bool
+adaptra_pool_lend (struct adaptra_pool *pool, uint64_t bytes)
+{
+  uint64_t want, got = 0;
+  uint32_t f;
+
+  if (bytes > (uint64_t) pool->nframes << pool->page_shift)
+    return false;
+  want = frames_of (pool, pool->lent_bytes + bytes) - pool->nlent;
+  for (; got < want && (f = take_frame (pool)) != ADAPTRA_NO_FRAME; got++) {
+    pool->pages[f].state = ADAPTRA_PAGE_LENT;
+    pool->pages[f].lru.next = pool->lent_head;
+    pool->lent_head = f;
+    pool->nlent++;
+    release_data (pool, f);
+  }
+  if (got < want) {
+    unlend (pool, got);
+    return false;
+  }
+  pool->lent_bytes += bytes;
+  return true;
+}
+
+void
+adaptra_pool_take_back (struct adaptra_pool *pool, uint64_t bytes)
+{
+  assert (bytes <= pool->lent_bytes);
+  pool->lent_bytes -= bytes;
+  unlend (pool, pool->nlent - frames_of (pool, pool->lent_bytes));
+}
+
 uint32_t
 adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
                      uint64_t stream_id, unsigned method, unsigned flags)
@@ -289,13 +382,10 @@ adaptra_pool_insert (struct adaptra_pool *pool, uint64_t page_no,
   struct adaptra_page *p;
   uint32_t f;
 
-  if (pool->nfree == 0 && !evict_one (pool))
+  f = take_frame (pool);
+  if (f == ADAPTRA_NO_FRAME)
     return ADAPTRA_NO_FRAME;
-  f = pool->free_head;
   p = &pool->pages[f];
-  pool->free_head = p->lru.next;
-  pool->nfree--;
-
   p->page_no = page_no;
   p->lru.prev = p->lru.next = ADAPTRA_NO_FRAME;
   p->stream_id = stream_id;
@@ -412,7 +502,8 @@ adaptra_pool_invalidate (struct adaptra_pool *pool,
   for (f = 0; f < pool->nframes; f++) {
     struct adaptra_page *p = &pool->pages[f];
 
-    if (p->state != ADAPTRA_PAGE_FREE && !(p->flags & ADAPTRA_PG_STALE) &&
+    if ((p->state == ADAPTRA_PAGE_IN_FLIGHT ||
+         p->state == ADAPTRA_PAGE_READY) && !(p->flags & ADAPTRA_PG_STALE) &&
         p->page_no >= first && p->page_no < last) {
       invalidate_frame (pool, f);
       n++;

@@ -34,6 +34,7 @@ enum adaptra_page_state {
   ADAPTRA_PAGE_FREE = 0,        /* on the free list */
   ADAPTRA_PAGE_IN_FLIGHT,       /* indexed, data being read by its owner */
   ADAPTRA_PAGE_READY,           /* indexed, data valid, on an LRU list */
+  ADAPTRA_PAGE_LENT,            /* lent out of the pool (adaptra_pool_lend) */
 };
 
 enum adaptra_page_flag {
@@ -96,6 +97,8 @@ struct adaptra_pool {
   struct adaptra_pool_stripe *stripes;
   struct adaptra_lru lru;       /* eviction policy and aging clock */
   uint32_t free_head, nfree;
+  uint32_t lent_head, nlent;    /* frames lent (adaptra_pool_lend) */
+  uint64_t lent_bytes;          /* what they cover */
   uint32_t in_flight;           /* frames in state IN_FLIGHT */
   uint64_t evicted;             /* pages evicted, all kinds */
   uint64_t evicted_unread;      /* READAHEAD pages evicted unread */
@@ -204,6 +207,29 @@ extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
 extern void adaptra_pool_count_by (struct adaptra_pool *pool, unsigned shift,
                                    uint64_t *counts, size_t n);
 
+/* Lend bytes out of the pool, for memory the engine's user keeps
+ * beside it (boot profiles' recorders, plugin/profiles.c), so that the
+ * two together stay within the pool's budget: the pool keeps out of
+ * use the frames that cover every byte lent, taking free frames first,
+ * then the eviction policy's victims.  A lent frame holds no page; its
+ * data is given back to the operating system (the whole pages of it
+ * the frame covers).  Returns false, lending nothing, when every other
+ * frame is in flight or pinned.
+ */
+extern bool adaptra_pool_lend (struct adaptra_pool *pool, uint64_t bytes);
+
+/* Take back bytes lent (at most what is lent): the frames no longer
+ * needed to cover the rest are free again.
+ */
+extern void adaptra_pool_take_back (struct adaptra_pool *pool, uint64_t bytes);
+
+/* Frames lent now. */
+static inline uint32_t
+adaptra_pool_lent (const struct adaptra_pool *pool)
+{
+  return pool->nlent;
+}
+
 /* Test and clear the look-ahead mark. */
 extern bool adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f);
 
@@ -303,6 +329,7 @@ struct adaptra_pool_counts {
   uint32_t free;                /* frames free */
   uint32_t inactive, active;    /* READY frames on each LRU list */
   uint32_t in_flight;           /* frames IN_FLIGHT */
+  uint32_t lent;                /* frames lent (adaptra_pool_lend) */
 };
 
 static inline struct adaptra_pool_counts
@@ -315,6 +342,7 @@ adaptra_pool_counts (const struct adaptra_pool *pool)
     .inactive = pool->lru.inactive.len,
     .active = pool->lru.active.len,
     .in_flight = pool->in_flight,
+    .lent = pool->nlent,
   };
 
   return c;

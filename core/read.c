@@ -1,4 +1,4 @@
-/* read.c: the read paths, invalidation and cache hints.
+/* read.c: the read paths, invalidation, cache hints and memory lent.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -990,4 +990,23 @@ adaptra_cache_room (struct adaptra_engine *e, int client)
     room = adaptra_pool_spare (&e->pool) << e->page_shift;
   adaptra_unlock (e);
   return room;
+}
+
+bool
+adaptra_lend (struct adaptra_engine *e, uint64_t bytes)
+{
+  bool ok;
+
+  adaptra_lock (e);
+  ok = adaptra_pool_lend (&e->pool, bytes);
+  adaptra_unlock (e);
+  return ok;
+}
+
+void
+adaptra_take_back (struct adaptra_engine *e, uint64_t bytes)
+{
+  adaptra_lock (e);
+  adaptra_pool_take_back (&e->pool, bytes);
+  adaptra_unlock (e);
 }

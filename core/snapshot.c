@@ -61,6 +61,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->pages_inactive = pool.inactive;
   out->pages_active = pool.active;
   out->pages_in_flight = pool.in_flight;
+  out->pages_lent = pool.lent;
   out->streams_active = adaptra_streams_count (&e->streams);
   for (i = 0; i < e->nclients; i++)
     out->clients_active += adaptra_client_at (e, i)->used;

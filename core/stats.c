@@ -113,6 +113,7 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   GAUGE (pages_inactive, "Pool pages on the inactive list"),
   GAUGE (pages_active, "Pool pages on the active list"),
   GAUGE (pages_in_flight, "Pool pages being read from the backend"),
+  GAUGE (pages_lent, "Pool pages lent to boot profiles' recorders"),
   GAUGE (streams_active, "Streams in the stream table"),
   GAUGE (clients_active, "Client connections open"),
   GAUGE (prefetch_queued_bytes, "Prefetch bytes waiting for a worker"),

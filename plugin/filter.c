@@ -387,13 +387,13 @@ adaptra_after_fork (nbdkit_backend *backend)
   if (nworkers == 0 || !parallel_handles || profiles_dir () == NULL)
     config.profile_workers = 0;
   config.trace = trace_line;
-  profiles_configure (&config);
   err = adaptra_engine_new (&config, &engine_backend, &clock, &engine,
                             why, sizeof why);
   if (err) {
     nbdkit_error ("adaptra: cannot create the engine: %s", why);
     return -1;
   }
+  profiles_configure (&config, engine);
   exports_init (engine, backend, nworkers);
   if (nworkers > 0) {
     err = adaptra_workers_start (engine, nworkers, config.profile_workers);

@@ -28,9 +28,11 @@
  * merge holds the profile's lock file (adaptra_profile_update), so
  * concurrent boots, in this server or others on a shared directory,
  * each count.  Recorders and matchers hold at most a sixteenth of
- * adaptra-pool together (ADAPTRA_PROFILE_MEMORY_SHARE), beside the
- * pool: a recorder stops recording, a connection does not follow a
- * profile, when that budget has no room.
+ * adaptra-pool together (ADAPTRA_PROFILE_MEMORY_SHARE), inside it:
+ * what they allocate the engine's pool lends (adaptra_lend), evicting
+ * pages to give their memory back, so that memory does not grow with
+ * the connections recording.  A recorder stops recording, a
+ * connection does not follow a profile, when that budget has no room.
  */
 
 #include <config.h>
@@ -112,12 +114,28 @@ profiles_dir (void)
   return dir;
 }
 
+static bool
+pool_lends (void *e, uint64_t bytes)
+{
+  return adaptra_lend (e, bytes);
+}
+
+static void
+pool_takes_back (void *e, uint64_t bytes)
+{
+  adaptra_take_back (e, bytes);
+}
+
 void
-profiles_configure (const struct adaptra_config *cfg)
+profiles_configure (const struct adaptra_config *cfg,
+                    struct adaptra_engine *e)
 {
   record_bytes = cfg->profile_max_bytes;
   record_ns = cfg->profile_seconds * UINT64_C (1000000000);
   memory.limit = cfg->pool_bytes / ADAPTRA_PROFILE_MEMORY_SHARE;
+  memory.source_take = pool_lends;
+  memory.source_give = pool_takes_back;
+  memory.source = e;
 }
 
 void

@@ -23,9 +23,11 @@ extern int profiles_set_dir (const char *dir);
 extern const char *profiles_dir (void);
 
 /* Take adaptra-profile-max, adaptra-profile-time and the recorders'
- * memory budget (a share of adaptra-pool) from the checked config.
+ * memory budget (a share of adaptra-pool, lent by e's pool) from the
+ * checked config e was made with.
  */
-extern void profiles_configure (const struct adaptra_config *cfg);
+extern void profiles_configure (const struct adaptra_config *cfg,
+                                struct adaptra_engine *e);
 
 /* Forget the directory (at unload). */
 extern void profiles_fini (void);

@@ -49,6 +49,10 @@ adaptra_profile_memory_take (struct adaptra_profile_memory *mem,
   } while (!__atomic_compare_exchange_n (&mem->used, &used, used + bytes,
                                          true, __ATOMIC_RELAXED,
                                          __ATOMIC_RELAXED));
+  if (mem->source_take && !mem->source_take (mem->source, bytes)) {
+    __atomic_sub_fetch (&mem->used, bytes, __ATOMIC_RELAXED);
+    return false;
+  }
   return true;
 }
 
@@ -56,6 +60,8 @@ void
 adaptra_profile_memory_give (struct adaptra_profile_memory *mem,
                              uint64_t bytes)
 {
+  if (mem->source_give)
+    mem->source_give (mem->source, bytes);
   __atomic_sub_fetch (&mem->used, bytes, __ATOMIC_RELAXED);
 }
 

@@ -183,6 +183,17 @@ extern void adaptra_cache_hint (struct adaptra_engine *e, int client,
  */
 extern uint64_t adaptra_cache_room (struct adaptra_engine *e, int client);
 
+/* Memory the caller keeps beside the engine (boot profiles' recorders
+ * and matchers) taken out of adaptra-pool: adaptra_lend keeps out of
+ * use the pool's frames that cover every byte lent (evicting pages,
+ * their memory given back to the operating system), so the pool and
+ * what is lent stay within adaptra-pool together.  false, lending
+ * nothing, when the pool cannot (its other frames in flight or
+ * pinned).  adaptra_take_back returns bytes lent.
+ */
+extern bool adaptra_lend (struct adaptra_engine *e, uint64_t bytes);
+extern void adaptra_take_back (struct adaptra_engine *e, uint64_t bytes);
+
 /* A boot profile proposed, saw hit and saw wasted pages (counted in
  * the statistics).
  */

@@ -65,7 +65,8 @@
 #define ADAPTRA_PROFILE_RECORD_SECONDS_MAX 3600
 
 /* Recorders and matchers together hold at most adaptra-pool / this,
- * beside the pool (struct adaptra_profile_memory): at 64 bytes a page,
+ * which the filter takes out of the pool (struct
+ * adaptra_profile_memory's source: adaptra_lend): at 64 bytes a page,
  * 16 MiB of the default 256 MiB pool records 1 GiB of 4 KiB pages.
  */
 #define ADAPTRA_PROFILE_MEMORY_SHARE 16
@@ -278,11 +279,18 @@ extern struct adaptra_profile *adaptra_profile_merge (
  * Recorders may share a memory budget: each charges what it allocates
  * (counting both arrays while one grows) before allocating it, and
  * stops recording, keeping what it has, when the budget cannot take
- * it.  Thread-safe.
+ * it.  The budget may draw on a source (the filter's is the engine's
+ * pool: adaptra_lend): a take within the limit then also takes the
+ * bytes from the source, and fails if the source cannot give them; a
+ * give returns them.  Thread-safe (the source's calls must be too).
  */
 struct adaptra_profile_memory {
   uint64_t limit;               /* bytes */
   uint64_t used;                /* bytes; only through the functions */
+  /* The source, or NULL. */
+  bool (*source_take) (void *opaque, uint64_t bytes);
+  void (*source_give) (void *opaque, uint64_t bytes);
+  void *source;                 /* their opaque */
 };
 
 /* Take bytes from mem: false, taking nothing, when over the limit. */

@@ -82,6 +82,7 @@ struct adaptra_stats {
   uint64_t pages_inactive;
   uint64_t pages_active;
   uint64_t pages_in_flight;
+  uint64_t pages_lent;              /* to boot profiles (adaptra_lend) */
   uint64_t streams_active;
   uint64_t clients_active;
   uint64_t prefetch_queued_bytes;   /* waiting for a worker */

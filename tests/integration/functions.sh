@@ -79,6 +79,26 @@ fails ()
   fi
 }
 
+# wait_for WHAT CMD...: run CMD every 0.1 s until it succeeds, for at
+# most WAIT_SECS; then say that WHAT did not come, and fail.  Wait for
+# a state this way, never for a time: a loaded machine only makes the
+# wait longer.  (CMD's output and errors are dropped.)
+WAIT_SECS=120
+wait_for ()
+{
+  local what=$1 i
+  shift
+  for i in $(seq $((WAIT_SECS * 10))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "FAIL: no $what in $WAIT_SECS s" >&2
+  return 1
+}
+
+# gone PID: has process PID exited?  (For wait_for.)
+gone () { ! kill -0 "$1" 2>/dev/null; }
+
 # scan NBD-SOCKET FROM TO: read [FROM, TO) MiB in 64K requests.
 scan ()
 {

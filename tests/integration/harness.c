@@ -331,30 +331,31 @@ test_expect_bytes (const char *what, uint64_t base,
   }
 }
 
-int64_t
-test_stat (const char *path, const char *name)
+int
+test_control (const char *path, const char *command, char *reply,
+              size_t size)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  char reply[64 * 1024];
-  size_t got = 0;
-  size_t name_len = strlen (name);
-  char *line;
+  size_t got = 0, len = strlen (command);
   int fd;
 
-  if (strlen (path) >= sizeof addr.sun_path)
+  if (strlen (path) >= sizeof addr.sun_path || size == 0)
     return -1;
   strcpy (addr.sun_path, path);
   fd = socket (AF_UNIX, SOCK_STREAM, 0);
   if (fd == -1)
     return -1;
   if (connect (fd, (struct sockaddr *) &addr, sizeof addr) == -1
-      || write (fd, "stats\n", 6) != 6) {
+      || write (fd, command, len) != (ssize_t) len
+      || write (fd, "\n", 1) != 1) {
     close (fd);
     return -1;
   }
   /* The reply ends with an empty line. */
-  while (got < sizeof reply - 1) {
-    ssize_t r = read (fd, reply + got, sizeof reply - 1 - got);
+  reply[0] = '\0';
+  while (got < size - 1) {
+    ssize_t r = read (fd, reply + got, size - 1 - got);
+
     if (r <= 0)
       break;
     got += r;
@@ -363,8 +364,18 @@ test_stat (const char *path, const char *name)
       break;
   }
   close (fd);
-  reply[got] = '\0';
+  return strstr (reply, "\n\n") != NULL ? 0 : -1;
+}
 
+int64_t
+test_stat (const char *path, const char *name)
+{
+  char reply[64 * 1024];
+  size_t name_len = strlen (name);
+  char *line;
+
+  if (test_control (path, "stats", reply, sizeof reply) == -1)
+    return -1;
   for (line = reply; line != NULL && *line != '\0';
        line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL) {
     if (strncmp (line, name, name_len) == 0 && line[name_len] == ' ')

@@ -75,6 +75,14 @@ extern void test_expect_bytes (const char *what, uint64_t base,
                                const void *got, const void *want,
                                size_t count);
 
+/* Send command to the statistics socket at path (adaptra-stats=path)
+ * and read its reply, up to and with the empty line that ends it, into
+ * reply (size bytes, NUL-terminated): 0, or -1 if the socket does not
+ * answer or the reply does not fit.
+ */
+extern int test_control (const char *path, const char *command,
+                         char *reply, size_t size);
+
 /* The value of counter or gauge name in the "stats" reply of the
  * statistics socket at path (adaptra-stats=path), or -1 if the socket
  * does not answer or the reply has no such line.

@@ -353,11 +353,15 @@ struct target {
  * ntargets exports.  server_argv ends with the plugin and its
  * parameters; the statistics socket is added here.
  * evictions_expected: the pool is tiny, so the run must have evicted.
+ * aside_midway: halfway through the load, "set bypass always" makes the
+ * export step aside, whatever the plugin's speed: the pages cached
+ * before are served beside the reads that go straight through, and
+ * some must have.
  */
 static void
 run_load (const char *config, const char *dir, const struct target *targets,
           size_t ntargets, uint64_t seed, bool evictions_expected,
-          const char *const *server_argv)
+          bool aside_midway, const char *const *server_argv)
 {
   struct test_server srv;
   struct load *loads = calloc (ntargets, sizeof *loads);
@@ -366,7 +370,7 @@ run_load (const char *config, const char *dir, const struct target *targets,
   const char *argv[32];
   char stats_arg[128], stats_path[96];
   size_t n = 0, t;
-  int64_t readahead, hits, evicted, rescued, stale;
+  int64_t readahead, hits, evicted, rescued, stale, bypassed;
   uint64_t i;
   int k;
 
@@ -425,6 +429,18 @@ run_load (const char *config, const char *dir, const struct target *targets,
   }
   for (k = 0; k < CONNECTIONS; k++)
     pthread_create (&tid[k], NULL, run_connection, &conns[k]);
+  if (aside_midway) {
+    char reply[256];
+    struct timespec half = { .tv_sec = load_seconds () / 2,
+                             .tv_nsec = load_seconds () % 2 * 500000000 };
+
+    nanosleep (&half, NULL);
+    if (test_control (stats_path, "set bypass always", reply,
+                      sizeof reply) == -1 || strcmp (reply, "ok\n\n") != 0) {
+      fprintf (stderr, "%s: set bypass always: %s\n", config, reply);
+      exit (EXIT_FAILURE);
+    }
+  }
   for (k = 0; k < CONNECTIONS; k++)
     pthread_join (tid[k], NULL);
 
@@ -436,6 +452,7 @@ run_load (const char *config, const char *dir, const struct target *targets,
   evicted = test_stat (stats_path, "evicted");
   rescued = test_stat (stats_path, "readahead_rescue");
   stale = test_stat (stats_path, "prefetch_stale");
+  bypassed = test_stat (stats_path, "bypass_requests");
 
   for (k = 0; k < CONNECTIONS; k++) {
     enum op_kind op;
@@ -455,8 +472,9 @@ run_load (const char *config, const char *dir, const struct target *targets,
 
   printf ("%s: readahead %" PRIi64 ", pgreadahead_hit %" PRIi64
           ", evicted %" PRIi64 ", readahead_rescue %" PRIi64
-          ", prefetch_stale %" PRIi64 "\n",
-          config, readahead, hits, evicted, rescued, stale);
+          ", prefetch_stale %" PRIi64
+          ", bypass_requests %" PRIi64 "\n",
+          config, readahead, hits, evicted, rescued, stale, bypassed);
   /* A run that read nothing ahead, or never evicted from a tiny pool,
    * tested nothing of what it is for.
    */
@@ -466,6 +484,10 @@ run_load (const char *config, const char *dir, const struct target *targets,
   }
   if (evictions_expected && evicted <= 0) {
     fprintf (stderr, "%s: the tiny pool never evicted\n", config);
+    exit (EXIT_FAILURE);
+  }
+  if (aside_midway && bypassed <= 0) {
+    fprintf (stderr, "%s: no request went straight through\n", config);
     exit (EXIT_FAILURE);
   }
 
@@ -566,15 +588,15 @@ main (void)
   write_image (file, shadow);
   one = (struct target) { .name = "", .file = file, .shadow = shadow };
 
-  run_load ("file, pool 1M", dir, &one, 1, seed, true,
+  run_load ("file, pool 1M", dir, &one, 1, seed, true, false,
             (const char *const[]) {
               "file", file, "adaptra-pool=1M", never, NULL });
-  run_load ("file, large windows", dir, &one, 1, seed + 1, false,
+  run_load ("file, large windows", dir, &one, 1, seed + 1, false, false,
             (const char *const[]) {
               "file", file, "adaptra-pool=128M", "adaptra-max=32M",
               "adaptra-min=1M", never, NULL });
   run_load ("file, no workers, pool 2M of 512-byte pages", dir, &one, 1,
-            seed + 2, true,
+            seed + 2, true, false,
             (const char *const[]) {
               "file", file, "adaptra-pool=2M", "adaptra-page=512",
               "adaptra-workers=0", never, NULL });
@@ -601,6 +623,7 @@ main (void)
   two[1] = (struct target) { .name = "b.img", .file = image_b,
                              .shadow = shadow2 };
   run_load ("file dir=, two exports, pool 4M", dir, two, 2, seed + 5, true,
+            false,
             (const char *const[]) {
               "file", dir_arg, "adaptra-pool=4M", never, NULL });
   unlink (image_a);
@@ -608,14 +631,16 @@ main (void)
   rmdir (images);
 
   one = (struct target) { .name = "", .file = NULL, .shadow = shadow };
-  /* The memory plugin is as fast as the pool: adaptra steps aside
-   * there after its first reads, and serves what it cached before
-   * beside what it reads straight through.
+  /* The memory plugin is as fast as the pool: adaptra may step aside
+   * there by itself after its trial, on a quiet machine; halfway
+   * through it is told to, and serves what it cached before beside
+   * what it reads straight through.
    */
   run_load ("memory, pool 1M, stepping aside", dir, &one, 1, seed + 3, true,
+            true,
             (const char *const[]) {
               "memory", "256M", "adaptra-pool=1M", NULL });
-  run_load ("lagging RAM disk, pool 8M", dir, &one, 1, seed + 4, false,
+  run_load ("lagging RAM disk, pool 8M", dir, &one, 1, seed + 4, false, false,
             (const char *const[]) {
               "cc", lagging_plugin, lagging_cc, "size=256M", "lag-us=2000",
               "adaptra-pool=8M", never, NULL });

@@ -15,6 +15,17 @@
 #   + the clients' requests in flight (nbdkit's own buffers)
 #   + 16 MiB of slack (thread stacks, malloc arenas, stream table).
 #
+# Part 3: boot profiles' recorders are inside the pool.  16 boots (one
+# connection each, to 16 export names) record at once while their reads
+# fill a 512 MiB pool; their recorders want about 2 MiB each, all of
+# their budget (adaptra-pool / ADAPTRA_PROFILE_MEMORY_SHARE), which the
+# pool lends them.  nbdkit's peak RSS must be within the budget above,
+# and that of the same reads without adaptra-profile within 12 MiB: the
+# recorders' tables beside the pool would add 32 MiB, and the peak of
+# one run varies by a few MiB (malloc's arenas, hence MALLOC_ARENA_MAX=1
+# here, and the moment the pool fills), so the slack is bigger than
+# that noise and well under the recorders' share.
+#
 # The memory plugin serves zeroes here without allocating anything, so
 # nbdkit's memory is the filter's and the server's.  A stream starts on
 # evidence of three earlier reads still in the pool, so 1,000 streams
@@ -143,4 +154,77 @@ stop
 # nbdcopy: 4 connections, each served by 16 nbdkit threads with a
 # request of up to 256K.
 check "1 GiB scan" "$base" "$peak" $((4 * 16 * 256 * 1024))
+# Part 3: 16 boots recording at once, against the same reads without
+# profiles.  The pattern plugin serves data (no holes to skip) without
+# allocating; adaptra-bypass=never: the pool fills although the plugin
+# is as fast as the pool.
+pool=$((512 * 1024 * 1024))
+boots_slack=$((12 * 1024))
+# boots_peak [PROFILE_DIR]: nbdkit's RSS with the 16 connections open,
+# and its peak while each reads 256 MiB of its own, in KiB.
+boots_peak ()
+{
+  local base peak
+  rm -f "$sock" "$pidfile"
+  MALLOC_ARENA_MAX=1 ASAN_OPTIONS=$asan_options LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" \
+    -P "$pidfile" --filter="$ADAPTRA_FILTER" pattern 4G \
+    adaptra-pool=$pool adaptra-page=$page adaptra-bypass=never \
+    ${1:+adaptra-profile="$1"} 2> "$tmpdir/nbdkit.log" &
+  for _ in $(seq 300); do [ -s "$pidfile" ] && [ -S "$sock" ] && break; sleep 0.1; done
+  pid=$(cat "$pidfile")
+  cleanup_fns+=("kill -9 $pid 2>/dev/null")
+  coproc boots {
+    $client /usr/bin/python3 - "$sock" <<'PY'
+import sys, nbd
+sock = sys.argv[1]
+CONNS, SPAN, REQUEST = 16, 256 << 20, 256 << 10
+handles = []
+for c in range(CONNS):
+    h = nbd.NBD()
+    h.set_export_name("boot%d" % c)
+    h.connect_unix(sock)
+    handles.append(h)
+print("ready", flush=True)
+sys.stdin.readline()
+for pos in range(0, SPAN, REQUEST):
+    for c, h in enumerate(handles):
+        h.aio_pread(nbd.Buffer(REQUEST), c * SPAN + pos)
+    for h in handles:
+        while h.aio_in_flight() > 0:
+            h.poll(-1)
+for h in handles:
+    h.shutdown()
+print("done", flush=True)
+PY
+  }
+  read -r ready <&"${boots[0]}"
+  test "$ready" = ready
+  base=$(kib VmRSS)
+  echo go >&"${boots[1]}"
+  read -r ready <&"${boots[0]}"
+  test "$ready" = done
+  wait "$boots_PID"
+  peak=$(kib VmHWM)
+  stop
+  echo "$base $peak"
+}
+# 16 connections, each served by 16 nbdkit threads with a request of
+# 256K.
+boots_clients=$((16 * 16 * 256 * 1024))
+read -r base peak <<< "$(boots_peak)"
+check "16 boots, no profiles" "$base" "$peak" $boots_clients
+without=$((peak - base))
+mkdir "$tmpdir/profiles"
+read -r base peak <<< "$(boots_peak "$tmpdir/profiles")"
+recorded=$(find "$tmpdir/profiles" -name '*.profile' | wc -l)
+check "16 boots recording ($recorded profiles)" "$base" "$peak" $boots_clients
+with=$((peak - base))
+echo "16 boots: peak RSS over the connections' $with KiB recording," \
+     "$without KiB without profiles"
+test "$recorded" -eq 16
+if [ "$with" -gt $((without + boots_slack)) ]; then
+  echo "FAIL: 16 boots recording: $with KiB over $without KiB +" \
+       "$boots_slack KiB: the recorders' memory is beside the pool"
+  exit 1
+fi
 echo "test-memory-bound: ok"

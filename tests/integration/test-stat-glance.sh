@@ -31,11 +31,17 @@ run_nbdkit -U "$sock" -P "$tmpdir/pid" --filter=delay file "$img" \
   delay-read=10ms adaptra-max=128K adaptra-bypass=never \
   adaptra-stats="$stats"
 cleanup_fns+=('kill "$(cat "$tmpdir/pid")"')
-for _ in $(seq 100); do [ -S "$stats" ] && break; sleep 0.1; done
+wait_for "statistics socket" test -S "$stats"
 
 scan "$sock" 0 64 &
 reader=$!
-sleep 1
+# Once its stream reads, the scan lasts for seconds more.
+reading ()
+{
+  test "$(adaptra-stat "$stats" --raw |
+            awk '$1 == "streams_reading" { print $2 }')" -ge 1
+}
+wait_for "stream reading" reading
 adaptra-stat "$stats" --raw > "$tmpdir/raw"
 adaptra-stat "$stats" > "$tmpdir/human"
 adaptra-stat "$stats" --streams > "$tmpdir/streams"

@@ -28,7 +28,8 @@ test -S "$sock"
 
 cat > "$tmpdir/run.sh" <<RUN
 set -euxo pipefail
-$(declare -f fails)
+$(declare -f fails wait_for)
+WAIT_SECS=$WAIT_SECS
 sock=$sock
 $(declare -f scan)
 # The protocol, from a real client.
@@ -45,28 +46,35 @@ adaptra-stat "\$sock" --prometheus | grep -q '^# TYPE adaptra_readahead_total co
 adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
 # --watch prints a header and lines of ten numeric columns; during a
 # scan some line shows client bytes, and the hit rate is a share.
-# The watcher takes its first sample before the scan and is stopped
-# (SIGINT, through timeout) two intervals after it.  (-k:
-# LeakSanitizer's exit-time scan can hang in a sandbox that blocks its
-# ptrace; the lines are printed by then.)
+# The watcher's first line says it took its first sample (before the
+# scan); it is stopped (SIGINT, through timeout) once a line shows the
+# scan.  (-k: LeakSanitizer's exit-time scan can hang in a sandbox that
+# blocks its ptrace; the lines are printed by then.)
 timeout -k 5 -s INT 60 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch &
 watcher=\$!
-sleep 0.5
+wait_for "first line of --watch" test -s $tmpdir/watch
 scan "\$1" 60 64
-sleep 1
+busy () { awk '/^ *[0-9]/ && \$2 + 0 > 0 { b = 1 } END { exit !b }' $tmpdir/watch; }
+wait_for "line of --watch with the scan" busy || :
 kill -INT \$watcher
 wait \$watcher || :
 head -n 1 $tmpdir/watch | grep -q ' client_MiB/s '
 test "\$(grep -cE '^ *[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ ' $tmpdir/watch)" -ge 2
 awk '/^ *[0-9]/ { if (\$4 < 0 || \$4 > 100) bad = 1; if (\$2 + 0 > 0) busy = 1 }
      END { exit bad || !busy }' $tmpdir/watch
-# --trace prints the read-ahead decisions of a scan as they happen.
-timeout -k 5 -s INT 3 adaptra-stat "\$sock" --trace > $tmpdir/trace &
+# --trace prints the read-ahead decisions of a scan as they happen.  A
+# whole scan of the file misses in the 32M pool: the scans go on until
+# one is traced (the first may end before the tracer's "trace on").
+adaptra-stat "\$sock" --trace > $tmpdir/trace &
 tracer=\$!
-sleep 0.5
-scan "\$1" 48 60
-wait \$tracer || :
-grep -Eq '^readahead-[a-z]+\(client=[0-9]+, stream=[0-9]+, index=[0-9]+, ra=[0-9]+\+[0-9]+-[0-9]+\) = [0-9]+$' $tmpdir/trace
+traced ()
+{
+  grep -Eq '^readahead-[a-z]+\(client=[0-9]+, stream=[0-9]+, index=[0-9]+, ra=[0-9]+\+[0-9]+-[0-9]+\) = [0-9]+$' $tmpdir/trace
+}
+traced_scan () { scan "\$1" 0 64; traced; }
+wait_for "traced scan" traced_scan "\$1" || :
+kill \$tracer; wait \$tracer || :
+traced
 fails adaptra-stat "\$sock" --trace --watch 1 2> $tmpdir/both
 grep -q 'do not go together' $tmpdir/both
 # A bad command exits 1 with the server's error.
@@ -112,7 +120,7 @@ s = socket.socket(socket.AF_UNIX); s.settimeout(30)
 s.bind(sys.argv[1] + ".tmp"); s.listen(1); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 400 Bad\n\n"); c.close()' \
   "$tmpdir/foreign.sock" &
-for _ in $(seq 50); do [ -S "$tmpdir/foreign.sock" ] && break; sleep 0.1; done
+wait_for "foreign socket" test -S "$tmpdir/foreign.sock"
 fails adaptra-stat "$tmpdir/foreign.sock" 2> "$tmpdir/foreign"
 wait
 grep -q 'not an adaptra control socket' "$tmpdir/foreign" ||

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -231,6 +232,77 @@ test_other_guest (void **state)
   unlink (path);
 }
 
+static bool
+engine_lends (void *en, uint64_t bytes)
+{
+  return adaptra_lend (en, bytes);
+}
+
+static void
+engine_takes_back (void *en, uint64_t bytes)
+{
+  adaptra_take_back (en, bytes);
+}
+
+/* Frames of the pool, wherever they are. */
+static uint64_t
+frames (const struct adaptra_stats *s)
+{
+  return s->pages_free + s->pages_inactive + s->pages_active +
+    s->pages_in_flight + s->pages_lent;
+}
+
+/* A recorder whose budget draws on the engine's pool, as the filter
+ * wires it: over a full pool, what it holds is lent by the pool
+ * (evicting pages: the frames stay the same), and given back when it
+ * is freed.
+ */
+static void
+test_recorder_in_pool (void **state)
+{
+  static uint64_t off[READS];
+  static uint32_t len[READS];
+  struct adaptra_profile_memory mem = {
+    .limit = 1 << 20, .source_take = engine_lends,
+    .source_give = engine_takes_back,
+  };
+  struct adaptra_recorder *r;
+  struct adaptra_stats s;
+  uint64_t total, evicted;
+  unsigned i;
+
+  (void) state;
+  power_on ();
+  mem.source = e;
+  for (i = 0; i < DISK / (1 << 20); i++)
+    read_check ((uint64_t) i << 20, 1 << 20);
+  drain ();
+  s = stats ();
+  total = frames (&s);
+  evicted = s.evicted;
+  assert_int_equal (s.pages_free, 0);
+  assert_int_equal (s.pages_lent, 0);
+  boot_trace (7, off, len);
+  r = adaptra_recorder_new (&key, 1 << 20, 300 * UINT64_C (1000000000),
+                            now_ns, &mem);
+  assert_non_null (r);
+  for (i = 0; i < READS; i++, now_ns += MS) {
+    read_check (off[i], len[i]);
+    assert_true (adaptra_recorder_read (r, off[i], len[i], now_ns));
+    drain ();
+    s = stats ();
+    assert_int_equal (s.pages_lent, (mem.used + PAGE - 1) / PAGE);
+    assert_int_equal (frames (&s), total);
+  }
+  assert_true (s.pages_lent > 0);
+  assert_true (s.evicted >= evicted + s.pages_lent);
+  adaptra_recorder_free (r);
+  s = stats ();
+  assert_int_equal (s.pages_lent, 0);
+  assert_int_equal (frames (&s), total);
+  fixture_stop ();
+}
+
 static int
 setup (void **state)
 {
@@ -256,6 +328,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_replay_after_restart, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_other_guest, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_recorder_in_pool, setup, teardown),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -126,6 +126,63 @@ test_recorder_memory (void **state)
   free (t);
 }
 
+/* A budget's source (the filter's: the engine's pool) that has
+ * SOURCE_BYTES to give, fewer than the limit: it holds what the
+ * budget took from it.
+ */
+#define SOURCE_BYTES (96 * 1024)
+static uint64_t source_used;
+
+static bool
+source_take (void *opaque, uint64_t bytes)
+{
+  assert_ptr_equal (opaque, &source_used);
+  if (bytes > SOURCE_BYTES - source_used)
+    return false;
+  source_used += bytes;
+  return true;
+}
+
+static void
+source_give (void *opaque, uint64_t bytes)
+{
+  assert_ptr_equal (opaque, &source_used);
+  assert_true (bytes <= source_used);
+  source_used -= bytes;
+}
+
+/* A budget with a source takes every byte from it: a recorder stops
+ * when the source has no more, though the limit has room, and the
+ * source gets every byte back when the recorder is freed.
+ */
+static void
+test_recorder_memory_source (void **state)
+{
+  struct adaptra_profile_memory mem = {
+    .limit = 256 * 1024, .source_take = source_take,
+    .source_give = source_give, .source = &source_used,
+  };
+  struct adaptra_recorder *r;
+  struct rd *t = boot_trace (3, 20000);
+  bool on = true;
+  size_t i;
+
+  (void) state;
+  r = adaptra_recorder_new (&key, 1 << 20, 3600 * SEC, 0, &mem);
+  assert_non_null (r);
+  for (i = 0; i < 20000 && on; i++) {
+    on = adaptra_recorder_read (r, t[i].offset, t[i].count, i * MS);
+    assert_int_equal (source_used, mem.used);
+  }
+  assert_false (on);
+  assert_true (mem.used <= SOURCE_BYTES);
+  assert_true (adaptra_recorder_pages (r) > 1000);
+  adaptra_recorder_free (r);
+  assert_int_equal (mem.used, 0);
+  assert_int_equal (source_used, 0);
+  free (t);
+}
+
 int
 main (void)
 {
@@ -133,6 +190,7 @@ main (void)
     cmocka_unit_test (test_recorder),
     cmocka_unit_test (test_recorder_many),
     cmocka_unit_test (test_recorder_memory),
+    cmocka_unit_test (test_recorder_memory_source),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
