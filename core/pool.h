@@ -223,13 +223,6 @@ extern bool adaptra_pool_lend (struct adaptra_pool *pool, uint64_t bytes);
  */
 extern void adaptra_pool_take_back (struct adaptra_pool *pool, uint64_t bytes);
 
-/* Frames lent now. */
-static inline uint32_t
-adaptra_pool_lent (const struct adaptra_pool *pool)
-{
-  return pool->nlent;
-}
-
 /* Test and clear the look-ahead mark. */
 extern bool adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f);
 

@@ -413,16 +413,16 @@ test_lend (void **state)
     add_ready (i, 0);
   /* 6.5 pages: 7 frames, the 4 free ones and the 3 oldest pages'. */
   assert_true (adaptra_pool_lend (&pool, 6 * page + page / 2));
-  assert_int_equal (adaptra_pool_lent (&pool), 7);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 7);
   assert_int_equal (pool.nfree, 0);
   assert_int_equal (adaptra_pool_lookup (&pool, 2), ADAPTRA_NO_FRAME);
   assert_int_not_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
   assert_accounted ();
   /* Half a page more fits in the 7 frames; a byte more takes page 3's. */
   assert_true (adaptra_pool_lend (&pool, page / 2));
-  assert_int_equal (adaptra_pool_lent (&pool), 7);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 7);
   assert_true (adaptra_pool_lend (&pool, 1));
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   assert_int_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
   /* A lent frame holds no page: the pool's pages are the other 56. */
   for (i = 100; i < 100 + FRAMES - 8; i++)
@@ -433,23 +433,23 @@ test_lend (void **state)
   assert_accounted ();
   /* Every other frame in flight: nothing more can be lent. */
   assert_false (adaptra_pool_lend (&pool, page));
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   assert_int_equal (pool.lent_bytes, 7 * page + 1);
   assert_int_equal (adaptra_pool_invalidate (&pool, 0, UINT64_MAX),
                     FRAMES - 8);
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   for (i = 0; i < FRAMES; i++)
     if (pool.pages[i].state == ADAPTRA_PAGE_IN_FLIGHT)
       assert_false (adaptra_pool_complete (&pool, (uint32_t) i));
   assert_int_equal (pool.nfree, FRAMES - 8);
   /* More than the pool can never be lent. */
   assert_false (adaptra_pool_lend (&pool, (FRAMES + 1) * page));
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   /* Taken back: the frames the rest no longer needs are free. */
   adaptra_pool_take_back (&pool, 1);
-  assert_int_equal (adaptra_pool_lent (&pool), 7);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 7);
   adaptra_pool_take_back (&pool, 7 * page);
-  assert_int_equal (adaptra_pool_lent (&pool), 0);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 0);
   assert_int_equal (pool.nfree, FRAMES);
   assert_accounted ();
 }
