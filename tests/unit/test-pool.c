@@ -454,6 +454,34 @@ test_lend (void **state)
   assert_accounted ();
 }
 
+/* A lend that cannot be whole evicts nothing: with 3 pages ready and
+ * every other frame in flight, 5 frames cannot be lent, and the 3
+ * pages stay.
+ */
+static void
+test_lend_fails_whole (void **state)
+{
+  const uint64_t page = UINT64_C (1) << SHIFT;
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < 3; i++)
+    add_ready (i, 0);
+  for (i = 3; i < FRAMES; i++)
+    assert_int_not_equal (adaptra_pool_insert (&pool, i, 0, 0, 0),
+                          ADAPTRA_NO_FRAME);
+  assert_false (adaptra_pool_lend (&pool, 5 * page));
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 0);
+  for (i = 0; i < 3; i++)
+    assert_int_not_equal (adaptra_pool_lookup (&pool, i), ADAPTRA_NO_FRAME);
+  assert_int_equal (pool.evicted, 0);
+  assert_accounted ();
+  /* Three fit. */
+  assert_true (adaptra_pool_lend (&pool, 3 * page));
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 3);
+  assert_accounted ();
+}
+
 int
 main (void)
 {
@@ -477,6 +505,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_take_mark, setup, teardown),
     cmocka_unit_test_setup_teardown (test_page_fields, setup, teardown),
     cmocka_unit_test_setup_teardown (test_lend, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_lend_fails_whole, setup, teardown),
     cmocka_unit_test (test_no_data),
   };
 
