@@ -138,12 +138,10 @@ fit (const struct adaptra_model *m, double *latency, double *slope)
  * backend moves a second (model.h).  *transfer is the most of the two
  * that measure the transfer alone (the slots and the line), by which a
  * read's transfer is taken off its time: a lone read's n / t would
- * take all of it off.  *delivered: the slots' alone, 0 while no slot
- * of the window is over.
+ * take all of it off.
  */
 static uint64_t
-bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
-           uint64_t *delivered)
+bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer)
 {
   uint64_t id = slot_id (now), most = 0, rate;
   double latency, slope;
@@ -160,7 +158,6 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       most = s->bytes;
   }
   rate = (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS);
-  *delivered = rate;
   if (m->samples > 0) {
     fit (m, &latency, &slope);
     if (slope > 0 && 1e9 / slope > (double) rate)
@@ -269,10 +266,10 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, least, transfer, delivered;
+  uint64_t near, far, least, transfer;
   double fit_latency, slope;
 
-  est->bandwidth = bandwidth (m, now, &transfer, &delivered);
+  est->bandwidth = bandwidth (m, now, &transfer);
   least_latency (m, now, transfer, true, &near, &far);
   least = near < far ? near : far;
   est->latency_ns = least == UINT64_MAX ? 0 : least;
@@ -291,10 +288,8 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   if (est->latency_bound && est->bandwidth > 0 &&
       est->bdp >= ADAPTRA_MODEL_LIMIT_MIN)
     est->limit = est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
-  else if (est->latency_bound && delivered == 0)
-    est->limit = ADAPTRA_MODEL_LIMIT_MIN;
 
-  if (est->limit != UINT64_MAX && est->bdp >= ADAPTRA_MODEL_LIMIT_MIN) {
+  if (est->limit != UINT64_MAX) {
     est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
                                     ADAPTRA_MODEL_CHUNK_MIN,
                                     ADAPTRA_MODEL_CHUNK_MAX));

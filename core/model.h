@@ -123,14 +123,7 @@
  * the latency and the gap between a read's end and the next start);
  * none under ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
  * window is split into alone), where chunks of a sixteenth of the
- * product would only multiply the requests, and many slow streams
- * need many small reads at once.  But until a slot of deliveries is
- * over (ADAPTRA_MODEL_SLOT_NS) the product is the first reads' alone,
- * which say little of the bandwidth (one 64 KiB read in 5 ms says
- * 13 MB/s): the limit is ADAPTRA_MODEL_LIMIT_MIN while the backend is
- * probed (BBR's startup), where every worker started a job at once:
- * 16 streams starting together on the remote model put 36 reads of up
- * to 920 KiB in flight, and single reads waited 200-400 ms.
+ * product would only multiply the requests.
  */
 #define ADAPTRA_MODEL_GAIN_NUM 5
 #define ADAPTRA_MODEL_GAIN_DEN 4

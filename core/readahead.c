@@ -45,9 +45,11 @@
  *                             new stream; or, if a window holds the
  *                             pages ahead, follow its stream
  *   history above > 2x req    a backward stream
- *   otherwise                 random: read as is, no stream, counted
- *                             as readrandom.  A random scan can never
- *                             grow a window.
+ *   otherwise                 random: read as is, counted as
+ *                             readrandom; no stream, unless its client's
+ *                             lone reads start runs: then a trail of two
+ *                             requests past it, a new stream (trail).  A
+ *                             random scan can never grow a window.
  *
  * Requiring more history than the request (Linux 2013, "make context
  * readahead more conservative", asks for more than one request; we ask
@@ -93,6 +95,17 @@
  * stream per million reads.
  */
 #define EVIDENCE 2
+
+/* A lone read (a miss that starts no stream) of a client whose lone
+ * reads are often followed by the next page gets a trail: a window of
+ * TRAIL_REQUESTS times its request right past it (trail below).  The
+ * client's score goes up by one for each lone read whose next page a
+ * client then read, down by one for each it did not, between 0 and
+ * LONE_RUNS_MAX; a trail needs LONE_RUNS_MIN.
+ */
+#define TRAIL_REQUESTS 2
+#define LONE_RUNS_MIN 2
+#define LONE_RUNS_MAX (2 * LONE_RUNS_MIN)
 
 /* How far past a stream's window a miss may land (requests that
  * overtook others) and still belong to it, in pages.
@@ -772,13 +785,85 @@ adjacent_read (struct adaptra_engine *e, const struct event *ev, uint64_t h)
   return __atomic_load_n (&c->touched, __ATOMIC_RELAXED) == ev->first;
 }
 
-/* A miss with no stream: start one if its client's previous read was
- * just before it (the initial method, as at page 0) or the pool shows
- * sequential history (the context method); else it is a random read.
+/* Did a client read page p (present, and not a read-ahead page nobody
+ * has read yet)?
+ */
+static bool
+read_by_client (const struct adaptra_engine *e, uint64_t p)
+{
+  uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+  return f != ADAPTRA_NO_FRAME &&
+    !(adaptra_pool_page (&e->pool, f)->flags & ADAPTRA_PG_READAHEAD);
+}
+
+/* Lone read ev, a miss that found no stream: score whether its
+ * client's previous lone read was followed by the next page, and when
+ * the client's lone reads start runs (LONE_RUNS_MIN), issue the trail:
+ * a window of TRAIL_REQUESTS times the request right past it, its
+ * mark on its first page, for a new stream.  Returns that stream, or
+ * NULL.  Adaptive mode only, as adjacent_read.
+ *
+ * A cold boot reads many short runs, each begun by a read that no
+ * stream could have foreseen (Linux's ondemand_readahead reads a lone
+ * read as is too).  Without the trail the run's second read, adjacent
+ * to the first, misses as well and starts a stream of four times both
+ * requests (adjacent_read): on trace A of scripts/bench/traces, 269 of
+ * the 845 reads that waited (adaptra-sim --backend remote:2ms:200M)
+ * were such second reads, and the windows of those streams, four
+ * requests past a run that often ended at its second or third read,
+ * were a third of the bytes read ahead for nothing.  With the trail
+ * the second read takes the trail's mark instead, and the stream goes
+ * on by the state method from a window of two requests: the run pays
+ * one miss, and its windows grow from what it read.  The score keeps
+ * a random reader, whose next page is rarely read, from trailing: on
+ * adaptra-sim's random:1000:4K six trails in 60000 reads.
+ */
+static struct adaptra_stream *
+trail (struct adaptra_engine *e, const struct event *ev,
+       struct adaptra_window_bounds *b, const struct adaptra_stream *near)
+{
+  struct adaptra_client *c = adaptra_client_of (e, ev->client);
+  struct placement pl;
+  struct adaptra_window w;
+
+  if (c == NULL || e->cfg.mode != ADAPTRA_MODE_ADAPTIVE)
+    return NULL;
+  if (c->lone_next != 0) {
+    if (read_by_client (e, c->lone_next - 1))
+      c->lone_runs = c->lone_runs < LONE_RUNS_MAX ? c->lone_runs + 1
+                                                  : LONE_RUNS_MAX;
+    else if (c->lone_runs > 0)
+      c->lone_runs--;
+  }
+  c->lone_next = ev->last < ev->v->end_page ? ev->last + 1 : 0;
+  /* Not next to a stream's window either: there the read is more
+   * likely a stream's stray request than a run of its own.
+   */
+  if (c->lone_runs < LONE_RUNS_MIN || near != NULL)
+    return NULL;
+  /* Another reader's trail or window holds the pages: follow it. */
+  if ((pl.s = covering (e, ev, NULL)) != NULL)
+    return follow (e, ev, pl.s);
+  pl.s = new_stream (e, ev, ev->last);
+  pl.method = ADAPTRA_METHOD_INITIAL;
+  w.ra = min_u64 (TRAIL_REQUESTS * (ev->last - ev->reader), b->max);
+  w.la = w.ra;
+  if (place_forward (e, ev, &pl, ev->last, w))
+    issue (e, ev, &pl);
+  return pl.s;
+}
+
+/* A miss with no stream (near: a stream whose window it is next to,
+ * stream_of_miss): start one if its client's previous read was just
+ * before it (the initial method, as at page 0) or the pool shows
+ * sequential history (the context method); else it is a random read,
+ * maybe with a trail.
  */
 static struct adaptra_stream *
 start_stream (struct adaptra_engine *e, const struct event *ev,
-              struct adaptra_window_bounds *b)
+              struct adaptra_window_bounds *b,
+              const struct adaptra_stream *near)
 {
   const struct adaptra_volume *v = ev->v;
   const uint64_t req = ev->last - ev->reader;
@@ -837,10 +922,12 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
     return pl.s;
   }
 
-  /* Anything else is random: no stream, no window. */
+  /* Anything else is random: no stream, and a window only as the
+   * trail of a client whose lone reads start runs.
+   */
   adaptra_stat_add (&e->stats.readrandom, 1);
   adaptra_stat_add (&e->stats.pgreadrandom, req);
-  return NULL;
+  return trail (e, ev, b, near);
 }
 
 uint64_t
@@ -873,7 +960,7 @@ adaptra_readahead_miss (struct adaptra_engine *e,
        : history_behind (e, v, index, &b) > EVIDENCE * (last - index)))
     pl.s = near;
   if (!pl.s) {
-    struct adaptra_stream *s = start_stream (e, &ev, &b);
+    struct adaptra_stream *s = start_stream (e, &ev, &b, near);
 
     return s ? s->id : 0;
   }

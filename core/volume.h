@@ -83,6 +83,11 @@ struct adaptra_client {
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (read.c) */
   struct adaptra_depth depth;   /* its reads in flight (depth.h) */
+  uint64_t lone_next;           /* the page after its last lone read
+                                   (a miss that found no stream), plus
+                                   one; 0: none (readahead.c: trail) */
+  uint32_t lone_runs;           /* how many of its lone reads lately
+                                   the next page followed (trail) */
 };
 
 /* The client table grows by chunks that never move, so that the hit

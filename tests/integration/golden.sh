@@ -35,3 +35,13 @@ PY
     END { print length(seen) }' "$tmpdir/boot.cmds")
   mapfile -t boot_args < <(sed 's/^/-c\n/' "$tmpdir/boot.cmds")
 }
+
+# scan_commands SIZE CHUNK: a whole SIZE-byte disk read from start to
+# end in CHUNK-byte reads, one at a time, as a guest's sequential
+# reader behind the kernel's read-ahead reads it: qemu-io's arguments
+# in $scan_args.
+scan_commands ()
+{
+  mapfile -t scan_args < <(seq 0 "$2" $(($1 - 1)) |
+    awk -v chunk="$2" '{ print "-c"; print "read -q " $1 " " chunk }')
+}

@@ -221,38 +221,6 @@ test_remote (void **state)
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
 
-/* A remote backend after its first read: latency-bound, but its
- * bandwidth not known (64 KiB in 5 ms say 13 MB/s), so the product is
- * small.  Until a slot of deliveries is over, the limit is
- * ADAPTRA_MODEL_LIMIT_MIN, not none: the workers do not all start at
- * once.  The chunks are not cut from the product.  Read one at a time
- * for a second, the same small product is measured: no limit.
- */
-static void
-test_remote_first_read (void **state)
-{
-  struct backend b = { .kind = REMOTE, .now = SEC };
-  struct adaptra_model_estimate est;
-  unsigned i;
-
-  (void) state;
-  one_read (&b, 0, 64 * KIB);
-  est = estimate (&b);
-  assert_true (est.latency_bound);
-  assert_true (est.bdp < ADAPTRA_MODEL_LIMIT_MIN);
-  assert_int_equal (est.limit, ADAPTRA_MODEL_LIMIT_MIN);
-  assert_int_equal (est.chunk, ADAPTRA_MODEL_CHUNK_FLOOR);
-  assert_int_equal (est.budget, ADAPTRA_MODEL_BUDGET);
-  assert_true (est.job_max == UINT64_MAX);
-
-  for (i = 1; i < 200; i++)
-    one_read (&b, i * 64 * KIB, 64 * KIB);
-  est = estimate (&b);
-  assert_true (est.latency_bound);
-  assert_true (est.bdp < ADAPTRA_MODEL_LIMIT_MIN);
-  assert_true (est.limit == UINT64_MAX);
-}
-
 /* Saturated by many streams, the bandwidth is what was delivered a
  * slot, and the latency still the fastest read's, queueing left out.
  */
@@ -505,7 +473,6 @@ main (void)
     cmocka_unit_test (test_nothing_known),
     cmocka_unit_test (test_fast),
     cmocka_unit_test (test_remote),
-    cmocka_unit_test (test_remote_first_read),
     cmocka_unit_test (test_remote_saturated),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_disk),
