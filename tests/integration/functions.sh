@@ -80,10 +80,10 @@ fails ()
 }
 
 # wait_for WHAT CMD...: run CMD every 0.1 s until it succeeds, for at
-# most WAIT_SECS; then say that WHAT did not come, and fail.  Wait for
-# a state this way, never for a time: a loaded machine only makes the
-# wait longer.  (CMD's output and errors are dropped.)
-WAIT_SECS=120
+# most WAIT_SECS (120 unless set); then say what it waited for, and
+# fail.  Wait for a state this way, never for a time: a loaded machine
+# only makes the wait longer.  (CMD's output and errors are dropped.)
+: "${WAIT_SECS:=120}"
 wait_for ()
 {
   local what=$1 i
@@ -92,7 +92,7 @@ wait_for ()
     "$@" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
-  echo "FAIL: no $what in $WAIT_SECS s" >&2
+  echo "FAIL: waited $WAIT_SECS s for $what" >&2
   return 1
 }
 

@@ -81,10 +81,10 @@ requests ()
 scanning () { test "\$(requests)" -gt 100; }
 traced () { grep -cE '^readahead-[a-z]+\(client=' $tmpdir/busy.trace || :; }
 traced_10 () { test "\$(traced)" -ge 10; }
-wait_for "busy scan" scanning
+wait_for "a busy scan" scanning
 adaptra-stat "\$sock" --trace > $tmpdir/busy.trace &
 tracer=\$!
-wait_for "10 trace lines" traced_10 || :
+wait_for "10 trace lines of it" traced_10 || :
 kill \$tracer; wait \$tracer || :
 kill \$scanner; wait \$scanner || :
 adaptra-stat "\$sock" --command 'set max auto'
@@ -101,7 +101,7 @@ for _ in range(16):
 print("ready", flush=True)
 time.sleep(3600)' "\$sock" > $tmpdir/holders &
 holders=\$!
-wait_for "16 holders" grep -q ready $tmpdir/holders
+wait_for "16 slot holders" grep -q ready $tmpdir/holders
 fails adaptra-stat "\$sock" 2> $tmpdir/full.err
 kill \$holders; wait \$holders || :
 # One sentence (the rest is set -x).
