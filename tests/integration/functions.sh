@@ -110,6 +110,29 @@ for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 64 << 10):
 h.shutdown()' "$@"
 }
 
+# checks_prelude: the first lines of a script of checks for run_checks:
+# strict and traced, with fails, wait_for (and WAIT_SECS) and scan.
+checks_prelude ()
+{
+  echo "set -euxo pipefail"
+  declare -f fails wait_for scan
+  echo "WAIT_SECS=$WAIT_SECS"
+}
+
+# run_checks SCRIPT ARGS...: nbdkit with the filter over ARGS (the
+# plugin and parameters) runs "bash SCRIPT NBD-SOCKET"; fail unless
+# both succeed.
+run_checks ()
+{
+  local script=$1 rc=0
+  shift
+  run_nbdkit -U - "$@" --run "$client bash $script \"\$unixsocket\"" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
+    exit 1
+  fi
+}
+
 # Prefix for client commands run by nbdkit --run: drops the sanitizer
 # preload, which the uninstrumented clients must not get.
 client="env -u LD_PRELOAD"

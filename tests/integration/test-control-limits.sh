@@ -54,9 +54,7 @@ if ! grep -qx 'readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8' \
 fi
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euxo pipefail
-$(declare -f fails wait_for)
-WAIT_SECS=$WAIT_SECS
+$(checks_prelude)
 sock=$tmpdir/stats.sock
 # A scan of [FROM, TO) MiB in 16K requests, in a loop until killed
 # (exec: so that killing the background job kills the scan).
@@ -109,16 +107,10 @@ test "\$(grep -vc "^+" $tmpdir/full.err)" -eq 1 || { cat $tmpdir/full.err; exit 
 grep -q 'the server refused: too many clients: 16 are connected' $tmpdir/full.err
 RUN
 
-rc=0
 # The scans read ahead on a file in the page cache, where adaptra
 # would otherwise step aside (adaptra-bypass) and trace little.
-run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$tmpdir/stats.sock" \
-  adaptra-bypass=never \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
-  exit 1
-fi
+run_checks "$tmpdir/run.sh" file "$img" adaptra-pool=32M \
+  adaptra-stats="$tmpdir/stats.sock" adaptra-bypass=never
 
 rc=0
 wait $idle_pid || rc=$?

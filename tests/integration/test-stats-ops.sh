@@ -39,11 +39,8 @@ for combo in "--json --prometheus" "--streams --clients" \
 done
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euxo pipefail
-$(declare -f fails wait_for)
-WAIT_SECS=$WAIT_SECS
+$(checks_prelude)
 sock=$sock
-$(declare -f scan)
 scan "\$1" 0 32
 
 # Human units by default, the server's numbers with --raw.
@@ -121,14 +118,8 @@ echo \$! > $tmpdir/watcher.pid
 wait_for "a line of --watch" test -s $tmpdir/stopped.out
 RUN
 
-rc=0
-run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
-  adaptra-stats-mode=0660 \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
-  exit 1
-fi
+run_checks "$tmpdir/run.sh" file "$img" adaptra-pool=32M \
+  adaptra-stats="$sock" adaptra-stats-mode=0660
 watcher=$(cat "$tmpdir/watcher.pid")
 wait_for "the exit of --watch" gone "$watcher" || :
 if [ "$(cat "$tmpdir/stopped.err")" != \

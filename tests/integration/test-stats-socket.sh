@@ -27,11 +27,8 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$sock"
 test -S "$sock"
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euxo pipefail
-$(declare -f fails wait_for)
-WAIT_SECS=$WAIT_SECS
+$(checks_prelude)
 sock=$sock
-$(declare -f scan)
 # The protocol, from a real client.
 /usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"
 
@@ -94,14 +91,8 @@ RUN
 
 # The checks count read-ahead on a file in the page cache, where
 # adaptra would otherwise step aside (adaptra-bypass).
-rc=0
-run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
-  adaptra-bypass=never \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
-  exit 1
-fi
+run_checks "$tmpdir/run.sh" file "$img" adaptra-pool=32M \
+  adaptra-stats="$sock" adaptra-bypass=never
 
 # A clean exit removes the socket.
 if [ -e "$sock" ]; then
