@@ -72,8 +72,6 @@ struct adaptra_engine {
   pthread_cond_t hint_queued;   /* the same for workers of hints only:
                                    a cache hint's job was queued */
   pthread_cond_t job_done;      /* a volume's last running job ended */
-  pthread_cond_t depth_grew;    /* the model's depth grew: workers
-                                   parked past it may read */
   struct adaptra_config cfg;    /* tunables may change at run time */
   struct adaptra_volume **volumes; /* by id; NULL: free */
   size_t nvolumes;
@@ -91,12 +89,13 @@ struct adaptra_engine {
                                    adaptra_client_open looks first, so
                                    opening N clients costs O(N), not
                                    O(N^2) */
-  struct adaptra_worker *workers;
-  unsigned nworkers;            /* running, of any job (set under the lock) */
-  unsigned nhint_workers;       /* running after them, of hints' jobs only */
+  struct adaptra_worker *workers; /* a slot for each up to the ceilings */
+  unsigned nworkers;            /* most threads of any job (set under
+                                   the lock) */
+  unsigned nhint_workers;       /* most after them, of hints' jobs only */
+  unsigned threads, hint_threads; /* of each kind, running now */
   unsigned workers_busy;        /* of the first, reading a job now */
-  unsigned depth;               /* the model's depth at the last
-                                   completion (0: every worker reads) */
+  unsigned hint_workers_busy;   /* of the others */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */

@@ -115,7 +115,6 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->backend = *backend;
   e->clock = *clock;
   e->page_shift = (unsigned) adaptra_log2_exact (cfg->page_size);
-  e->depth = ADAPTRA_MODEL_DEPTH;
   adaptra_queue_init (&e->queue, e->page_shift, &e->streams);
   e->shards = aligned_alloc (ADAPTRA_CACHE_LINE,
                              ADAPTRA_STAT_SHARDS * sizeof *e->shards);
@@ -148,7 +147,6 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   pthread_cond_init (&e->job_queued, NULL);
   pthread_cond_init (&e->hint_queued, NULL);
   pthread_cond_init (&e->job_done, NULL);
-  pthread_cond_init (&e->depth_grew, NULL);
   *out = e;
   return 0;
 }
@@ -167,7 +165,6 @@ adaptra_engine_free (struct adaptra_engine *e)
   adaptra_bounce_fini (&e->bounce);
   adaptra_volumes_free (e);
   pthread_cond_destroy (&e->job_done);
-  pthread_cond_destroy (&e->depth_grew);
   pthread_cond_destroy (&e->hint_queued);
   pthread_cond_destroy (&e->job_queued);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)

@@ -87,7 +87,6 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   bool in_client;
   unsigned char *buf = fetch_target (e, first, frames, n, bytes, demand,
                                      &slot, &in_client);
-  struct adaptra_model_estimate est;
   enum adaptra_model_distance where = ADAPTRA_MODEL_UNKNOWN;
   uint64_t t0 = 0, t1 = 0;
   uint32_t i;
@@ -140,17 +139,9 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   if (!demand)
     adaptra_prefetch_account (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
-  /* Room in flight again: a worker held back (worker_main) may start;
-   * and when the model's depth grows, the workers parked past the old
-   * one (they wait on depth_grew only, so its growing is the one
-   * wake-up).
-   */
+  /* Room in flight again: a worker held back (worker_main) may start. */
   if (e->queue.head)
     pthread_cond_signal (&e->job_queued);
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (e->depth != 0 && (est.depth == 0 || est.depth > e->depth))
-    pthread_cond_broadcast (&e->depth_grew);
-  e->depth = est.depth;
   return err;
 }
 

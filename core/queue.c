@@ -389,7 +389,10 @@ parallel_workers (const struct adaptra_engine *e,
   return e->nworkers < ways ? e->nworkers : ways;
 }
 
-/* Pages per job for a window of n pages of stream: split so that every
+/* Pages per job for a window of n pages of stream, and in *first the
+ * most of its first job (below; as large as the others for a cache
+ * hint, which no reader follows, and without workers, where readers
+ * split what they steal).  Split so that every
  * worker that reads at once gets a share and the window arrives in
  * about one backend latency, but not below the model's job_min (a
  * serialising backend prefers fewer, larger requests, and one stream
@@ -401,7 +404,8 @@ parallel_workers (const struct adaptra_engine *e,
  * in one chunk.  Also sets the queue's budget (goes_before).
  */
 static uint32_t
-job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream)
+job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
+           uint32_t *first)
 {
   struct adaptra_model_estimate est;
   uint64_t floor, ceiling, share;
@@ -421,11 +425,16 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream)
     share = floor;
   if (share > ceiling)
     share = ceiling;
-  return share > 0 ? (uint32_t) share : 1;
+  if (share == 0)
+    share = 1;
+  *first = stream == 0 || e->nworkers == 0 ? (uint32_t) share
+    : (uint32_t) min_u64 (share, max_u64 (est.chunk >> e->page_shift, 1));
+  return (uint32_t) share;
 }
 
 /* Queue job if it has pages (its bytes clamped to its volume's end),
- * count it in flight and wake a worker, else free it.  Returns NULL.
+ * count it in flight and wake (or start) a worker, else free it.
+ * Returns NULL.
  */
 static struct adaptra_job *
 close_job (struct adaptra_engine *e, struct adaptra_job *job)
@@ -443,9 +452,7 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
                                                  bytes, v->base + v->size);
   adaptra_queue_add (&e->queue, job);
   adaptra_prefetch_account (e, v, (int64_t) bytes);
-  pthread_cond_signal (&e->job_queued);
-  if (job->stream == 0)
-    pthread_cond_signal (&e->hint_queued);
+  adaptra_workers_job_queued (e, job->stream == 0);
   return NULL;
 }
 
@@ -455,13 +462,25 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
  * its frames stay consecutive:
  * a frame elsewhere then starts the next job, and a job that is not
  * consecutive ends at a slot's size.
+ *
+ * A stream's window's jobs ramp up: the first is at most the model's
+ * chunk, each next one at most the pages queued before it, up to the
+ * split's size.  A worker that has started a job cannot be stolen
+ * from, so the reader that reaches a window waits for the whole job
+ * that holds its next page: a sequential reader over an RBD export
+ * stalled up to 240 ms where its window doubled (15, 31, 63 and
+ * 127 MiB into the stream), when the window's first job was a quarter
+ * of it and shared the backend with the other three.  The job it
+ * waits for is now one chunk, and each later one about as large as
+ * what the reader still has to read before it; a window costs a few
+ * requests more, about log2 (split / chunk).
  */
 uint64_t
 adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
                            uint64_t start, uint64_t end, uint64_t mark,
                            uint64_t stream_id, unsigned method, unsigned flags)
 {
-  uint32_t job_max;
+  uint32_t job_max, ramp;
   struct adaptra_job *job = NULL;
   uint32_t room = 0;
   bool consecutive = true;
@@ -472,7 +491,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
     end = v->end_page;
   if (start >= end)
     return 0;
-  job_max = job_pages (e, end - start, stream_id);
+  job_max = job_pages (e, end - start, stream_id, &ramp);
   for (p = start; p < end; p++) {
     uint32_t f;
 
@@ -492,7 +511,8 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
         consecutive = false;
     }
     if (!job) {
-      room = end - p < job_max ? (uint32_t) (end - p) : job_max;
+      room = (uint32_t) min_u64 (min_u64 (end - p, job_max),
+                                 max_u64 (ramp, inserted));
       job = malloc (sizeof *job + room * sizeof job->frames[0]);
       if (!job) {
         adaptra_pool_drop (&e->pool, f);

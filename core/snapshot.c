@@ -72,6 +72,7 @@ adaptra_stats_snapshot (struct adaptra_engine *e, struct adaptra_stats *out)
   out->backend_bytes_per_sec = model.bandwidth;
   out->backend_flight_bytes = adaptra_model_running (&e->model);
   out->backend_reads = adaptra_model_reads (&e->model);
+  out->workers_running = e->threads + e->hint_threads;
   out->backend_flight_limit_bytes =
     model.limit == UINT64_MAX ? 0 : model.limit;
   out->window_max_bytes = adaptra_readahead_cap_pages (e) << e->page_shift;

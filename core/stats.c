@@ -133,6 +133,9 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   GAUGE (backend_handles,
          "Backend handles opened for the prefetch workers, open now "
          "(plugins that serialise requests per handle)"),
+  GAUGE (workers_running,
+         "Prefetch threads running now, of adaptra-workers and "
+         "adaptra-profile-workers (ceilings)"),
   GAUGE (window_max_bytes,
          "Largest window any stream may be given now, bytes"),
   GAUGE (volumes_bypassed,

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "adaptra/sim.h"
 #include "engine-impl.h"
@@ -237,14 +238,144 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   return job;
 }
 
-/* Is worker w parked?  Only the first of them up to the model's depth
- * read (all where it is 0); the others wait on depth_grew, where the
- * wake-ups meant for readers of jobs do not reach them.  Lock held.
- */
-static bool
-parked (const struct adaptra_engine *e, const struct adaptra_worker *w)
+unsigned
+adaptra_workers_wanted (const struct adaptra_model_estimate *est,
+                        unsigned ceiling)
 {
-  return !w->hints_only && e->depth != 0 && w->index >= e->depth;
+  uint64_t want;
+
+  want = est->depth != 0 ? est->depth : ceiling;
+  if (want < ADAPTRA_WORKERS_MIN)
+    want = ADAPTRA_WORKERS_MIN;
+  return want < ceiling ? (unsigned) want : ceiling;
+}
+
+/* The slots of a kind of workers (hints_only or not): [*first, *first
+ * + *n), and the counts of their threads running and reading a job.
+ * Lock held.
+ */
+static void
+kind_of (struct adaptra_engine *e, bool hints_only, unsigned *first,
+         unsigned *n, unsigned **alive, unsigned **busy)
+{
+  *first = hints_only ? e->nworkers : 0;
+  *n = hints_only ? e->nhint_workers : e->nworkers;
+  *alive = hints_only ? &e->hint_threads : &e->threads;
+  *busy = hints_only ? &e->hint_workers_busy : &e->workers_busy;
+}
+
+static void *worker_main (void *arg);
+
+/* Start a thread in the first free slot of the kind hints_only, after
+ * joining the one that ended there.  Returns 0, EAGAIN when every slot
+ * runs one, or pthread_create's error.  Lock held: a thread that ended
+ * no longer takes it, so the join does not wait for the lock.
+ */
+static int
+spawn (struct adaptra_engine *e, bool hints_only)
+{
+  unsigned first, n, *alive, *busy, i;
+  struct adaptra_worker *w;
+  int err;
+
+  assert_locked (e);
+  kind_of (e, hints_only, &first, &n, &alive, &busy);
+  for (i = first; i < first + n && e->workers[i].alive; i++)
+    ;
+  if (i == first + n)
+    return EAGAIN;
+  w = &e->workers[i];
+  if (w->exited)
+    pthread_join (w->thread, NULL);
+  w->exited = false;
+  w->alive = true;
+  err = pthread_create (&w->thread, NULL, worker_main, w);
+  if (err) {
+    w->alive = false;
+    return err;
+  }
+  (*alive)++;
+  return 0;
+}
+
+/* Start one more thread of the kind hints_only if more jobs are queued
+ * than its threads not reading (a window queues several at once, and
+ * a thread woken for one has not taken it yet), fewer run than pay
+ * (adaptra_workers_wanted; all of the ceiling for hints: a profile's
+ * reads are short and bound by latency, DESIGN.md §8), and a job
+ * could start now.  A thread that cannot start is no error: the
+ * running ones read the queue.  Lock held.
+ */
+static void
+grow (struct adaptra_engine *e, bool hints_only)
+{
+  const struct adaptra_worker probe = { .hints_only = hints_only };
+  unsigned first, n, *alive, *busy, want, idle, queued = 0;
+  const struct adaptra_job *job;
+  struct adaptra_job *prev;
+
+  assert_locked (e);
+  kind_of (e, hints_only, &first, &n, &alive, &busy);
+  if (e->stopping || !e->workers || *alive >= n)
+    return;
+  idle = *alive - *busy;
+  for (job = e->queue.head; job && queued <= idle; job = job->next)
+    queued++;
+  if (queued <= idle)
+    return;
+  if (hints_only)
+    want = n;
+  else {
+    struct adaptra_model_estimate est;
+
+    adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+    want = adaptra_workers_wanted (&est, n);
+  }
+  if (*alive < want && next_for_worker (e, &probe, &prev))
+    (void) spawn (e, hints_only);
+}
+
+void
+adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
+{
+  assert_locked (e);
+  pthread_cond_signal (&e->job_queued);
+  if (hint)
+    pthread_cond_signal (&e->hint_queued);
+  grow (e, false);
+  if (hint)
+    grow (e, true);
+}
+
+static uint64_t
+monotonic_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+/* Wait on cond for at most ADAPTRA_WORKERS_IDLE_NS (the condition
+ * variables are on the real-time clock; the caller measures its idle
+ * time on the monotonic one).  Lock held; dropped meanwhile.
+ */
+static void
+idle_wait (struct adaptra_engine *e, pthread_cond_t *cond)
+{
+  struct timespec until;
+
+  clock_gettime (CLOCK_REALTIME, &until);
+  until.tv_sec += (time_t) (ADAPTRA_WORKERS_IDLE_NS / 1000000000);
+  until.tv_nsec += (long) (ADAPTRA_WORKERS_IDLE_NS % 1000000000);
+  if (until.tv_nsec >= 1000000000) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000;
+  }
+  assert_locked (e);
+  set_lock_owner (e, 0);
+  pthread_cond_timedwait (cond, &e->lock, &until);
+  set_lock_owner (e, adaptra_lock_self ());
 }
 
 static void *
@@ -252,22 +383,27 @@ worker_main (void *arg)
 {
   struct adaptra_worker *w = arg;
   struct adaptra_engine *e = w->e;
+  unsigned first, n, *alive, *busy;
 
   adaptra_lock (e);
+  kind_of (e, w->hints_only, &first, &n, &alive, &busy);
   for (;;) {
-    struct adaptra_job *job, *prev;
-    uint64_t stream;
+    struct adaptra_job *job = NULL, *prev = NULL;
+    uint64_t stream, idle_since = monotonic_ns ();
     void *ctx;
 
-    job = prev = NULL;
-    while (!e->stopping &&
-           (parked (e, w) || (job = next_for_worker (e, w, &prev)) == NULL))
-      adaptra_wait (e, parked (e, w) ? &e->depth_grew
-                    : w->hints_only ? &e->hint_queued : &e->job_queued);
-    if (e->stopping)
+    while (!e->stopping && (job = next_for_worker (e, w, &prev)) == NULL) {
+      if (*alive > (w->hints_only ? ADAPTRA_HINT_WORKERS_MIN
+                    : ADAPTRA_WORKERS_MIN) &&
+          monotonic_ns () - idle_since >= ADAPTRA_WORKERS_IDLE_NS)
+        break;
+      idle_wait (e, w->hints_only ? &e->hint_queued : &e->job_queued);
+    }
+    if (e->stopping || job == NULL)
       break;
     adaptra_prefetch_take (e, prev, job, true);
-    e->workers_busy += !w->hints_only;
+    (*busy)++;
+    grow (e, w->hints_only);
     stream = job->stream;
     count_running (e, stream, 1);
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */
@@ -275,62 +411,82 @@ worker_main (void *arg)
     adaptra_unlock (e);
     adaptra_fetch_job_then_lock (e, ctx, job);
     count_running (e, stream, -1);
-    e->workers_busy -= !w->hints_only;
+    (*busy)--;
   }
+  /* Ended, idle (the slot's next thread joins this one) or stopped
+   * (adaptra_workers_stop joins it).
+   */
+  (*alive)--;
+  w->alive = false;
+  w->exited = true;
   adaptra_unlock (e);
   return NULL;
 }
 
-/* Stop and join the first n workers.  Lock not held. */
+/* Stop every thread and join them, leaving stopping set (no thread
+ * starts until the caller clears it).  Lock not held.
+ */
 static void
-join_workers (struct adaptra_engine *e, unsigned n)
+join_workers (struct adaptra_engine *e)
 {
-  unsigned i;
+  unsigned i, n;
 
   adaptra_lock (e);
   e->stopping = true;
   pthread_cond_broadcast (&e->job_queued);
-  pthread_cond_broadcast (&e->depth_grew);
   pthread_cond_broadcast (&e->hint_queued);
+  n = e->nworkers + e->nhint_workers;
   adaptra_unlock (e);
-  for (i = 0; i < n; i++)
-    pthread_join (e->workers[i].thread, NULL);
-  adaptra_lock (e);
-  e->stopping = false;
-  adaptra_unlock (e);
+  /* No thread starts while stopping, so no slot changes hands: each
+   * one's thread has ended or ends now, and only this joins it.
+   */
+  for (i = 0; i < n; i++) {
+    struct adaptra_worker *w = &e->workers[i];
+    bool started;
+
+    adaptra_lock (e);
+    started = w->alive || w->exited;
+    adaptra_unlock (e);
+    if (started)
+      pthread_join (w->thread, NULL);
+  }
 }
 
 int
 adaptra_workers_start (struct adaptra_engine *e, unsigned n, unsigned hints)
 {
-  unsigned i;
-  int err;
+  struct adaptra_worker *workers;
+  unsigned k;
+  int err = 0;
 
-  if (e->workers)
-    return EBUSY;
   if (n + hints == 0)
-    return 0;
-  e->workers = calloc (n + hints, sizeof *e->workers);
-  if (!e->workers)
+    return e->workers ? EBUSY : 0;
+  workers = calloc (n + hints, sizeof *workers);
+  if (!workers)
     return ENOMEM;
-  for (i = 0; i < n + hints; i++) {
-    e->workers[i].e = e;
-    e->workers[i].index = i;
-    e->workers[i].hints_only = i >= n;
-    err = pthread_create (&e->workers[i].thread, NULL, worker_main,
-                          &e->workers[i]);
-    if (err) {
-      join_workers (e, i);
-      free (e->workers);
-      e->workers = NULL;
-      return err;
-    }
+  for (k = 0; k < n + hints; k++) {
+    workers[k].e = e;
+    workers[k].index = k;
+    workers[k].hints_only = k >= n;
   }
+  /* Under the lock: a job queued now may start a thread (grow). */
   adaptra_lock (e);
+  if (e->workers) {
+    adaptra_unlock (e);
+    free (workers);
+    return EBUSY;
+  }
+  e->workers = workers;
   e->nworkers = n;
   e->nhint_workers = hints;
+  for (k = 0; k < n && k < ADAPTRA_WORKERS_MIN && !err; k++)
+    err = spawn (e, false);
+  for (k = 0; k < hints && k < ADAPTRA_HINT_WORKERS_MIN && !err; k++)
+    err = spawn (e, true);
   adaptra_unlock (e);
-  return 0;
+  if (err)
+    adaptra_workers_stop (e);
+  return err;
 }
 
 int
@@ -349,11 +505,15 @@ adaptra_workers_stop (struct adaptra_engine *e)
 {
   if (!e->workers)
     return;
-  join_workers (e, e->nworkers + e->nhint_workers);
+  join_workers (e);
+  /* Under the lock, and before stopping clears: a job queued meanwhile
+   * must not start a thread in the slots freed here.
+   */
+  adaptra_lock (e);
   free (e->workers);
   e->workers = NULL;
-  adaptra_lock (e);
   e->nworkers = e->nhint_workers = 0;
   adaptra_prefetch_drop_queue (e, NULL);
+  e->stopping = false;
   adaptra_unlock (e);
 }

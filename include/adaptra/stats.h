@@ -94,6 +94,7 @@ struct adaptra_stats {
   uint64_t backend_reads;           /* reads being made of the backend now */
   uint64_t backend_handles;         /* backend handles the workers' sets
                                        hold open (the filter's) */
+  uint64_t workers_running;         /* prefetch threads running now */
   uint64_t window_max_bytes;        /* effective window cap now */
   uint64_t volumes_bypassed;        /* volumes stepped aside now */
 };

@@ -43,12 +43,14 @@ seconds_since ()
   echo "$(date +%s.%N) $1" | awk '{ printf "%.2f", $1 - $2 }'
 }
 
-# record KEY SECONDS: print one run's figure and keep it for medians.
-declare -A runs
+# record KEY VALUE [UNIT]: print one run's figure (in UNIT, seconds
+# unless given) and keep it for medians.
+declare -A runs units
 record ()
 {
   runs[$1]="${runs[$1]:-} $2"
-  printf '%-32s %s s\n' "$1" "$2"
+  units[$1]=${3:-s}
+  printf '%-32s %s %s\n' "$1" "$2" "${units[$1]}"
 }
 
 # medians: the median of each KEY's figures, sorted by KEY.
@@ -56,8 +58,9 @@ medians ()
 {
   local key
   for key in "${!runs[@]}"; do
-    printf '%-32s %s s\n' "$key" "$(echo "${runs[$key]}" | tr ' ' '\n' |
+    printf '%-32s %s %s\n' "$key" "$(echo "${runs[$key]}" | tr ' ' '\n' |
       sed '/^$/d' | sort -g | awk '{ v[NR] = $1 }
-        END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+        END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')" \
+      "${units[$key]}"
   done | sort
 }

@@ -45,3 +45,26 @@ scan_commands ()
   mapfile -t scan_args < <(seq 0 "$2" $(($1 - 1)) |
     awk -v chunk="$2" '{ print "-c"; print "read -q " $1 " " chunk }')
 }
+
+# make_written_qcow2 IMG SIZE: a qcow2 image IMG of SIZE bytes whose
+# clusters were written one by one in random order, as a guest's
+# installer writes its disk in place: the file holds them in the order
+# they were written, not in the disk's, so reading the disk in order
+# reads the file at random.  Its bytes are patterns (a cluster's
+# number), not the golden image's.
+make_written_qcow2 ()
+{
+  local cluster=65536 args
+  qemu-img create -q -f qcow2 -o cluster_size=$cluster "$1" "$2"
+  mapfile -t args < <(/usr/bin/python3 - "$2" "$cluster" <<'PY'
+import random, sys
+size, cluster = int(sys.argv[1]), int(sys.argv[2])
+order = list(range(size // cluster))
+random.Random(26).shuffle(order)
+for i in order:
+    print("-c")
+    print("write -q -P %d %d %d" % (i % 255 + 1, i * cluster, cluster))
+PY
+  )
+  qemu-io -f qcow2 "${args[@]}" "$1"
+}

@@ -1,0 +1,336 @@
+/* test-workers.c: unit tests of core/workers.c: threads sized by the model.
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* The sizing decision (adaptra_workers_wanted, a pure function of the
+ * model's estimate) on estimates of each kind of backend, and the
+ * threads themselves over the fixture's fake backend: few at the
+ * start, as many as pay while jobs wait, few again once idle.
+ */
+
+#include <config.h>
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "adaptra/sim.h"
+#include "fixture.h"
+#include "../../core/engine-impl.h"
+
+#define DISK (16 * 1024 * 1024)
+#define CEILING 32
+#define MS UINT64_C (1000000)
+
+static int
+setup (void **state)
+{
+  struct adaptra_config cfg;
+
+  (void) state;
+  if (fixture_setup (DISK) == -1)
+    return -1;
+  fixture_config (&cfg);
+  fixture_start (&cfg, "", "test");
+  return 0;
+}
+
+/* Let every read held in the backend, and those still to come, go on
+ * until no page is in flight (up to 10 s); then no read is held.
+ */
+static void
+release_all (void)
+{
+  unsigned i;
+
+  for (i = 0; i < 10000 && stats ().pages_in_flight > 0; i++) {
+    sem_post (&release);
+    usleep (1000);
+  }
+  gate = false;
+  while (sem_trywait (&entered) == 0)
+    ;
+  while (sem_trywait (&release) == 0)
+    ;
+}
+
+/* Let go of the reads a failed test left held in the backend, so that
+ * the workers stop.
+ */
+static int
+teardown (void **state)
+{
+  (void) state;
+  gate = false;
+  release_all ();
+  fixture_stop ();
+  fixture_teardown ();
+  return 0;
+}
+
+/* A model not measured yet, a disk or the page cache: their depth. */
+static void
+test_wanted_by_depth (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  adaptra_model_estimate (&m, SEC, &est);
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING),
+                    ADAPTRA_MODEL_DEPTH);
+  assert_int_equal (adaptra_workers_wanted (&est, 2), 2);
+  est = (struct adaptra_model_estimate) { .depth = 1, .limit = UINT64_MAX };
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING),
+                    ADAPTRA_WORKERS_MIN);
+}
+
+/* Latency-bound: the ceiling, and the gate (the model's limit on the
+ * bytes in flight) decides which start.
+ */
+static void
+test_wanted_latency_bound (void **state)
+{
+  const uint64_t bdp = 1024 * 1024;     /* 5 ms at 200 MiB/s */
+  struct adaptra_model_estimate est = {
+    .latency_bound = true, .depth = 0, .bdp = bdp,
+    .limit = bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN,
+    .chunk = bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
+  };
+
+  (void) state;
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), CEILING);
+  assert_int_equal (adaptra_workers_wanted (&est, 8), 8);
+  est.limit = UINT64_MAX;
+  assert_int_equal (adaptra_workers_wanted (&est, CEILING), CEILING);
+  assert_int_equal (adaptra_workers_wanted (&est, 0), 0);
+}
+
+/* Never fewer than ADAPTRA_WORKERS_MIN while the ceiling allows. */
+static void
+test_wanted_at_least_min (void **state)
+{
+  struct adaptra_model_estimate est = { .depth = 0 };
+
+  (void) state;
+  assert_int_equal (adaptra_workers_wanted (&est, ADAPTRA_WORKERS_MIN),
+                    ADAPTRA_WORKERS_MIN);
+}
+
+static uint64_t
+running (void)
+{
+  return stats ().workers_running;
+}
+
+/* Poll (up to 10 s) until workers_running is n. */
+static void
+wait_running (uint64_t n)
+{
+  unsigned i;
+
+  for (i = 0; i < 10000 && running () != n; i++)
+    usleep (1000);
+  assert_int_equal (running (), n);
+}
+
+/* ADAPTRA_WORKERS_MIN threads at the start; while jobs wait behind a
+ * backend that holds every read, the model's depth (not measured yet:
+ * ADAPTRA_MODEL_DEPTH) read, and no thread more starts.
+ */
+static void
+test_threads_follow_the_model (void **state)
+{
+  void *ctx = &worker_ctx;
+  unsigned i, jobs = 2 * ADAPTRA_MODEL_DEPTH;
+
+  (void) state;
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
+  assert_int_equal (running (), ADAPTRA_WORKERS_MIN);
+  gate = true;
+  for (i = 0; i < jobs; i++)            /* separate jobs, one page each */
+    adaptra_cache_hint (e, client, (uint64_t) i * 64 * PAGE, PAGE);
+  for (i = 0; i < ADAPTRA_MODEL_DEPTH; i++)
+    sem_wait (&entered);
+  usleep (100 * 1000);                  /* a thread too many would show */
+  assert_int_equal (running (), ADAPTRA_MODEL_DEPTH);
+  for (i = 0; i < ADAPTRA_MODEL_DEPTH; i++)
+    sem_post (&release);
+  release_all ();
+  assert_int_equal (stats ().pages_in_flight, 0);
+  assert_int_equal (running (), ADAPTRA_MODEL_DEPTH);
+  adaptra_workers_stop (e);
+  assert_int_equal (running (), 0);
+}
+
+/* Over a remote backend (5 ms, then 125 MiB/s on the fake clock),
+ * once the model knows it, jobs waiting behind reads held in the
+ * backend get as many threads as the model's limit on the bytes in
+ * flight admits reads, not the ceiling: the reads in the backend are
+ * the limit's worth, and only a few threads more run: each of the
+ * ADAPTRA_WORKERS_MIN that start takes a job and starts the next, which
+ * does the same, and the last of each line finds the gate closed (a
+ * job counts in flight from its read's start).  Idle again, they end
+ * down to ADAPTRA_WORKERS_MIN.
+ */
+#define JOB (64 * 1024)
+
+static void
+test_threads_as_many_as_the_limit_admits (void **state)
+{
+  void *ctx = &worker_ctx;
+  struct adaptra_model_estimate est;
+  unsigned i, admitted, extra, jobs = CEILING;
+  size_t queued;
+  uint64_t offset, bytes;
+  uint32_t count;
+
+  (void) state;
+  read_ns = 5 * MS;
+  read_ns_per_kib = 8000;
+  for (i = 0; i < 64; i++)              /* scattered reads, 4-64 KiB */
+    read_check ((uint64_t) (i * 37 % 61) * 256 * 1024,
+                (uint32_t) (1 + i % 16) * PAGE);
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.latency_bound);
+  assert_int_not_equal (est.limit, UINT64_MAX);
+  /* The model knows the backend; the threads read without the clock,
+   * which the fixture moves without a lock.
+   */
+  read_ns = read_ns_per_kib = 0;
+
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  for (i = 0; i < jobs; i++)
+    adaptra_cache_hint (e, client, (uint64_t) i * 256 * 1024 + 128 * 1024,
+                        JOB);
+  /* The jobs (a hint's, or a transfer slot's where its frames are not
+   * consecutive) that the gate admits in queue order: while the bytes
+   * before them are under the limit.
+   */
+  for (queued = admitted = 0, bytes = 0;
+       adaptra_prefetch_peek (e, queued, &offset, &count); queued++)
+    if (bytes < est.limit) {
+      admitted++;
+      bytes += count;
+    }
+  assert_true (queued >= jobs);
+  assert_true (admitted > ADAPTRA_WORKERS_MIN &&
+               admitted + 2 + ADAPTRA_WORKERS_MIN < CEILING);
+  assert_true (admitted < queued);
+  gate = true;
+  assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
+  for (i = 0; i < admitted; i++)
+    sem_wait (&entered);
+  usleep (100 * 1000);                  /* a read too many would show */
+  /* A worker passes the gate before the one ahead of it has started
+   * its read (the bytes count from then): a read or two more.
+   */
+  for (extra = 0; sem_trywait (&entered) == 0; extra++)
+    ;
+  assert_true (extra <= 2);
+  assert_true (running () >= admitted);
+  assert_true (running () <= admitted + extra + ADAPTRA_WORKERS_MIN);
+  for (i = 0; i < admitted + extra; i++)
+    sem_post (&release);
+  release_all ();
+  assert_int_equal (stats ().pages_in_flight, 0);
+  /* Idle for ADAPTRA_WORKERS_IDLE_NS: back to the few. */
+  usleep (ADAPTRA_WORKERS_IDLE_NS / 1000);
+  wait_running (ADAPTRA_WORKERS_MIN);
+  adaptra_workers_stop (e);
+  assert_int_equal (running (), 0);
+}
+
+/* The reader that reaches a window that just doubled waits for the
+ * job holding its next page, which a worker may have started and no
+ * reader can split any more: that job is one of the model's chunks,
+ * so the wait is one chunk's fetch, not a share of the window.  A
+ * 64 KiB reader over a remote backend (5 ms, then 200 MiB/s on the
+ * fake clock) whose windows are split for ADAPTRA_MODEL_DEPTH workers,
+ * until a window of WINDOW_MIN or more is issued.
+ */
+#define REQ (64 * 1024)
+#define WINDOW_MIN (4 * 1024 * 1024)
+
+static uint64_t ran_offset, ran_count;
+
+static void
+record_read (uint64_t offset, uint32_t count)
+{
+  ran_offset = offset;
+  ran_count = count;
+}
+
+static void
+test_reader_waits_one_chunk (void **state)
+{
+  struct adaptra_config cfg;
+  struct adaptra_model_estimate est;
+  const struct adaptra_trace *t = NULL;
+  uint64_t off, t0, waited, chunk_ns;
+
+  (void) state;
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 2 * WINDOW_MIN;
+  fixture_start (&cfg, "", "test");
+  assert_int_equal (adaptra_workers_simulate (e, ADAPTRA_MODEL_DEPTH), 0);
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5000;
+  for (off = 0; off + REQ <= DISK && t == NULL; off += REQ) {
+    unsigned before = ntraces;
+
+    read_check (off, REQ);
+    if (ntraces > before &&
+        trace_pages (&traces[ntraces - 1]) * PAGE >= WINDOW_MIN)
+      t = &traces[ntraces - 1];
+    else
+      drain ();
+    now_ns += MS;
+  }
+  assert_non_null (t);
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.chunk > 0);
+  chunk_ns = read_ns + est.chunk / 1024 * read_ns_per_kib;
+  /* A worker takes the queue's next job: the one holding the window's
+   * first page, where the reader reads next.
+   */
+  during_read = record_read;
+  t0 = now_ns;
+  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  waited = now_ns - t0;
+  during_read = NULL;
+  assert_int_equal (ran_offset, t->placement.start * PAGE);
+  assert_true (ran_count <= est.chunk);
+  assert_true (waited <= chunk_ns);
+  drain ();
+  read_ns = read_ns_per_kib = 0;
+}
+
+int
+main (void)
+{
+#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_wanted_by_depth),
+    cmocka_unit_test (test_wanted_latency_bound),
+    cmocka_unit_test (test_wanted_at_least_min),
+    T (test_threads_follow_the_model),
+    T (test_threads_as_many_as_the_limit_admits),
+    T (test_reader_waits_one_chunk),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
