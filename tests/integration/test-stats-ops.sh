@@ -157,6 +157,8 @@ chown nobody:nogroup "$tmpdir/run"
 run_nbdkit -u nobody -g nogroup -P "$tmpdir/run/pid" -U "$tmpdir/run/nbd.sock" \
   memory 1M adaptra-stats="$tmpdir/run/stats.sock" \
   adaptra-stats-owner=nobody:nogroup
+# (nbdkit's parent may exit before its daemon writes the pid file.)
+wait_for "the pid file of nbdkit -u" test -s "$tmpdir/run/pid"
 pid=$(cat "$tmpdir/run/pid")
 cleanup_fns+=("kill $pid 2>/dev/null")
 test "$(stat -c %U:%G:%a "$tmpdir/run/stats.sock")" = nobody:nogroup:600
