@@ -428,7 +428,8 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
   if (share == 0)
     share = 1;
   *first = stream == 0 || e->nworkers == 0 ? (uint32_t) share
-    : (uint32_t) min_u64 (share, max_u64 (est.chunk >> e->page_shift, 1));
+    : (uint32_t) min_u64 (share, max_u64 (max_u64 (est.chunk, est.bdp)
+                                          >> e->page_shift, 1));
   return (uint32_t) share;
 }
 
@@ -464,16 +465,20 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
  * consecutive ends at a slot's size.
  *
  * A stream's window's jobs ramp up: the first is at most the model's
- * chunk, each next one at most the pages queued before it, up to the
- * split's size.  A worker that has started a job cannot be stolen
+ * chunk or its bandwidth-delay product, whichever is larger (a read
+ * smaller than the product takes about a latency anyway), each next
+ * one at most the pages queued before it, up to the split's size.  A worker that has started a job cannot be stolen
  * from, so the reader that reaches a window waits for the whole job
  * that holds its next page: a sequential reader over an RBD export
  * stalled up to 240 ms where its window doubled (15, 31, 63 and
  * 127 MiB into the stream), when the window's first job was a quarter
  * of it and shared the backend with the other three.  The job it
- * waits for is now one chunk, and each later one about as large as
- * what the reader still has to read before it; a window costs a few
- * requests more, about log2 (split / chunk).
+ * waits for now takes at most about two latencies, and each later one
+ * is about as large as what the reader still has to read before it; a
+ * window costs a few requests more, about log2 (split / first).  Where
+ * the product is larger than the split (a backend far faster than its
+ * latency: a sparse image's copy over 2 ms) nothing changes: smaller
+ * reads would take as long, and only add requests.
  */
 uint64_t
 adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,

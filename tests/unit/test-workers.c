@@ -24,7 +24,7 @@
 #include "fixture.h"
 #include "../../core/engine-impl.h"
 
-#define DISK (16 * 1024 * 1024)
+#define DISK (32 * 1024 * 1024)
 #define CEILING 32
 #define MS UINT64_C (1000000)
 
@@ -253,13 +253,15 @@ test_threads_as_many_as_the_limit_admits (void **state)
 /* The reader that reaches a window that just doubled waits for the
  * job holding its next page, which a worker may have started and no
  * reader can split any more: that job is one of the model's chunks,
- * so the wait is one chunk's fetch, not a share of the window.  A
- * 64 KiB reader over a remote backend (5 ms, then 200 MiB/s on the
- * fake clock) whose windows are split for ADAPTRA_MODEL_DEPTH workers,
- * until a window of WINDOW_MIN or more is issued.
+ * or its bandwidth-delay product where that is larger, so the wait is
+ * one such chunk's fetch (about two latencies), not a share of the
+ * window.  A 64 KiB reader over a remote backend (5 ms, then
+ * 200 MiB/s on the fake clock: a product of 1 MiB) whose windows are
+ * split for ADAPTRA_MODEL_DEPTH workers, until a window of WINDOW_MIN
+ * or more is issued, whose share a worker would read is larger.
  */
 #define REQ (64 * 1024)
-#define WINDOW_MIN (4 * 1024 * 1024)
+#define WINDOW_MIN (8 * 1024 * 1024)
 
 static uint64_t ran_offset, ran_count;
 
@@ -276,13 +278,13 @@ test_reader_waits_one_chunk (void **state)
   struct adaptra_config cfg;
   struct adaptra_model_estimate est;
   const struct adaptra_trace *t = NULL;
-  uint64_t off, t0, waited, chunk_ns;
+  uint64_t off, t0, waited, chunk, chunk_ns;
 
   (void) state;
   fixture_stop ();
   fixture_config (&cfg);
-  cfg.pool_bytes = 64 * 1024 * 1024;
   cfg.max_bytes = 2 * WINDOW_MIN;
+  cfg.pool_bytes = 128 * 1024 * 1024;
   fixture_start (&cfg, "", "test");
   assert_int_equal (adaptra_workers_simulate (e, ADAPTRA_MODEL_DEPTH), 0);
   read_ns = 5 * MS;
@@ -302,8 +304,10 @@ test_reader_waits_one_chunk (void **state)
   adaptra_lock (e);
   adaptra_model_estimate (&e->model, now_ns, &est);
   adaptra_unlock (e);
-  assert_true (est.chunk > 0);
-  chunk_ns = read_ns + est.chunk / 1024 * read_ns_per_kib;
+  chunk = est.chunk > est.bdp ? est.chunk : est.bdp;
+  assert_true (chunk > 0);
+  assert_true (trace_pages (t) * PAGE / ADAPTRA_MODEL_DEPTH > chunk);
+  chunk_ns = read_ns + chunk / 1024 * read_ns_per_kib;
   /* A worker takes the queue's next job: the one holding the window's
    * first page, where the reader reads next.
    */
@@ -313,7 +317,7 @@ test_reader_waits_one_chunk (void **state)
   waited = now_ns - t0;
   during_read = NULL;
   assert_int_equal (ran_offset, t->placement.start * PAGE);
-  assert_true (ran_count <= est.chunk);
+  assert_true (ran_count <= chunk);
   assert_true (waited <= chunk_ns);
   drain ();
   read_ns = read_ns_per_kib = 0;
