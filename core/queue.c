@@ -8,22 +8,21 @@
  * Why budgets, not one fixed round.  Fair order interleaves streams,
  * and on a backend that seeks (the benchmark's disk model: one head,
  * 0.5-8 ms a seek, nothing when a read continues the previous one)
- * every switch costs a seek: 8 streams interleaved on one connection
- * (W3) fell from 105 to 67 MiB/s when the fair queue came in, and came
- * back to 96 with rounds of 4 MiB in page order.  On a latency-bound
- * backend the same rounds cost the tail: a queued chunk waited up to a
- * round longer than in tag order, and on the remote model W2's p99
- * went from 33 to 38 ms.  The model knows which backend it is, so the
- * round is its budget.
+ * every switch costs a seek, and interleaved streams (W3) lose much of
+ * the disk's bandwidth unless a stream's chunks go out together in
+ * rounds in page order.  On a latency-bound backend the same rounds
+ * cost the tail: a queued chunk waits up to a round longer than in tag
+ * order, which shows in W2's p99.  The model knows which backend it
+ * is, so the round is its budget.
  *
  * Why batches as well.  Rounds in page order help only where the
  * queue holds a stream's chunks at once.  Windows come in pieces as
  * readers reach their marks, and a reader that catches up steals the
  * head of its job: with rounds alone each piece and each stolen job's
- * rest waited its turn, and the disk model's W3 log showed 460 seeks
- * for 1040 reads, one switch of stream every 0.9 MiB.  Four workers
- * reading one window's pieces at once reached the one head out of
- * order, a seek each; so where distance costs a window is one job.
+ * rest waited its turn, and the disk's head switched stream about
+ * every other read.  Four workers reading one window's pieces at once
+ * reached the one head out of order, a seek each; so where distance
+ * costs a window is one job.
  */
 
 #include <config.h>
@@ -367,8 +366,8 @@ adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v, in
  * compete, none (one head reads one place at a time, and pieces of
  * windows read at once reach it out of order, a seek each; one stream
  * alone keeps the head busy with its pieces while its reader waits
- * for the first: the disk model's W1 read 138 MiB/s in whole windows,
- * 148 in pieces); where latency-bound, into as many
+ * for the first, so one stream reads faster in pieces than in whole
+ * windows); where latency-bound, into as many
  * jobs as one stream may have read at once (ADAPTRA_MODEL_STREAM_READS;
  * while streams compete, the chunks are smaller anyway); elsewhere the
  * reads in flight the backend rewards, ADAPTRA_MODEL_DEPTH where it is
@@ -468,12 +467,12 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
  * A stream's window's jobs ramp up: the first is at most the model's
  * chunk or its bandwidth-delay product, whichever is larger (a read
  * smaller than the product takes about a latency anyway), each next
- * one at most the pages queued before it, up to the split's size.  A worker that has started a job cannot be stolen
- * from, so the reader that reaches a window waits for the whole job
- * that holds its next page: a sequential reader over an RBD export
- * stalled up to 240 ms where its window doubled (15, 31, 63 and
- * 127 MiB into the stream), when the window's first job was a quarter
- * of it and shared the backend with the other three.  The job it
+ * one at most the pages queued before it, up to the split's size.  A
+ * worker that has started a job cannot be stolen from, so the reader
+ * that reaches a window waits for the whole job that holds its next
+ * page: when the window's first job was a quarter of it and shared
+ * the backend with the other three, a sequential reader stalled for
+ * most of that quarter each time its window doubled.  The job it
  * waits for now takes at most about two latencies, and each later one
  * is about as large as what the reader still has to read before it; a
  * window costs a few requests more, about log2 (split / first).  Where
