@@ -108,6 +108,26 @@ test_random_reader (void **state)
   assert_int_equal (ntraces, 0);
 }
 
+/* A random reader whose later reads land just before pages its earlier
+ * ones left in the pool (as random reads over a small region do): a
+ * page cached before the lone read says nothing of whether the client
+ * goes on past it, so no trail, and nothing is read ahead.
+ */
+static void
+test_random_reader_next_cached (void **state)
+{
+  const uint64_t n = 20, gap = 64;
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < n; i++)
+    read_pages (4000 + i * gap, REQ);
+  for (i = 0; i < n; i++)
+    read_pages (4000 + (i * 7 % n) * gap - REQ, REQ);
+  assert_int_equal (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead, 0);
+  assert_int_equal (ntraces, 0);
+}
+
 /* After the short runs, a long sequential reader: its windows still
  * double up to the max, and it reads every page read ahead but the
  * last window's.
@@ -145,6 +165,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     T (test_short_runs),
     T (test_random_reader),
+    T (test_random_reader_next_cached),
     T (test_long_stream_grows),
   };
 
