@@ -98,10 +98,8 @@ extern bool adaptra_depth_reads_ahead (struct adaptra_depth *d,
  * others read a moment before (tests/unit/test-storm.c).  A copy
  * (nbdcopy, qemu-img convert) reads each byte once, and keeping its
  * misses only costs a copy of every byte into the pool, under the
- * engine lock: nbdcopy of a sparse image over 2 ms took 0.27 s against
- * 0.215 s without adaptra on 2 loaded CPUs, and 0.215 s with its misses
- * read straight into its buffer (nbdkit's CPU per byte 1.6x no
- * filter's, then 1.1x).
+ * engine lock, which makes the copy CPU-bound sooner (docs/DESIGN.md,
+ * section 7, has the figure).
  *
  * So a volume keeps its deep clients' misses while its clients read
  * pages again: through a trial of ADAPTRA_KEEP_TRIAL bytes kept, and

@@ -206,9 +206,12 @@ adaptra_holes_horizon (struct adaptra_engine *e)
    * configured maximum): the one a stream has when the query comes
    * may still grow before the reader reaches the query's end.
    */
-  uint64_t half = adaptra_pool_frames (&e->pool) / 2;
+  uint64_t half = adaptra_pool_frames (&e->pool) / 2, max_pages;
 
+  /* adaptra-max may be set at run time (tune, under the lock). */
+  adaptra_lock (e);
+  max_pages = e->cfg.max_bytes >> e->page_shift;
+  adaptra_unlock (e);
   return ADAPTRA_HOLES_HORIZON_WINDOWS *
-    (adaptra_window_max (e->cfg.max_bytes >> e->page_shift, half, 0, half)
-     << e->page_shift);
+    (adaptra_window_max (max_pages, half, 0, half) << e->page_shift);
 }

@@ -352,6 +352,12 @@ adaptra_pool_lend (struct adaptra_pool *pool, uint64_t bytes)
   if (bytes > (uint64_t) pool->nframes << pool->page_shift)
     return false;
   want = frames_of (pool, pool->lent_bytes + bytes) - pool->nlent;
+  /* Fewer frames free or READY than wanted (the rest in flight): fail
+   * before evicting any page for nothing.
+   */
+  if (want > (uint64_t) pool->nfree + pool->lru.inactive.len +
+      pool->lru.active.len)
+    return false;
   for (; got < want && (f = take_frame (pool)) != ADAPTRA_NO_FRAME; got++) {
     pool->pages[f].state = ADAPTRA_PAGE_LENT;
     pool->pages[f].lru.next = pool->lent_head;

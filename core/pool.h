@@ -214,7 +214,9 @@ extern void adaptra_pool_count_by (struct adaptra_pool *pool, unsigned shift,
  * then the eviction policy's victims.  A lent frame holds no page; its
  * data is given back to the operating system (the whole pages of it
  * the frame covers).  Returns false, lending nothing, when every other
- * frame is in flight or pinned.
+ * frame is in flight or pinned.  One that fails because frames are in
+ * flight evicts no page; one that fails on pinned pages (readers hold
+ * a pin only a moment) may have evicted some.
  */
 extern bool adaptra_pool_lend (struct adaptra_pool *pool, uint64_t bytes);
 
@@ -222,13 +224,6 @@ extern bool adaptra_pool_lend (struct adaptra_pool *pool, uint64_t bytes);
  * needed to cover the rest are free again.
  */
 extern void adaptra_pool_take_back (struct adaptra_pool *pool, uint64_t bytes);
-
-/* Frames lent now. */
-static inline uint32_t
-adaptra_pool_lent (const struct adaptra_pool *pool)
-{
-  return pool->nlent;
-}
 
 /* Test and clear the look-ahead mark. */
 extern bool adaptra_pool_take_mark (struct adaptra_pool *pool, uint32_t f);

@@ -391,8 +391,9 @@ parallel_workers (const struct adaptra_engine *e,
 
 /* Pages per job for a window of n pages of stream, and in *first the
  * most of its first job (below; as large as the others for a cache
- * hint, which no reader follows, and without workers, where readers
- * split what they steal).  Split so that every
+ * hint, which no reader follows, without workers, where readers split
+ * what they steal, and where distance costs: pieces read at once reach
+ * a disk's head out of order, each a seek).  Split so that every
  * worker that reads at once gets a share and the window arrives in
  * about one backend latency, but not below the model's job_min (a
  * serialising backend prefers fewer, larger requests, and one stream
@@ -427,7 +428,7 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
     share = ceiling;
   if (share == 0)
     share = 1;
-  *first = stream == 0 || e->nworkers == 0 ? (uint32_t) share
+  *first = stream == 0 || e->nworkers == 0 || est.seeks ? (uint32_t) share
     : (uint32_t) min_u64 (share, max_u64 (max_u64 (est.chunk, est.bdp)
                                           >> e->page_shift, 1));
   return (uint32_t) share;

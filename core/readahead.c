@@ -808,16 +808,14 @@ read_by_client (const struct adaptra_engine *e, uint64_t p)
  * stream could have foreseen (Linux's ondemand_readahead reads a lone
  * read as is too).  Without the trail the run's second read, adjacent
  * to the first, misses as well and starts a stream of four times both
- * requests (adjacent_read): on trace A of scripts/bench/traces, 269 of
- * the 845 reads that waited (adaptra-sim --backend remote:2ms:200M)
- * were such second reads, and the windows of those streams, four
- * requests past a run that often ended at its second or third read,
- * were a third of the bytes read ahead for nothing.  With the trail
- * the second read takes the trail's mark instead, and the stream goes
- * on by the state method from a window of two requests: the run pays
- * one miss, and its windows grow from what it read.  The score keeps
- * a random reader, whose next page is rarely read, from trailing: on
- * adaptra-sim's random:1000:4K six trails in 60000 reads.
+ * requests (adjacent_read), and that window, four requests past a
+ * run that often ends at its second or third read, is mostly read for
+ * nothing.  With the trail the second read takes the trail's mark
+ * instead, and the stream goes on by the state method from a window
+ * of TRAIL_REQUESTS requests: the run pays one miss, and its windows
+ * grow from what it read.  The score keeps a random reader, whose
+ * next page is rarely read, from trailing.  docs/bench/fleet.md has
+ * the figures on a boot's trace and a random workload.
  */
 static struct adaptra_stream *
 trail (struct adaptra_engine *e, const struct event *ev,

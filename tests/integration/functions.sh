@@ -80,10 +80,10 @@ fails ()
 }
 
 # wait_for WHAT CMD...: run CMD every 0.1 s until it succeeds, for at
-# most WAIT_SECS; then say that WHAT did not come, and fail.  Wait for
-# a state this way, never for a time: a loaded machine only makes the
-# wait longer.  (CMD's output and errors are dropped.)
-WAIT_SECS=120
+# most WAIT_SECS (120 unless set); then say what it waited for, and
+# fail.  Wait for a state this way, never for a time: a loaded machine
+# only makes the wait longer.  (CMD's output and errors are dropped.)
+: "${WAIT_SECS:=120}"
 wait_for ()
 {
   local what=$1 i
@@ -92,7 +92,7 @@ wait_for ()
     "$@" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
-  echo "FAIL: no $what in $WAIT_SECS s" >&2
+  echo "FAIL: waited $WAIT_SECS s for $what" >&2
   return 1
 }
 
@@ -108,6 +108,29 @@ h = nbd.NBD(); h.connect_unix(sys.argv[1])
 for off in range(int(sys.argv[2]) << 20, int(sys.argv[3]) << 20, 64 << 10):
     h.pread(64 << 10, off)
 h.shutdown()' "$@"
+}
+
+# checks_prelude: the first lines of a script of checks for run_checks:
+# strict and traced, with fails, wait_for (and WAIT_SECS) and scan.
+checks_prelude ()
+{
+  echo "set -euxo pipefail"
+  declare -f fails wait_for scan
+  echo "WAIT_SECS=$WAIT_SECS"
+}
+
+# run_checks SCRIPT ARGS...: nbdkit with the filter over ARGS (the
+# plugin and parameters) runs "bash SCRIPT NBD-SOCKET"; fail unless
+# both succeed.
+run_checks ()
+{
+  local script=$1 rc=0
+  shift
+  run_nbdkit -U - "$@" --run "$client bash $script \"\$unixsocket\"" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
+    exit 1
+  fi
 }
 
 # Prefix for client commands run by nbdkit --run: drops the sanitizer

@@ -37,9 +37,14 @@ c.sendall(b"ok\n\ntrace: readahead-state(client=0, stream=1, index=4, ra=8+8-2) 
 f.readline()     # until adaptra-stat goes
 ' "$tmpdir/fake.sock" &
 fake=$!
-for _ in $(seq 50); do [ -S "$tmpdir/fake.sock" ] && break; sleep 0.1; done
-timeout -k 5 -s INT 3 adaptra-stat "$tmpdir/fake.sock" --trace \
-  > "$tmpdir/fake.out" 2> "$tmpdir/fake.err" || :
+wait_for "the fake server" test -S "$tmpdir/fake.sock"
+adaptra-stat "$tmpdir/fake.sock" --trace > "$tmpdir/fake.out" \
+  2> "$tmpdir/fake.err" &
+tracer=$!
+wait_for "the trace lines sent with 'ok'" grep -qx \
+  'readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8' "$tmpdir/fake.out" ||
+  :
+kill $tracer; wait $tracer || :
 wait $fake || :
 if ! grep -qx 'readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8' \
        "$tmpdir/fake.out"; then
@@ -49,8 +54,7 @@ if ! grep -qx 'readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8' \
 fi
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euxo pipefail
-$(declare -f fails)
+$(checks_prelude)
 sock=$tmpdir/stats.sock
 # A scan of [FROM, TO) MiB in 16K requests, in a loop until killed
 # (exec: so that killing the background job kills the scan).
@@ -67,11 +71,22 @@ while True:
 adaptra-stat "\$sock" --command 'set max 16K'
 busy "\$1" 0 64 &
 scanner=\$!
-sleep 0.5
-timeout -k 5 -s INT 2 adaptra-stat "\$sock" --trace > $tmpdir/busy.trace || :
+# client_requests so far; the number of trace lines of the busy scan.
+requests ()
+{
+  adaptra-stat "\$sock" --raw | awk '\$1 == "client_requests" { print \$2 }'
+}
+scanning () { test "\$(requests)" -gt 100; }
+traced () { grep -cE '^readahead-[a-z]+\(client=' $tmpdir/busy.trace || :; }
+traced_10 () { test "\$(traced)" -ge 10; }
+wait_for "a busy scan" scanning
+adaptra-stat "\$sock" --trace > $tmpdir/busy.trace &
+tracer=\$!
+wait_for "10 trace lines of it" traced_10 || :
+kill \$tracer; wait \$tracer || :
 kill \$scanner; wait \$scanner || :
 adaptra-stat "\$sock" --command 'set max auto'
-test "\$(grep -cE '^readahead-[a-z]+\(client=' $tmpdir/busy.trace)" -ge 10
+traced_10
 
 # Full server, non-reading tracers dropped.
 /usr/bin/python3 $srcdir/control_limits.py full "\$1" "\$sock"
@@ -82,9 +97,9 @@ s = []
 for _ in range(16):
     c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); s.append(c)
 print("ready", flush=True)
-time.sleep(10)' "\$sock" > $tmpdir/holders &
+time.sleep(3600)' "\$sock" > $tmpdir/holders &
 holders=\$!
-for _ in \$(seq 50); do grep -q ready $tmpdir/holders && break; sleep 0.1; done
+wait_for "16 slot holders" grep -q ready $tmpdir/holders
 fails adaptra-stat "\$sock" 2> $tmpdir/full.err
 kill \$holders; wait \$holders || :
 # One sentence (the rest is set -x).
@@ -92,16 +107,10 @@ test "\$(grep -vc "^+" $tmpdir/full.err)" -eq 1 || { cat $tmpdir/full.err; exit 
 grep -q 'the server refused: too many clients: 16 are connected' $tmpdir/full.err
 RUN
 
-rc=0
 # The scans read ahead on a file in the page cache, where adaptra
 # would otherwise step aside (adaptra-bypass) and trace little.
-run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$tmpdir/stats.sock" \
-  adaptra-bypass=never \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
-  exit 1
-fi
+run_checks "$tmpdir/run.sh" file "$img" adaptra-pool=32M \
+  adaptra-stats="$tmpdir/stats.sock" adaptra-bypass=never
 
 rc=0
 wait $idle_pid || rc=$?

@@ -31,7 +31,7 @@ run_nbdkit -U "$sock" -P "$tmpdir/pid" --filter=delay file "$img" \
   delay-read=10ms adaptra-max=128K adaptra-bypass=never \
   adaptra-stats="$stats"
 cleanup_fns+=('kill "$(cat "$tmpdir/pid")"')
-wait_for "statistics socket" test -S "$stats"
+wait_for "the statistics socket" test -S "$stats"
 
 scan "$sock" 0 64 &
 reader=$!
@@ -41,7 +41,7 @@ reading ()
   test "$(adaptra-stat "$stats" --raw |
             awk '$1 == "streams_reading" { print $2 }')" -ge 1
 }
-wait_for "stream reading" reading
+wait_for "a reading stream" reading
 adaptra-stat "$stats" --raw > "$tmpdir/raw"
 adaptra-stat "$stats" > "$tmpdir/human"
 adaptra-stat "$stats" --streams > "$tmpdir/streams"

@@ -39,11 +39,8 @@ for combo in "--json --prometheus" "--streams --clients" \
 done
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euxo pipefail
-$(declare -f fails wait_for)
-WAIT_SECS=$WAIT_SECS
+$(checks_prelude)
 sock=$sock
-$(declare -f scan)
 scan "\$1" 0 32
 
 # Human units by default, the server's numbers with --raw.
@@ -91,7 +88,7 @@ while not os.path.exists(sys.argv[2]):
     if off == 1 << 20: open(sys.argv[2] + ".started", "w").close()
 h.shutdown()' "\$1" $tmpdir/stop &
 scanner=\$!
-wait_for "scan's first MiB" test -e $tmpdir/stop.started
+wait_for "the scan's first MiB" test -e $tmpdir/stop.started
 adaptra-stat "\$sock" --prometheus > $tmpdir/metrics
 adaptra-stat "\$sock" --command 'metrics clients' > $tmpdir/metrics-clients
 touch $tmpdir/stop
@@ -118,19 +115,13 @@ adaptra-stat "\$sock" --command 'set ratio 40'
 # --watch when the server stops: one sentence.
 adaptra-stat "\$sock" --watch 0.2 > $tmpdir/stopped.out 2> $tmpdir/stopped.err &
 echo \$! > $tmpdir/watcher.pid
-wait_for "line of --watch" test -s $tmpdir/stopped.out
+wait_for "a line of --watch" test -s $tmpdir/stopped.out
 RUN
 
-rc=0
-run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
-  adaptra-stats-mode=0660 \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
-  exit 1
-fi
+run_checks "$tmpdir/run.sh" file "$img" adaptra-pool=32M \
+  adaptra-stats="$sock" adaptra-stats-mode=0660
 watcher=$(cat "$tmpdir/watcher.pid")
-wait_for "exit of --watch" gone "$watcher" || :
+wait_for "the exit of --watch" gone "$watcher" || :
 if [ "$(cat "$tmpdir/stopped.err")" != \
      "adaptra-stat: $sock: the server closed the connection (has nbdkit stopped?)" ]; then
   echo "FAIL: --watch on a server that stopped said: $(cat "$tmpdir/stopped.err")"
@@ -146,7 +137,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1] + ".tmp"); s.listen(1)
 os.rename(sys.argv[1] + ".tmp", sys.argv[1]); time.sleep(3600)' "$tmpdir/busy.sock" &
 busy=$!
 cleanup_fns+=("kill $busy 2>/dev/null")
-wait_for "busy socket" test -S "$tmpdir/busy.sock"
+wait_for "the busy socket" test -S "$tmpdir/busy.sock"
 fails run_nbdkit -f -U "$tmpdir/busy.sock" memory 1M adaptra-stats="$sock" \
   2> "$tmpdir/busy.err"
 grep -q 'Address already in use' "$tmpdir/busy.err" || { cat "$tmpdir/busy.err"; exit 1; }
@@ -166,13 +157,15 @@ chown nobody:nogroup "$tmpdir/run"
 run_nbdkit -u nobody -g nogroup -P "$tmpdir/run/pid" -U "$tmpdir/run/nbd.sock" \
   memory 1M adaptra-stats="$tmpdir/run/stats.sock" \
   adaptra-stats-owner=nobody:nogroup
+# (nbdkit's parent may exit before its daemon writes the pid file.)
+wait_for "the pid file of nbdkit -u" test -s "$tmpdir/run/pid"
 pid=$(cat "$tmpdir/run/pid")
 cleanup_fns+=("kill $pid 2>/dev/null")
 test "$(stat -c %U:%G:%a "$tmpdir/run/stats.sock")" = nobody:nogroup:600
 runuser -u nobody -- adaptra-stat "$tmpdir/run/stats.sock" \
   --command 'set ratio 20' | grep -qx ok
 kill "$pid"
-wait_for "exit of nbdkit -u" gone "$pid" || :
+wait_for "the exit of nbdkit -u" gone "$pid" || :
 test ! -e "$tmpdir/run/stats.sock" ||
   { echo "FAIL: the socket outlived nbdkit -u"; exit 1; }
 echo "test-stats-ops: ok"

@@ -27,11 +27,8 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$sock"
 test -S "$sock"
 
 cat > "$tmpdir/run.sh" <<RUN
-set -euxo pipefail
-$(declare -f fails wait_for)
-WAIT_SECS=$WAIT_SECS
+$(checks_prelude)
 sock=$sock
-$(declare -f scan)
 # The protocol, from a real client.
 /usr/bin/python3 $srcdir/stats_client.py "\$1" "\$sock"
 
@@ -52,10 +49,10 @@ adaptra-stat "\$sock" --command 'get mode' | grep -qx 'mode fixed'
 # blocks its ptrace; the lines are printed by then.)
 timeout -k 5 -s INT 60 adaptra-stat "\$sock" --watch 0.4 > $tmpdir/watch &
 watcher=\$!
-wait_for "first line of --watch" test -s $tmpdir/watch
+wait_for "the first line of --watch" test -s $tmpdir/watch
 scan "\$1" 60 64
 busy () { awk '/^ *[0-9]/ && \$2 + 0 > 0 { b = 1 } END { exit !b }' $tmpdir/watch; }
-wait_for "line of --watch with the scan" busy || :
+wait_for "a line of --watch with the scan" busy || :
 kill -INT \$watcher
 wait \$watcher || :
 head -n 1 $tmpdir/watch | grep -q ' client_MiB/s '
@@ -72,7 +69,7 @@ traced ()
   grep -Eq '^readahead-[a-z]+\(client=[0-9]+, stream=[0-9]+, index=[0-9]+, ra=[0-9]+\+[0-9]+-[0-9]+\) = [0-9]+$' $tmpdir/trace
 }
 traced_scan () { scan "\$1" 0 64; traced; }
-wait_for "traced scan" traced_scan "\$1" || :
+wait_for "a traced scan" traced_scan "\$1" || :
 kill \$tracer; wait \$tracer || :
 traced
 fails adaptra-stat "\$sock" --trace --watch 1 2> $tmpdir/both
@@ -94,14 +91,8 @@ RUN
 
 # The checks count read-ahead on a file in the page cache, where
 # adaptra would otherwise step aside (adaptra-bypass).
-rc=0
-run_nbdkit -U - file "$img" adaptra-pool=32M adaptra-stats="$sock" \
-  adaptra-bypass=never \
-  --run "$client bash $tmpdir/run.sh \"\$unixsocket\"" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "FAIL: nbdkit (or the checks it ran) exited with status $rc"
-  exit 1
-fi
+run_checks "$tmpdir/run.sh" file "$img" adaptra-pool=32M \
+  adaptra-stats="$sock" adaptra-bypass=never
 
 # A clean exit removes the socket.
 if [ -e "$sock" ]; then
@@ -120,7 +111,7 @@ s = socket.socket(socket.AF_UNIX); s.settimeout(30)
 s.bind(sys.argv[1] + ".tmp"); s.listen(1); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 400 Bad\n\n"); c.close()' \
   "$tmpdir/foreign.sock" &
-wait_for "foreign socket" test -S "$tmpdir/foreign.sock"
+wait_for "the foreign socket" test -S "$tmpdir/foreign.sock"
 fails adaptra-stat "$tmpdir/foreign.sock" 2> "$tmpdir/foreign"
 wait
 grep -q 'not an adaptra control socket' "$tmpdir/foreign" ||

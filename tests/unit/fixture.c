@@ -160,15 +160,20 @@ open_client (struct adaptra_engine *en, int v, const char *name)
 }
 
 void
+fixture_engine (const struct adaptra_config *cfg)
+{
+  char why[ADAPTRA_WHY_LEN];
+
+  if (adaptra_engine_new (cfg, &fixture_backend, &fixture_clock, &e, why,
+                          sizeof why))
+    fail_msg ("adaptra_engine_new: %s", why);
+}
+
+void
 fixture_start (const struct adaptra_config *cfg, const char *volume_name,
                const char *client_name)
 {
-  char why[ADAPTRA_WHY_LEN];
-  int err = adaptra_engine_new (cfg, &fixture_backend, &fixture_clock, &e,
-                                why, sizeof why);
-
-  if (err)
-    fail_msg ("adaptra_engine_new: %s", why);
+  fixture_engine (cfg);
   volume = open_volume (e, volume_name, disk_size, 0);
   client = open_client (e, volume, client_name);
 }

@@ -102,6 +102,9 @@ extern void fixture_teardown (void);
  */
 extern void fixture_config (struct adaptra_config *cfg);
 
+/* Start e with cfg over the fake backend and clock, without volumes. */
+extern void fixture_engine (const struct adaptra_config *cfg);
+
 /* Start e with cfg over the fake backend and clock, with volume (the
  * first disk, named volume_name) and client (named client_name).
  */

@@ -13,6 +13,7 @@
 
 #include <config.h>
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -385,6 +386,46 @@ test_horizon_covers_windows (void **state)
   assert_true (p < known / PAGE);
 }
 
+/* adaptra-max may be set while a client asks block status (the
+ * control socket's "set max"): the horizon follows the setting, and
+ * reading it races with no write of it (under TSan).
+ */
+#define SETS 2000
+
+static void *
+set_max_often (void *arg)
+{
+  unsigned i;
+  char why[ADAPTRA_WHY_LEN];
+
+  (void) arg;
+  for (i = 0; i < SETS; i++)
+    assert_int_equal (adaptra_engine_set_max (e, i % 2 ? 512 * KIB
+                                              : 1024 * KIB,
+                                              why, sizeof why), 0);
+  return NULL;
+}
+
+static void
+test_horizon_follows_max (void **state)
+{
+  const uint64_t low = ADAPTRA_HOLES_HORIZON_WINDOWS * 512 * KIB;
+  const uint64_t high = ADAPTRA_HOLES_HORIZON_WINDOWS * 1024 * KIB;
+  pthread_t setter;
+  unsigned i;
+  uint64_t h;
+
+  (void) state;
+  assert_int_equal (pthread_create (&setter, NULL, set_max_often, NULL), 0);
+  for (i = 0; i < SETS; i++) {
+    h = adaptra_holes_horizon (e);
+    assert_true (h == low || h == high);
+  }
+  assert_int_equal (pthread_join (setter, NULL), 0);
+  /* The last setting (SETS is even: 512 KiB) is the one in force. */
+  assert_int_equal (adaptra_holes_horizon (e), low);
+}
+
 static void
 test_closed_volume_ignored (void **state)
 {
@@ -411,6 +452,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_write_forgets_holes, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_horizon_covers_windows, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_horizon_follows_max, setup,
                                      teardown),
     cmocka_unit_test_setup_teardown (test_closed_volume_ignored, setup,
                                      teardown),

@@ -413,16 +413,16 @@ test_lend (void **state)
     add_ready (i, 0);
   /* 6.5 pages: 7 frames, the 4 free ones and the 3 oldest pages'. */
   assert_true (adaptra_pool_lend (&pool, 6 * page + page / 2));
-  assert_int_equal (adaptra_pool_lent (&pool), 7);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 7);
   assert_int_equal (pool.nfree, 0);
   assert_int_equal (adaptra_pool_lookup (&pool, 2), ADAPTRA_NO_FRAME);
   assert_int_not_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
   assert_accounted ();
   /* Half a page more fits in the 7 frames; a byte more takes page 3's. */
   assert_true (adaptra_pool_lend (&pool, page / 2));
-  assert_int_equal (adaptra_pool_lent (&pool), 7);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 7);
   assert_true (adaptra_pool_lend (&pool, 1));
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   assert_int_equal (adaptra_pool_lookup (&pool, 3), ADAPTRA_NO_FRAME);
   /* A lent frame holds no page: the pool's pages are the other 56. */
   for (i = 100; i < 100 + FRAMES - 8; i++)
@@ -433,24 +433,52 @@ test_lend (void **state)
   assert_accounted ();
   /* Every other frame in flight: nothing more can be lent. */
   assert_false (adaptra_pool_lend (&pool, page));
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   assert_int_equal (pool.lent_bytes, 7 * page + 1);
   assert_int_equal (adaptra_pool_invalidate (&pool, 0, UINT64_MAX),
                     FRAMES - 8);
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   for (i = 0; i < FRAMES; i++)
     if (pool.pages[i].state == ADAPTRA_PAGE_IN_FLIGHT)
       assert_false (adaptra_pool_complete (&pool, (uint32_t) i));
   assert_int_equal (pool.nfree, FRAMES - 8);
   /* More than the pool can never be lent. */
   assert_false (adaptra_pool_lend (&pool, (FRAMES + 1) * page));
-  assert_int_equal (adaptra_pool_lent (&pool), 8);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 8);
   /* Taken back: the frames the rest no longer needs are free. */
   adaptra_pool_take_back (&pool, 1);
-  assert_int_equal (adaptra_pool_lent (&pool), 7);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 7);
   adaptra_pool_take_back (&pool, 7 * page);
-  assert_int_equal (adaptra_pool_lent (&pool), 0);
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 0);
   assert_int_equal (pool.nfree, FRAMES);
+  assert_accounted ();
+}
+
+/* A lend that cannot be whole evicts nothing: with 3 pages ready and
+ * every other frame in flight, 5 frames cannot be lent, and the 3
+ * pages stay.
+ */
+static void
+test_lend_fails_whole (void **state)
+{
+  const uint64_t page = UINT64_C (1) << SHIFT;
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < 3; i++)
+    add_ready (i, 0);
+  for (i = 3; i < FRAMES; i++)
+    assert_int_not_equal (adaptra_pool_insert (&pool, i, 0, 0, 0),
+                          ADAPTRA_NO_FRAME);
+  assert_false (adaptra_pool_lend (&pool, 5 * page));
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 0);
+  for (i = 0; i < 3; i++)
+    assert_int_not_equal (adaptra_pool_lookup (&pool, i), ADAPTRA_NO_FRAME);
+  assert_int_equal (pool.evicted, 0);
+  assert_accounted ();
+  /* Three fit. */
+  assert_true (adaptra_pool_lend (&pool, 3 * page));
+  assert_int_equal (adaptra_pool_counts (&pool).lent, 3);
   assert_accounted ();
 }
 
@@ -477,6 +505,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_take_mark, setup, teardown),
     cmocka_unit_test_setup_teardown (test_page_fields, setup, teardown),
     cmocka_unit_test_setup_teardown (test_lend, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_lend_fails_whole, setup, teardown),
     cmocka_unit_test (test_no_data),
   };
 

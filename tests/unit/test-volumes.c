@@ -21,45 +21,24 @@
 #include <cmocka.h>
 
 #include "adaptra/engine.h"
+#include "fixture.h"
 
-#define PAGE 4096
+/* The smaller volumes' size; the fake disk holds the larger ones. */
 #define SIZE (1024 * 1024)
-
-static unsigned calls;
-
-static int
-fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
-{
-  (void) ctx;
-  calls++;
-  memset (buf, (int) (offset / PAGE), count);
-  return 0;
-}
-
-static uint64_t
-fake_now (void *opaque)
-{
-  (void) opaque;
-  return 0;
-}
-
-static struct adaptra_engine *e;
 
 static int
 setup (void **state)
 {
-  static const struct adaptra_backend backend = { .pread = fake_pread };
-  static const struct adaptra_clock clock = { .now_ns = fake_now };
   struct adaptra_config cfg;
-  char why[ADAPTRA_WHY_LEN];
 
   (void) state;
-  adaptra_config_defaults (&cfg);
+  if (fixture_setup (2 * SIZE) == -1)
+    return -1;
+  fixture_config (&cfg);
   cfg.pool_bytes = 4 * 1024 * 1024;
   cfg.mode = ADAPTRA_MODE_OFF;          /* only the pages read */
-  cfg.bypass = ADAPTRA_BYPASS_NEVER;
-  return adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why)
-    ? -1 : 0;
+  fixture_engine (&cfg);
+  return 0;
 }
 
 static int
@@ -67,6 +46,7 @@ teardown (void **state)
 {
   (void) state;
   adaptra_engine_free (e);
+  fixture_teardown ();
   return 0;
 }
 
@@ -77,11 +57,9 @@ static int
 reader (const char *name, uint64_t size, unsigned flags)
 {
   char buf[PAGE];
-  int v, c;
+  int c = open_client (e, open_volume (e, name, size, flags), "test");
 
-  assert_int_equal (adaptra_volume_open (e, name, size, flags, &v), 0);
-  assert_int_equal (adaptra_client_open (e, v, "test", &c), 0);
-  assert_int_equal (adaptra_read (e, c, NULL, buf, PAGE, 0), 0);
+  assert_int_equal (adaptra_read (e, c, &client_ctx, buf, PAGE, 0), 0);
   return c;
 }
 
@@ -92,7 +70,7 @@ holds (int c)
   char buf[PAGE];
   unsigned before = calls;
 
-  assert_int_equal (adaptra_read (e, c, NULL, buf, PAGE, 0), 0);
+  assert_int_equal (adaptra_read (e, c, &client_ctx, buf, PAGE, 0), 0);
   return calls == before;
 }
 
