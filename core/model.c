@@ -285,9 +285,10 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
 
   est->depth = est->latency_bound ? 0 : ADAPTRA_MODEL_DEPTH;
   est->limit = UINT64_MAX;
-  if (est->latency_bound && est->bandwidth > 0 &&
-      est->bdp >= ADAPTRA_MODEL_LIMIT_MIN)
-    est->limit = est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+  if (est->latency_bound && est->bandwidth > 0)
+    est->limit = est->bdp >= ADAPTRA_MODEL_LIMIT_MIN
+      ? est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
+      : ADAPTRA_MODEL_LIMIT_MIN;
 
   if (est->limit != UINT64_MAX) {
     est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,

@@ -120,10 +120,19 @@
 
 /* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of the
  * bandwidth-delay product in flight (a quarter over covers jitter in
- * the latency and the gap between a read's end and the next start);
- * none under ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
- * window is split into alone), where chunks of a sixteenth of the
- * product would only multiply the requests.
+ * the latency and the gap between a read's end and the next start),
+ * and at least ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
+ * window is split into alone).  The floor is what a backend gets
+ * before its bandwidth is known: its first reads, all at once, say
+ * little of it (one 64 KiB read in 5 ms says 13 MB/s), and the chunks
+ * cut from that small product (ADAPTRA_MODEL_CHUNK_MIN) keep what a
+ * reader fetches in line to about its own request.  Without a limit
+ * there, every worker started a job and readers read up to a whole
+ * chunk of their windows themselves: 16 streams starting together on
+ * the remote model put 32 reads of 7.9 MiB in flight at the link, and
+ * single client reads waited up to 200 ms (W2's max latency).  Once
+ * reads of several sizes have been seen, the line's slope gives the
+ * bandwidth and the product its own limit.
  */
 #define ADAPTRA_MODEL_GAIN_NUM 5
 #define ADAPTRA_MODEL_GAIN_DEN 4

@@ -101,7 +101,8 @@
  * TRAIL_REQUESTS times its request right past it (trail below).  The
  * client's score goes up by one for each lone read whose next page a
  * client then read, down by one for each it did not, between 0 and
- * LONE_RUNS_MAX; a trail needs LONE_RUNS_MIN.
+ * LONE_RUNS_MAX; a trail needs LONE_RUNS_MIN.  A lone read whose next
+ * page was in the pool already is not scored.
  */
 #define TRAIL_REQUESTS 2
 #define LONE_RUNS_MIN 2
@@ -834,7 +835,12 @@ trail (struct adaptra_engine *e, const struct event *ev,
     else if (c->lone_runs > 0)
       c->lone_runs--;
   }
-  c->lone_next = ev->last < ev->v->end_page ? ev->last + 1 : 0;
+  /* A next page already in the pool says nothing of whether the client
+   * goes on past this read: that read is not scored.
+   */
+  c->lone_next = ev->last < ev->v->end_page &&
+    adaptra_pool_lookup (&e->pool, ev->last) == ADAPTRA_NO_FRAME
+    ? ev->last + 1 : 0;
   /* Not next to a stream's window either: there the read is more
    * likely a stream's stray request than a run of its own.
    */

@@ -29,6 +29,7 @@
 
 #include "adaptra/sim.h"
 #include "fixture.h"
+#include "../../core/model.h"
 #include "../../core/snapshot.h"
 
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
@@ -1164,12 +1165,13 @@ test_chunk_and_flight_limit (void **state)
 }
 
 /* A backend of 5 ms a read that delivers little (4 KiB reads one at a
- * time: R x L far under 512 KiB) has no flight limit, but its latency
- * is one that parallel reads hide: every worker may read, where a
- * backend not yet measured gets four.
+ * time: R x L far under 512 KiB) has the floor of the flight limit,
+ * ADAPTRA_MODEL_LIMIT_MIN: its latency is one that parallel reads
+ * hide, so more workers than a backend not yet measured gets (four)
+ * may read small jobs at once, but not more bytes than the floor.
  */
 static void
-test_slow_backend_without_limit (void **state)
+test_slow_backend_limit_floor (void **state)
 {
   unsigned i;
 
@@ -1178,9 +1180,12 @@ test_slow_backend_without_limit (void **state)
   read_ns = 5000000;
   for (i = 0; i < 64; i++)
     read_check ((uint64_t) i * 65536, 4096);
-  assert_int_equal (stats ().backend_flight_limit_bytes, 0);
+  assert_int_equal (stats ().backend_flight_limit_bytes,
+                    ADAPTRA_MODEL_LIMIT_MIN);
   assert_true (adaptra_prefetch_may_start (e, 0, 4));
-  assert_true (adaptra_prefetch_may_start (e, 1 << 20, 15));
+  assert_true (adaptra_prefetch_may_start (e, ADAPTRA_MODEL_LIMIT_MIN - 1,
+                                           15));
+  assert_false (adaptra_prefetch_may_start (e, ADAPTRA_MODEL_LIMIT_MIN, 1));
 }
 
 /* A simulated worker's job is timed from its take, when its read
@@ -2870,7 +2875,7 @@ main (void)
     T (test_chunk_and_flight_limit),
     T (test_taken_job_timed_from_its_take),
     T (test_reader_waits_in_clock_hook),
-    T (test_slow_backend_without_limit),
+    T (test_slow_backend_limit_floor),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
     T (test_no_data),

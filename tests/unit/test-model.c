@@ -221,6 +221,29 @@ test_remote (void **state)
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
 
+/* A remote backend after its first read: latency-bound, but its
+ * bandwidth not known (64 KiB in 5 ms say 13 MB/s), so the product is
+ * small.  The limit is ADAPTRA_MODEL_LIMIT_MIN, not none, and the
+ * chunks the smallest: streams that start together neither start
+ * every worker nor read a large first job in line with a request.
+ */
+static void
+test_remote_first_read (void **state)
+{
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  one_read (&b, 0, 64 * KIB);
+  est = estimate (&b);
+  assert_true (est.latency_bound);
+  assert_true (est.bdp < ADAPTRA_MODEL_LIMIT_MIN);
+  assert_int_equal (est.limit, ADAPTRA_MODEL_LIMIT_MIN);
+  assert_int_equal (est.chunk, ADAPTRA_MODEL_CHUNK_MIN);
+  assert_int_equal (est.budget, est.chunk);
+  assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
+}
+
 /* Saturated by many streams, the bandwidth is what was delivered a
  * slot, and the latency still the fastest read's, queueing left out.
  */
@@ -473,6 +496,7 @@ main (void)
     cmocka_unit_test (test_nothing_known),
     cmocka_unit_test (test_fast),
     cmocka_unit_test (test_remote),
+    cmocka_unit_test (test_remote_first_read),
     cmocka_unit_test (test_remote_saturated),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_disk),

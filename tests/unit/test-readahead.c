@@ -1,4 +1,4 @@
-/* test-readahead.c: read-ahead on a cold boot's short runs (readahead.c).
+/* test-readahead.c: read-ahead when cold: a boot's short runs, streams.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -9,7 +9,10 @@
  * runs gets a window of two requests past each, so a run of two reads
  * waits once and reads less ahead for nothing than a stream started at
  * its second read; a random reader gets none; a long sequential reader
- * still grows its windows to the max.
+ * still grows its windows to the max.  And many streams starting at
+ * once on a backend not measured yet (model.c): each reader reads only
+ * its own requests, and the workers start no more than the model's
+ * limit.
  */
 
 #include <config.h>
@@ -19,9 +22,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "adaptra/sim.h"
+#include "../../core/engine-impl.h"
 
 #define DISK (32 * 1024 * 1024)
 #define MAX_PAGES 64                    /* adaptra-max below */
@@ -108,6 +114,26 @@ test_random_reader (void **state)
   assert_int_equal (ntraces, 0);
 }
 
+/* A random reader whose later reads land just before pages its earlier
+ * ones left in the pool (as random reads over a small region do): a
+ * page cached before the lone read says nothing of whether the client
+ * goes on past it, so no trail, and nothing is read ahead.
+ */
+static void
+test_random_reader_next_cached (void **state)
+{
+  const uint64_t n = 20, gap = 64;
+  uint64_t i;
+
+  (void) state;
+  for (i = 0; i < n; i++)
+    read_pages (4000 + i * gap, REQ);
+  for (i = 0; i < n; i++)
+    read_pages (4000 + (i * 7 % n) * gap - REQ, REQ);
+  assert_int_equal (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead, 0);
+  assert_int_equal (ntraces, 0);
+}
+
 /* After the short runs, a long sequential reader: its windows still
  * double up to the max, and it reads every page read ahead but the
  * last window's.
@@ -138,6 +164,83 @@ test_long_stream_grows (void **state)
                s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit <= 2 * MAX_PAGES);
 }
 
+/* Streams starting together on a backend not measured yet: READERS
+ * clients, each in a region of its own, read COLD_REQ bytes at its
+ * start, then the next COLD_REQ (the second starts a stream), then the
+ * next, on the fake clock of a remote backend (5 ms, then about
+ * 200 MiB/s).  The model has seen only reads of one size, whose
+ * bandwidth (64 KiB in 5 ms: 13 MB/s) says little.  No worker runs
+ * meanwhile, as when all are busy: each reader reads its own requests
+ * from the backend and no more, since every byte more is one that the
+ * other readers' requests wait behind at the link (it read a chunk of
+ * 256 KiB of its window with the request when there was no limit);
+ * and the prefetch the workers may then start at once stays within
+ * the model's limit, not all that is queued.
+ */
+#define READERS 16
+#define COLD_REQ (64 * 1024)
+#define COLD_READS 3
+#define COLD_WORKERS 32                 /* the default adaptra-workers */
+#define MS UINT64_C (1000000)
+#define US UINT64_C (1000)
+
+static void
+test_cold_readers (void **state)
+{
+  const uint64_t region = DISK / (2 * READERS);
+  unsigned char *buf = malloc (COLD_REQ);
+  struct adaptra_model_estimate est;
+  struct adaptra_config cfg;
+  int c[READERS];
+  const struct adaptra_job *job;
+  uint64_t startable = 0, queued;
+  unsigned i, k, busy = 0;
+
+  (void) state;
+  assert_non_null (buf);
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  fixture_start (&cfg, "", "test");
+  assert_int_equal (adaptra_workers_simulate (e, COLD_WORKERS), 0);
+  for (i = 0; i < READERS; i++)
+    c[i] = i == 0 ? client : open_client (e, volume, "cold");
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5 * US;
+  for (k = 0; k < COLD_READS; k++)
+    for (i = 0; i < READERS; i++) {
+      uint64_t off = (i + 1) * region + k * COLD_REQ;
+      uint64_t before = client_bytes;
+
+      assert_int_equal (adaptra_read (e, c[i], &client_ctx, buf, COLD_REQ,
+                                      off), 0);
+      assert_memory_equal (buf, disk + off, COLD_REQ);
+      assert_int_equal (client_bytes - before, COLD_REQ);
+    }
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  queued = e->queue.queued_bytes;
+  adaptra_unlock (e);
+  assert_true (est.latency_bound);
+  assert_true (est.bdp < ADAPTRA_MODEL_LIMIT_MIN);
+  /* The workers, all free, start queued jobs in order while the gate
+   * (adaptra_prefetch_may_start, the threads' own) lets them.
+   */
+  for (job = e->queue.head; job; job = job->next) {
+    if (!adaptra_prefetch_may_start (e, startable, busy))
+      break;
+    startable += job->bytes;
+    busy++;
+  }
+  assert_true (queued > ADAPTRA_MODEL_LIMIT_MIN + COLD_REQ);
+  assert_true (startable <= ADAPTRA_MODEL_LIMIT_MIN + COLD_REQ);
+  read_ns = read_ns_per_kib = 0;
+  drain ();
+  for (i = 1; i < READERS; i++)
+    adaptra_client_close (e, c[i]);
+  free (buf);
+}
+
 int
 main (void)
 {
@@ -145,7 +248,9 @@ main (void)
   const struct CMUnitTest tests[] = {
     T (test_short_runs),
     T (test_random_reader),
+    T (test_random_reader_next_cached),
     T (test_long_stream_grows),
+    T (test_cold_readers),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
