@@ -32,9 +32,6 @@
 #include "stream.h"
 #include "volume.h"
 
-/* Largest single backend request, prefetch or demand. */
-#define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
-
 /* Wait queues for in-flight pages, and the pages each one covers. */
 #define ADAPTRA_WAIT_QUEUES 64
 #define ADAPTRA_WAIT_GROUP_SHIFT 6

@@ -319,7 +319,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                                        ADAPTRA_MODEL_SEEK_TURN *
                                        (double) est->bandwidth / 1e9),
                            ADAPTRA_MODEL_CHUNK_MAX,
-                           ADAPTRA_MODEL_SEEK_BUDGET_MAX);
+                           ADAPTRA_REQUEST_MAX);
       est->chunk = est->budget;
     }
     est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;

@@ -51,6 +51,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The largest single backend request, prefetch or demand: no job, chunk
+ * or budget the model sizes is larger.
+ */
+#define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
+
 /* Max-bandwidth filter: bytes delivered per slot of 100 ms, the most
  * of the slots of the last second that are over.  At 200 MiB/s a slot
  * is 20 MiB in 80 or more reads, so that one read more or less is a
@@ -162,8 +167,7 @@
  * a worker has started can no longer be stolen, so a reader that
  * catches up with a window that just doubled waits for the job that
  * holds its next page, here at most about five latencies, not a quarter
- * of the window.  A sequential reader over an RBD export stalled up to
- * 240 ms at each doubling (15, 31, 63, 127 MiB into the stream).
+ * of the window.
  */
 #define ADAPTRA_MODEL_JOB_BDPS 4
 
@@ -174,14 +178,12 @@
  * (seek_ns), so a turn moves ADAPTRA_MODEL_SEEK_TURN times the bytes
  * the backend would have moved in that seek, and seeks take at most
  * 1 / (1 + ADAPTRA_MODEL_SEEK_TURN) of its time; within
- * [ADAPTRA_MODEL_CHUNK_MAX, ADAPTRA_MODEL_SEEK_BUDGET_MAX] (the most a
- * job reads at once is 32 MiB, ADAPTRA_REQUEST_MAX).  Latency-bound,
- * one chunk: streams interleave finely and a reader waits behind at
- * most one chunk of each other stream.  Otherwise ADAPTRA_MODEL_BUDGET
- * bytes, the rounds of before.
+ * [ADAPTRA_MODEL_CHUNK_MAX, ADAPTRA_REQUEST_MAX] (a turn is one
+ * request at most).  Latency-bound, one chunk: streams interleave
+ * finely and a reader waits behind at most one chunk of each other
+ * stream.  Otherwise ADAPTRA_MODEL_BUDGET bytes.
  */
 #define ADAPTRA_MODEL_SEEK_TURN 9
-#define ADAPTRA_MODEL_SEEK_BUDGET_MAX (32 * 1024 * 1024)
 #define ADAPTRA_MODEL_BUDGET (4 * 1024 * 1024)
 
 /* Reads in flight a backend rewards: latency-bound, as many as the
