@@ -185,6 +185,27 @@ fixture_stop (void)
   adaptra_engine_free (e);
 }
 
+int
+fixture_open (uint64_t size, void (*tune) (struct adaptra_config *cfg))
+{
+  struct adaptra_config cfg;
+
+  if (fixture_setup (size) == -1)
+    return -1;
+  fixture_config (&cfg);
+  if (tune)
+    tune (&cfg);
+  fixture_start (&cfg, "", "test");
+  return 0;
+}
+
+void
+fixture_close (void)
+{
+  fixture_stop ();
+  fixture_teardown ();
+}
+
 void
 read_check (uint64_t offset, uint32_t count)
 {

@@ -114,6 +114,16 @@ extern void fixture_start (const struct adaptra_config *cfg,
 /* Close client and free e (and with it its volumes). */
 extern void fixture_stop (void);
 
+/* A test's whole engine over a first disk of size bytes: fixture_setup,
+ * then fixture_start with fixture_config changed by tune (if not NULL),
+ * volume "" and client "test".  Returns 0, or -1 if out of memory.
+ * fixture_close undoes it (fixture_stop, fixture_teardown); both fit
+ * cmocka's set-up and teardown once wrapped.
+ */
+extern int fixture_open (uint64_t size,
+                         void (*tune) (struct adaptra_config *cfg));
+extern void fixture_close (void);
+
 /* Open a volume, or a client of volume v, of engine en. */
 extern int open_volume (struct adaptra_engine *en, const char *name,
                         uint64_t size, unsigned flags);

@@ -35,32 +35,31 @@
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
 
 static void
+small_pool (struct adaptra_config *cfg)
+{
+  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
+  cfg->max_bytes = 256 * 1024;          /* 64 pages */
+}
+
+static void
 base_config (struct adaptra_config *cfg)
 {
   fixture_config (cfg);
-  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
-  cfg->max_bytes = 256 * 1024;          /* 64 pages */
+  small_pool (cfg);
 }
 
 static int
 setup (void **state)
 {
-  struct adaptra_config cfg;
-
   (void) state;
-  if (fixture_setup (DISK) == -1)
-    return -1;
-  base_config (&cfg);
-  fixture_start (&cfg, "", "test");
-  return 0;
+  return fixture_open (DISK, small_pool);
 }
 
 static int
 teardown (void **state)
 {
   (void) state;
-  fixture_stop ();
-  fixture_teardown ();
+  fixture_close ();
   return 0;
 }
 

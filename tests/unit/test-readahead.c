@@ -35,27 +35,25 @@
 #define RUNS 24                         /* short runs of a boot */
 #define RUN_GAP 256                     /* pages between runs */
 
+static void
+small_pool (struct adaptra_config *cfg)
+{
+  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
+  cfg->max_bytes = MAX_PAGES * PAGE;
+}
+
 static int
 setup (void **state)
 {
-  struct adaptra_config cfg;
-
   (void) state;
-  if (fixture_setup (DISK) == -1)
-    return -1;
-  fixture_config (&cfg);
-  cfg.pool_bytes = 4 * 1024 * 1024;     /* 1024 pages */
-  cfg.max_bytes = MAX_PAGES * PAGE;
-  fixture_start (&cfg, "", "test");
-  return 0;
+  return fixture_open (DISK, small_pool);
 }
 
 static int
 teardown (void **state)
 {
   (void) state;
-  fixture_stop ();
-  fixture_teardown ();
+  fixture_close ();
   return 0;
 }
 

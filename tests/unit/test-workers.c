@@ -31,14 +31,8 @@
 static int
 setup (void **state)
 {
-  struct adaptra_config cfg;
-
   (void) state;
-  if (fixture_setup (DISK) == -1)
-    return -1;
-  fixture_config (&cfg);
-  fixture_start (&cfg, "", "test");
-  return 0;
+  return fixture_open (DISK, NULL);
 }
 
 /* Let every read held in the backend, and those still to come, go on
@@ -69,8 +63,7 @@ teardown (void **state)
   (void) state;
   gate = false;
   release_all ();
-  fixture_stop ();
-  fixture_teardown ();
+  fixture_close ();
   return 0;
 }
 
