@@ -347,15 +347,6 @@ adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
     grow (e, true);
 }
 
-static uint64_t
-monotonic_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 /* Wait on cond for at most ADAPTRA_WORKERS_IDLE_NS (the condition
  * variables are on the real-time clock; the caller measures its idle
  * time on the monotonic one).  Lock held; dropped meanwhile.
@@ -389,13 +380,13 @@ worker_main (void *arg)
   kind_of (e, w->hints_only, &first, &n, &alive, &busy);
   for (;;) {
     struct adaptra_job *job = NULL, *prev = NULL;
-    uint64_t stream, idle_since = monotonic_ns ();
+    uint64_t stream, idle_since = adaptra_monotonic_ns ();
     void *ctx;
 
     while (!e->stopping && (job = next_for_worker (e, w, &prev)) == NULL) {
       if (*alive > (w->hints_only ? ADAPTRA_HINT_WORKERS_MIN
                     : ADAPTRA_WORKERS_MIN) &&
-          monotonic_ns () - idle_since >= ADAPTRA_WORKERS_IDLE_NS)
+          adaptra_monotonic_ns () - idle_since >= ADAPTRA_WORKERS_IDLE_NS)
         break;
       idle_wait (e, w->hints_only ? &e->hint_queued : &e->job_queued);
     }

@@ -269,10 +269,7 @@ adaptra_get_ready (int thread_model)
 static uint64_t
 monotonic_ns (void *opaque)
 {
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * UINT64_C (1000000000) + ts.tv_nsec;
+  return adaptra_monotonic_ns ();
 }
 
 /* One line per read-ahead decision: to nbdkit's debug log with

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adaptra/engine.h"
 #include "handles.h"
 
 struct handle {
@@ -31,15 +32,6 @@ static struct handles *sets;    /* every set, newest first */
 static uint64_t nopen;          /* contexts the sets hold open */
 static bool reaper_running, reaper_stop;
 static pthread_t reaper;
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
 
 static void
 close_context (nbdkit_next *next)
@@ -129,7 +121,8 @@ reaper_main (void *arg)
     }
     pthread_cond_timedwait (&reaper_wake, &lock, &until);
     for (h = sets; h && !reaper_stop; h = h->older) {
-      struct handle *more = detach_idle (h, now_ns () - HANDLES_IDLE_NS), *end;
+      struct handle *more = detach_idle (h, adaptra_monotonic_ns () -
+                                         HANDLES_IDLE_NS), *end;
 
       if (more) {
         for (end = more; end->link; end = end->link)
@@ -236,7 +229,7 @@ handles_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
   err = pread_on (d->next, buf, count, offset);
 
   pthread_mutex_lock (&lock);
-  d->used_ns = now_ns ();
+  d->used_ns = adaptra_monotonic_ns ();
   d->link = h->free;
   h->free = d;
   pthread_cond_signal (&h->freed);

@@ -145,15 +145,6 @@ profiles_fini (void)
   dir = NULL;
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * UINT64_C (1000000000) + ts.tv_nsec;
-}
-
 /* Merge the boot's recording r (taken from it under its lock, so
  * that this happens once) into the export's profile.  No lock held:
  * the profile's lock file may make it wait.
@@ -327,7 +318,7 @@ profiles_open (struct adaptra_engine *e, int client, const char *name,
   pthread_mutex_init (&pc->lock, NULL);
   pc->e = e;
   pc->client = client;
-  pc->boot = boot_join (path, name, size, page_size, now_ns ());
+  pc->boot = boot_join (path, name, size, page_size, adaptra_monotonic_ns ());
   /* Each connection loads the file afresh: a profile another server
    * merged into a shared directory is followed from the next one.
    */
@@ -377,7 +368,7 @@ void
 profiles_read (struct profiles_conn *pc, uint64_t offset, uint32_t count)
 {
   struct adaptra_profile_range ranges[RANGES];
-  uint64_t t = now_ns (), room;
+  uint64_t t = adaptra_monotonic_ns (), room;
   size_t n, i;
 
   if (pc->boot)

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "adaptra/config.h"
 #include "adaptra/stats.h"
@@ -44,6 +45,18 @@ struct adaptra_clock {
   uint64_t (*now_ns) (void *opaque);
   void *opaque;
 };
+
+/* The system's monotonic clock in nanoseconds: the filter's clock, and
+ * the real time that idle threads and handles are measured in.
+ */
+static inline uint64_t
+adaptra_monotonic_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * UINT64_C (1000000000) + (uint64_t) ts.tv_nsec;
+}
 
 struct adaptra_engine;
 
