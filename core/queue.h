@@ -102,6 +102,8 @@ struct adaptra_queue {
                                    to be read */
   uint64_t batch;               /* bytes taken in one run up to near */
   uint64_t queued_bytes;        /* of jobs not yet started */
+  size_t queued_streams;        /* streams with jobs queued: the
+                                   entries of the index last */
   unsigned page_shift;
   struct adaptra_streams *streams; /* the stream table, whose entries
                                    index their stream's last queued job;
@@ -156,6 +158,15 @@ extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
 extern struct adaptra_job *adaptra_queue_split (struct adaptra_queue *q,
                                                 struct adaptra_job *job,
                                                 uint64_t n);
+
+/* How long a job queued now waits before a worker starts it, by the
+ * model's estimate est: the bytes queued ahead of it at the model's
+ * bandwidth and, where distance costs, a seek (seek_ns) for the turn
+ * of each stream with jobs queued.  0 while the bandwidth is not
+ * known.
+ */
+extern uint64_t adaptra_queue_wait_ns (const struct adaptra_queue *q,
+                                       const struct adaptra_model_estimate *est);
 
 /* Has a stream other than stream a job queued and not started? */
 extern bool adaptra_queue_contended (const struct adaptra_queue *q,
