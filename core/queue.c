@@ -44,6 +44,7 @@ adaptra_queue_init (struct adaptra_queue *q, unsigned page_shift,
   q->page_shift = page_shift;
   q->streams = streams;
   q->budget = ADAPTRA_MODEL_BUDGET;
+  q->promoted = ADAPTRA_QUEUE_NO_PAGE;
 }
 
 /* The stream table's entry for a job of stream, whose queued_last and
@@ -249,9 +250,12 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
   assert (prev == job->prev);
   if (how == ADAPTRA_TAKE_IN_ORDER && job->tag > q->vtime)
     q->vtime = job->tag;
+  if (q->promoted - job->first < job->npages)
+    q->promoted = ADAPTRA_QUEUE_NO_PAGE;
   if (how != ADAPTRA_TAKE_DROPPED) {
     q->batch = job->first == q->near ? q->batch + job->bytes : job->bytes;
     q->near = job->first + job->npages;
+    q->near_window = job->window;
   }
   unlink_job (q, job);
   /* Jobs leave mostly from the front, so the stream's last leaves last;
@@ -266,6 +270,11 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
 
 /* A batch ends at a budget, so that a stream whose windows keep coming
  * cannot hold the head: then the queue's head, in fair order, goes.
+ * But not in the middle of a window (BFQ, likewise, does not expire a
+ * queue in the middle of a request): the window's rest would cost a
+ * seek of its own later, and on the disk model a budget the model
+ * measured short (its bandwidth and seek estimates are noisy there)
+ * cut every other window in two.
  */
 struct adaptra_job *
 adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
@@ -276,11 +285,13 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
   *prev = NULL;
   if (!q->seeks || !q->head)
     return NULL;
-  if (q->batch < q->budget) {
-    job = adaptra_queue_find (q, q->near, prev);
-    if (job && job->first == q->near)
-      return job;
-  }
+  job = adaptra_queue_find (q, q->near, prev);
+  if (job && job->first == q->near &&
+      (q->batch < q->budget || job->window == q->near_window))
+    return job;
+  if (q->promoted != ADAPTRA_QUEUE_NO_PAGE &&
+      (job = adaptra_queue_find (q, q->promoted, prev)) != NULL)
+    return job;
   /* Up the sweep, within the round the fair order serves (its first
    * job's), past near: the job there, if any, did its budget.
    */
@@ -291,6 +302,31 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
   job = treap_entry (n, struct adaptra_job, by_order);
   *prev = job->prev;
   return job;
+}
+
+/* A reader's steal goes to the head at once, behind the reads in
+ * flight, and the batch then goes on from it: the run it cut in two
+ * costs a seek more for its rest.  A reader of many interleaved
+ * streams on a disk reaches one stream's window while another's is
+ * being read (the head serves one stream at a time, the reader wants
+ * every one in turn), so steals cut most runs.  Waiting for the run
+ * to end costs that reader a run's read; the head keeps reading all
+ * the while, and a reader that is late is waiting for the head anyway
+ * (BFQ, likewise, lets the queue in service finish its budget).
+ */
+bool
+adaptra_queue_promote (struct adaptra_queue *q, struct adaptra_job *job,
+                       uint64_t page)
+{
+  struct adaptra_job *run, *prev;
+
+  if (q->promoted != ADAPTRA_QUEUE_NO_PAGE)
+    return q->promoted - job->first < job->npages;
+  run = adaptra_queue_batch (q, &prev);
+  if (!run || run == job || run->first != q->near)
+    return false;
+  q->promoted = page;
+  return true;
 }
 
 /* A smaller rest than ADAPTRA_JOB_MIN would cost a worker one more
@@ -541,6 +577,7 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
       job->volume = v;
       job->stream = stream_id;
       job->first = p;
+      job->window = end;
       job->npages = 0;
       consecutive = true;
     }
@@ -626,6 +663,12 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
    */
   job = adaptra_queue_find (&e->queue, page, &prev);
   if (!job)
+    return false;
+  /* Worker threads take the job when the run ends; without them (no
+   * workers, adaptra-sim's) the reader reads it.
+   */
+  if (e->threads > 0 && job->volume->nctx > 0 &&
+      adaptra_queue_promote (&e->queue, job, page))
     return false;
   /* The reader runs what it waits for; a worker reads the rest. */
   adaptra_queue_split (&e->queue, job,

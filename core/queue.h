@@ -67,6 +67,9 @@ struct adaptra_streams;
  */
 #define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
 
+/* No page: the queue's promoted when no reader waits. */
+#define ADAPTRA_QUEUE_NO_PAGE UINT64_MAX
+
 /* A prefetch job: one backend read of a run of consecutive pages that
  * were inserted IN_FLIGHT for it.
  */
@@ -83,6 +86,8 @@ struct adaptra_job {
   uint64_t tag;                 /* its start tag in the fair queue */
   uint64_t round;               /* tag / the budget it was queued with */
   uint64_t first;               /* first page */
+  uint64_t window;              /* the page after its window, which
+                                   its jobs share */
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
   uint64_t t0;                  /* its read began then (adaptra_fetch_begin) */
@@ -101,6 +106,10 @@ struct adaptra_queue {
   uint64_t near;                /* the page after the last job taken
                                    to be read */
   uint64_t batch;               /* bytes taken in one run up to near */
+  uint64_t near_window;         /* the window of the last job taken */
+  uint64_t promoted;            /* a page a reader waits for, whose job
+                                   goes next when the run ends;
+                                   ADAPTRA_QUEUE_NO_PAGE: none */
   uint64_t queued_bytes;        /* of jobs not yet started */
   size_t queued_streams;        /* streams with jobs queued: the
                                    entries of the index last */
@@ -141,14 +150,25 @@ extern void adaptra_queue_take (struct adaptra_queue *q,
                                 enum adaptra_queue_take how);
 
 /* Where distance costs, the job that goes next, and the one before it
- * (*prev): the queued job not started that starts at near, while the
- * run is under a budget; else the first one past near in the round
- * the fair order serves (an elevator's sweep goes on up; C-SCAN);
- * NULL if neither (the queue's head goes next, the sweep wraps), or
- * where distance does not cost.
+ * (*prev): the queued job that starts at near, while the run is under
+ * a budget or still in the window it was reading; else the promoted
+ * job (adaptra_queue_promote); else the first one past near in the
+ * round the fair order serves (an elevator's sweep goes on up;
+ * C-SCAN); NULL if none (the queue's head goes next, the sweep
+ * wraps), or where distance does not cost.
  */
 extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
                                                 struct adaptra_job **prev);
+
+/* A reader needs page, of queued job.  Where distance costs and the
+ * head is in the middle of a run that goes on elsewhere
+ * (adaptra_queue_batch), should the reader wait for the run to end
+ * rather than steal job now?  Then job goes next when the run ends,
+ * and true is returned, again for the same job until it is taken;
+ * false while another reader's job is promoted.
+ */
+extern bool adaptra_queue_promote (struct adaptra_queue *q,
+                                   struct adaptra_job *job, uint64_t page);
 
 /* Keep the first n pages in queued job and queue the rest as a job of
  * its own right behind it, with its tag, if the rest is at least

@@ -39,6 +39,7 @@ job_of (uint64_t s, uint64_t first, uint32_t npages)
   assert_non_null (job);
   job->stream = s;
   job->first = first;
+  job->window = first + npages;         /* a window of its own */
   job->npages = npages;
   job->bytes = npages << SHIFT;
   for (i = 0; i < npages; i++)
@@ -278,6 +279,108 @@ test_seeking_sweeps_up (void **state)
   assert_null (q.head);
 }
 
+/* A window of n chunks of stream s from page first, its jobs sharing
+ * the window (as adaptra_prefetch_dispatch queues one).
+ */
+static void
+queue_window (struct adaptra_queue *q, uint64_t s, uint64_t first,
+              unsigned n, uint64_t chunk)
+{
+  uint32_t pages = (uint32_t) (chunk >> SHIFT);
+  unsigned i;
+
+  for (i = 0; i < n; i++) {
+    struct adaptra_job *job = job_of (s, first + i * pages, pages);
+
+    job->window = first + n * pages;
+    adaptra_queue_add (q, job);
+  }
+}
+
+/* Take what the batch says goes next, and return its stream. */
+static uint64_t
+take_batch (struct adaptra_queue *q)
+{
+  struct adaptra_job *job, *prev;
+  uint64_t s;
+
+  job = adaptra_queue_batch (q, &prev);
+  assert_non_null (job);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  s = job->stream;
+  free (job);
+  return s;
+}
+
+/* Where distance costs, a run that passed its budget still reads the
+ * rest of the window it is in (its rest would cost a seek of its own
+ * later), and stops at the window's end: stream 1's window of four
+ * chunks goes out whole under a budget of one, then stream 2's chunk,
+ * not stream 1's next window.
+ */
+static void
+test_seeking_run_ends_with_window (void **state)
+{
+  struct adaptra_queue q;
+  unsigned i;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = MIB;
+  q.seeks = true;
+  queue_window (&q, 1, STREAM_PAGES, 4, MIB);
+  queue_window (&q, 2, 2 * STREAM_PAGES, 1, MIB);
+  queue_window (&q, 1, STREAM_PAGES + 4 * (MIB >> SHIFT), 4, MIB);
+  assert_int_equal (take_head (&q, NULL), 1);
+  for (i = 1; i < 4; i++)
+    assert_int_equal (take_batch (&q), 1);
+  assert_int_equal (q.batch, 4 * MIB);
+  assert_int_equal (take_batch (&q), 2);
+  while (q.head)
+    take_head (&q, NULL);
+}
+
+/* A reader needs stream 3's chunk while the head is in stream 1's
+ * window: it waits for the window's end (adaptra_queue_promote), and
+ * its chunk then goes next, ahead of stream 2's, where the sweep would
+ * go on.  Another reader meanwhile steals; the first reader asks
+ * again and still waits.  Latency-bound, or with no run going on
+ * elsewhere, a reader steals.
+ */
+static void
+test_seeking_reader_waits_for_run (void **state)
+{
+  struct adaptra_queue q;
+  struct adaptra_job *job, *other, *prev;
+  unsigned i;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  queue_window (&q, 1, STREAM_PAGES, 4, MIB);
+  queue_window (&q, 2, 2 * STREAM_PAGES, 1, MIB);
+  queue_window (&q, 3, 3 * STREAM_PAGES, 1, MIB);
+  queue_window (&q, 4, 4 * STREAM_PAGES, 1, MIB);
+  job = adaptra_queue_find (&q, 3 * STREAM_PAGES + 5, &prev);
+  assert_non_null (job);
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  q.seeks = true;
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_int_equal (take_head (&q, NULL), 1);
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);
+  assert_false (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  for (i = 1; i < 4; i++)
+    assert_int_equal (take_batch (&q), 1);
+  assert_int_equal (take_batch (&q), 3);
+  assert_int_equal (q.promoted, ADAPTRA_QUEUE_NO_PAGE);
+  assert_int_equal (take_batch (&q), 4);
+  assert_int_equal (take_head (&q, NULL), 2);
+  assert_null (q.head);
+}
+
 /* A job dropped unread does not move the batch on. */
 static void
 test_drop_keeps_batch (void **state)
@@ -410,6 +513,8 @@ main (void)
     cmocka_unit_test (test_latency_bound_steal_waits_its_turn),
     cmocka_unit_test (test_seeking_sweeps_up),
     cmocka_unit_test (test_drop_keeps_batch),
+    cmocka_unit_test (test_seeking_run_ends_with_window),
+    cmocka_unit_test (test_seeking_reader_waits_for_run),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };
