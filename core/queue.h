@@ -27,13 +27,15 @@
  *     continues the last one before it looks at its FIFOs): where
  *     distance costs (seeks, set from the model), the job that starts
  *     where the last job taken to be read ended goes next, out of its
- *     turn, until a budget's bytes went out in one run
- *     (adaptra_queue_batch).  A window queued in pieces over time,
- *     and the rest of a job a reader stole the head of, continue the
- *     run the head is on instead of waiting a round behind other
- *     streams and costing a seek each.  When a run ends, the sweep
- *     goes on up from it within the round (C-SCAN), not back to the
- *     round's lowest page.
+ *     turn, until a budget's bytes went out in one run and the
+ *     window it is in ends (adaptra_queue_batch).  A window queued in
+ *     pieces over time, and the rest of a job a reader stole the head
+ *     of, continue the run the head is on instead of waiting a round
+ *     behind other streams and costing a seek each.  A reader that
+ *     needs another stream's job meanwhile waits for the run to end,
+ *     and its job goes next (adaptra_queue_promote).  When a run ends,
+ *     the sweep goes on up from it within the round (C-SCAN), not
+ *     back to the round's lowest page.
  *
  * Indexes.  A walk of the queue costs its length, which grows with the
  * streams (tens of thousands of jobs with 100,000 streams, where the
