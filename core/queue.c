@@ -664,12 +664,15 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
   job = adaptra_queue_find (&e->queue, page, &prev);
   if (!job)
     return false;
-  /* Worker threads take the job when the run ends; without them (no
-   * workers, adaptra-sim's) the reader reads it.
+  /* Worker threads take the job when the run ends (one is woken, in
+   * case none is reading); without them (no workers, adaptra-sim's)
+   * the reader reads it.
    */
   if (e->threads > 0 && job->volume->nctx > 0 &&
-      adaptra_queue_promote (&e->queue, job, page))
+      adaptra_queue_promote (&e->queue, job, page)) {
+    pthread_cond_signal (&e->job_queued);
     return false;
+  }
   /* The reader runs what it waits for; a worker reads the rest. */
   adaptra_queue_split (&e->queue, job,
                        (last > page ? last : page + 1) - job->first);
