@@ -283,15 +283,22 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
   struct treap_node *first, *n;
 
   *prev = NULL;
-  if (!q->seeks || !q->head)
+  if (!q->head)
     return NULL;
-  job = adaptra_queue_find (q, q->near, prev);
-  if (job && job->first == q->near &&
-      (q->batch < q->budget || job->window == q->near_window))
-    return job;
+  if (q->seeks) {
+    job = adaptra_queue_find (q, q->near, prev);
+    if (job && job->first == q->near &&
+        (q->batch < q->budget || job->window == q->near_window))
+      return job;
+  }
+  /* A reader waits for it: next even if the model no longer sees
+   * seeks, not behind the whole queue in fair order.
+   */
   if (q->promoted != ADAPTRA_QUEUE_NO_PAGE &&
       (job = adaptra_queue_find (q, q->promoted, prev)) != NULL)
     return job;
+  if (!q->seeks)
+    return NULL;
   /* Up the sweep, within the round the fair order serves (its first
    * job's), past near: the job there, if any, did its budget.
    */

@@ -345,7 +345,7 @@ test_seeking_run_ends_with_window (void **state)
  * window: it waits for the window's end (adaptra_queue_promote), and
  * its chunk then goes next, ahead of stream 2's, where the sweep would
  * go on.  Another reader meanwhile steals; the first reader asks
- * again and still waits.  Latency-bound, or with no run going on
+ * again and still waits, even if the model stops seeing seeks.  Latency-bound, or with no run going on
  * elsewhere, a reader steals.
  */
 static void
@@ -372,6 +372,12 @@ test_seeking_reader_waits_for_run (void **state)
   other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);
   assert_false (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES));
   assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  /* Should the model stop seeing seeks meanwhile, the reader's job
+   * goes next all the same, not behind the queue in fair order.
+   */
+  q.seeks = false;
+  assert_ptr_equal (adaptra_queue_batch (&q, &prev), job);
+  q.seeks = true;
   for (i = 1; i < 4; i++)
     assert_int_equal (take_batch (&q), 1);
   assert_int_equal (take_batch (&q), 3);
