@@ -382,13 +382,18 @@ adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
  */
 uint64_t
 adaptra_queue_wait_ns (const struct adaptra_queue *q,
-                       const struct adaptra_model_estimate *est)
+                       const struct adaptra_model_estimate *est,
+                       uint64_t stream)
 {
+  size_t turns = q->queued_streams;
+
   if (est->bandwidth == 0)
     return 0;
+  if (turns > 0 && est->seek_ns > 0 && last_of (q, stream))
+    turns--;
   return (uint64_t) ((double) q->queued_bytes * 1e9 /
                      (double) est->bandwidth) +
-    (uint64_t) q->queued_streams * est->seek_ns;
+    (uint64_t) turns * est->seek_ns;
 }
 
 /* Not counting a job adaptra-sim's workers started, which stays queued

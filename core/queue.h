@@ -182,14 +182,15 @@ extern struct adaptra_job *adaptra_queue_split (struct adaptra_queue *q,
                                                 struct adaptra_job *job,
                                                 uint64_t n);
 
-/* How long a job queued now waits before a worker starts it, by the
- * model's estimate est: the bytes queued ahead of it at the model's
- * bandwidth and, where distance costs, a seek (seek_ns) for the turn
- * of each stream with jobs queued.  0 while the bandwidth is not
- * known.
+/* How long a job of stream queued now waits before a worker starts
+ * it, by the model's estimate est: the bytes queued ahead of it at the
+ * model's bandwidth and, where distance costs, a seek (seek_ns) for
+ * the turn of each other stream with jobs queued (its own queued jobs
+ * go on its own run).  0 while the bandwidth is not known.
  */
 extern uint64_t adaptra_queue_wait_ns (const struct adaptra_queue *q,
-                                       const struct adaptra_model_estimate *est);
+                                       const struct adaptra_model_estimate *est,
+                                       uint64_t stream);
 
 /* Has a stream other than stream a job queued and not started? */
 extern bool adaptra_queue_contended (const struct adaptra_queue *q,

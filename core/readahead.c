@@ -183,7 +183,7 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
   if (dt == 0 || consumed == 0)
     return 0;
   adaptra_model_estimate (&e->model, now, &est);
-  wait_ns = (double) adaptra_queue_wait_ns (&e->queue, &est) +
+  wait_ns = (double) adaptra_queue_wait_ns (&e->queue, &est, s->id) +
     (double) adaptra_model_fetch_ns (&est, window << e->page_shift);
   pages = wait_ns * (double) consumed / (double) dt;
   return (uint64_t) pages + 1;
@@ -254,16 +254,17 @@ carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
                            s->readahead_index - s->ra_index, s->age);
 }
 
-/* Would a job queued now wait longer for a worker than a backend
- * read takes (adaptra_queue_wait_ns against the model's latency)?
+/* Would a job of stream queued now wait longer for a worker than a
+ * backend read takes (adaptra_queue_wait_ns against the model's
+ * latency)?
  */
 static bool
-queue_slow (const struct adaptra_engine *e)
+queue_slow (const struct adaptra_engine *e, uint64_t stream)
 {
   struct adaptra_model_estimate est;
 
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  return adaptra_queue_wait_ns (&e->queue, &est) > est.latency_ns;
+  return adaptra_queue_wait_ns (&e->queue, &est, stream) > est.latency_ns;
 }
 
 /* Dispatch the pages [from, pl->end) of window pl that the plugin
@@ -320,7 +321,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
    * mode keeps them apart, as the legacy kernel did.
    */
   uint64_t from = ev->what == EVENT_MISS && pl->start == ev->reader &&
-    (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e))
+    (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e, s->id))
     ? max_u64 (ev->last, pl->start) : pl->start;
   uint64_t inserted;
 

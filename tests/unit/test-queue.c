@@ -389,7 +389,8 @@ test_seeking_reader_waits_for_run (void **state)
 
 /* The wait of a job queued now (adaptra_queue_wait_ns): the bytes
  * queued at the model's bandwidth, and where distance costs a seek
- * for each stream with jobs queued (a turn), not for each job.
+ * for each other stream with jobs queued (a turn), not for each job
+ * (stream 9 has none queued; stream 2's own jobs go on its run).
  */
 static void
 test_wait_counts_bytes_and_turns (void **state)
@@ -400,15 +401,17 @@ test_wait_counts_bytes_and_turns (void **state)
 
   (void) state;
   adaptra_queue_init (&q, SHIFT, NULL);
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est), 0);
+  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9), 0);
   queue_streams (&q, 5, MIB);
   assert_int_equal (q.queued_streams, NSTREAMS);
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est), NSTREAMS * 50 * ms);
+  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9), NSTREAMS * 50 * ms);
   est.seek_ns = 3 * ms;
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est),
+  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9),
                     NSTREAMS * 50 * ms + NSTREAMS * 3 * ms);
+  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 2),
+                    NSTREAMS * 50 * ms + (NSTREAMS - 1) * 3 * ms);
   est.bandwidth = 0;
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est), 0);
+  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9), 0);
   while (q.head)
     take_head (&q, NULL);
   assert_int_equal (q.queued_streams, 0);

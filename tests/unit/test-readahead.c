@@ -273,7 +273,7 @@ record_lead (const struct adaptra_trace *t)
       t->placement.mark == ADAPTRA_NO_MARK)
     return;
   adaptra_model_estimate (&e->model, now_ns, &est);
-  wait_ns = adaptra_queue_wait_ns (&e->queue, &est);
+  wait_ns = adaptra_queue_wait_ns (&e->queue, &est, t->placement.stream);
   own_ns = est.bandwidth
     ? t->pages * PAGE * UINT64_C (1000000000) / est.bandwidth : 0;
   lead_la = t->placement.end - t->placement.mark;
