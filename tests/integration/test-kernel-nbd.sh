@@ -26,6 +26,7 @@ make_data_image "$img" "$TREE_MIB"
 start_adaptra_tcp data --filter=delay file "$img" delay-read=2ms
 run_guest "adaptra.data=10.0.2.2,$port"
 expect_guest_sums "$tmpdir/tree"
+guest_read_figures | sed 's/^/guest: seconds of the read: /'
 expect_readahead_hits $((TREE_MIB * 1024 * 1024 * HIT_PERCENT / 100)) \
   "kernel nbd-client"
 stop_servers
