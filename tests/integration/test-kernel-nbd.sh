@@ -6,10 +6,12 @@
 # The Linux kernel's own NBD client reads an ext4 file system through
 # adaptra: a qemu TCG guest (Debian's cloud kernel, the initramfs of
 # tests/guest/) attaches the export with nbd-client as /dev/nbd0 over
-# qemu's user-mode network, mounts it and prints the checksum of every
-# file, which must match the host's tree.  The backend is 2 ms away
-# (the delay filter), and read-ahead must have served most of the large
-# files' bytes.
+# passt or qemu's user-mode network (tests/integration/guest.sh),
+# mounts it, reads the tree and prints the checksum of every file,
+# which must match the host's tree, and how its read went (the walk,
+# and its CPU busy and waiting), which scripts/bench/kernel-nbd
+# records.  The backend is 2 ms away (the delay filter), and
+# read-ahead must have served most of the large files' bytes.
 
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
