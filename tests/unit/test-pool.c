@@ -52,6 +52,23 @@ add_ready (uint64_t page_no, unsigned flags)
   return f;
 }
 
+/* Release one pin: true if it was the last of a STALE frame. */
+static bool
+unpin1 (uint32_t f)
+{
+  return adaptra_pool_unpin (&pool, &f, 1) == 1;
+}
+
+/* Pin page_no as a hit does: its frame, or ADAPTRA_NO_FRAME. */
+static uint32_t
+pin_hit1 (uint64_t page_no)
+{
+  uint32_t f;
+
+  assert_int_equal (adaptra_pool_pin_hits (&pool, page_no, 1, &f, false), 1);
+  return f;
+}
+
 static void
 assert_accounted (void)
 {
@@ -225,7 +242,7 @@ test_rescue (void **state)
   assert_int_equal (pool.lru.inactive.tail, adaptra_pool_lookup (&pool, 100));
   /* A hole stops the walk. */
   assert_int_equal (adaptra_pool_rescue (&pool, 106, 10), 2);
-  assert_false (adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, 103)));
+  assert_false (unpin1 (adaptra_pool_lookup (&pool, 103)));
 }
 
 static void
@@ -289,10 +306,10 @@ test_invalidate (void **state)
    * so; a hit can no longer pin it.
    */
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
-  assert_int_equal (adaptra_pool_pin_hit (&pool, 2), ADAPTRA_NO_FRAME);
+  assert_int_equal (pin_hit1 (2), ADAPTRA_NO_FRAME);
   adaptra_pool_pin (&pool, pinned);
-  assert_false (adaptra_pool_unpin (&pool, pinned));
-  assert_true (adaptra_pool_unpin (&pool, pinned));
+  assert_false (unpin1 (pinned));
+  assert_true (unpin1 (pinned));
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
   adaptra_pool_release (&pool, pinned);
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_FREE);
@@ -319,23 +336,22 @@ test_pinned_never_evicted (void **state)
   assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0),
                     ADAPTRA_NO_FRAME);
   f = adaptra_pool_lookup (&pool, 5);
-  assert_false (adaptra_pool_unpin (&pool, f));
+  assert_false (unpin1 (f));
   assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0), f);
   for (i = 0; i < FRAMES; i++)
     if (i != 5)
-      assert_false (adaptra_pool_unpin (&pool,
-                                        adaptra_pool_lookup (&pool, i)));
+      assert_false (unpin1 (adaptra_pool_lookup (&pool, i)));
   /* A hit's pin (without the engine lock) protects the same way: the
    * policy's victim is claimed from the index only while unpinned.
    */
-  f = adaptra_pool_pin_hit (&pool, 6);
+  f = pin_hit1 (6);
   assert_int_equal (f, adaptra_pool_lookup (&pool, 6));
-  assert_int_equal (adaptra_pool_pin_hit (&pool, 999), ADAPTRA_NO_FRAME);
+  assert_int_equal (pin_hit1 (999), ADAPTRA_NO_FRAME);
   assert_false (adaptra_pool_claim (&pool, f));
   for (i = 0; i < 2 * FRAMES; i++)
     assert_int_not_equal (adaptra_pool_insert (&pool, 2000 + i, 0, 0, 0), f);
   assert_int_equal (adaptra_pool_lookup (&pool, 6), f);
-  assert_false (adaptra_pool_unpin (&pool, f));
+  assert_false (unpin1 (f));
 }
 
 static void
