@@ -177,6 +177,12 @@ static inline void
 adaptra_wait (struct adaptra_engine *e, pthread_cond_t *cond)
 {
   assert_locked (e);
+  if (e->clock.wait) {
+    adaptra_unlock (e);
+    e->clock.wait (e->clock.opaque);
+    adaptra_lock (e);
+    return;
+  }
   set_lock_owner (e, 0);
   pthread_cond_wait (cond, &e->lock);
   set_lock_owner (e, adaptra_lock_self ());

@@ -76,11 +76,22 @@ fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
   }
 }
 
-int
-adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
-               void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
-               uint32_t bytes, const struct adaptra_request *demand,
-               uint64_t started_ns)
+void
+adaptra_fetch_job_begin (struct adaptra_engine *e, struct adaptra_job *job)
+{
+  job->where = adaptra_model_start (&e->model, job->first << e->page_shift,
+                                    job->bytes);
+  job->t0 = adaptra_now (e);
+}
+
+/* adaptra_fetch_then_lock, for a job whose read began already (begun:
+ * adaptra_fetch_job_begin) or not (NULL).
+ */
+static int
+fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
+                 void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
+                 uint32_t bytes, const struct adaptra_request *demand,
+                 const struct adaptra_job *begun)
 {
   const uint64_t offset = (first << e->page_shift) - v->base;
   void *slot;
@@ -93,11 +104,20 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   int err;
 
   assert_unlocked (e);
-  if (!buf && adaptra_pool_has_data (&e->pool))
+  if (!buf && adaptra_pool_has_data (&e->pool)) {
     err = ENOMEM;
+    if (begun)
+      adaptra_model_end (&e->model, bytes);
+  }
   else {
-    where = adaptra_model_start (&e->model, first << e->page_shift, bytes);
-    t0 = started_ns != ADAPTRA_NOT_STARTED ? started_ns : adaptra_now (e);
+    if (begun) {
+      where = begun->where;
+      t0 = begun->t0;
+    }
+    else {
+      where = adaptra_model_start (&e->model, first << e->page_shift, bytes);
+      t0 = adaptra_now (e);
+    }
     err = e->backend.pread (ctx, buf, bytes, offset);
     t1 = adaptra_now (e);
     adaptra_model_end (&e->model, bytes);
@@ -145,14 +165,24 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   return err;
 }
 
+int
+adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
+                         void *ctx, uint64_t first, const uint32_t *frames,
+                         uint32_t n, uint32_t bytes,
+                         const struct adaptra_request *demand)
+{
+  return fetch_then_lock (e, v, ctx, first, frames, n, bytes, demand, NULL);
+}
+
 void
-adaptra_fetch_job_then_lock (struct adaptra_engine *e, void *ctx, struct adaptra_job *job)
+adaptra_fetch_job_then_lock (struct adaptra_engine *e, void *ctx,
+                             struct adaptra_job *job, bool begun)
 {
   struct adaptra_volume *v = job->volume;
 
   assert_unlocked (e);
-  adaptra_fetch_then_lock (e, v, ctx, job->first, job->frames, job->npages,
-                           job->bytes, NULL, job->started_ns);
+  fetch_then_lock (e, v, ctx, job->first, job->frames, job->npages,
+                   job->bytes, NULL, begun ? job : NULL);
   free (job);
   if (--v->running == 0)
     pthread_cond_broadcast (&e->job_done);

@@ -13,6 +13,7 @@
 #ifndef ADAPTRA_FETCH_H
 #define ADAPTRA_FETCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct adaptra_engine;
@@ -28,8 +29,7 @@ struct adaptra_request;
  * not NULL) the pages are also touched and copied out to the request.
  * Unless the frames are consecutive in the arena or demand wants every
  * byte read, n is at most e->slot_pages.  The read is timed (for
- * model.c) from started_ns, or from the call if that is
- * ADAPTRA_NOT_STARTED.
+ * model.c) from the call.
  * Returns 0 or the backend's errno, in which case the frames are
  * dropped.
  */
@@ -37,15 +37,24 @@ extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
                                     struct adaptra_volume *v, void *ctx,
                                     uint64_t first, const uint32_t *frames,
                                     uint32_t n, uint32_t bytes,
-                                    const struct adaptra_request *demand,
-                                    uint64_t started_ns);
+                                    const struct adaptra_request *demand);
+
+/* Job's backend read begins now: counted in flight (model.h) and timed
+ * from now.  Where its read is issued and completes at once (a worker
+ * thread's pread) adaptra_fetch_job_then_lock begins it itself; a
+ * simulated worker begins it when it takes the job and runs it when
+ * the read completes in virtual time.  Lock not held.
+ */
+extern void adaptra_fetch_job_begin (struct adaptra_engine *e,
+                                     struct adaptra_job *job);
 
 /* Run job, taken off the queue (adaptra_prefetch_take), with ctx, and
- * free it.  Called without the lock; returns with it held.  Its volume
- * counts it as running meanwhile, so that adaptra_volume_set_contexts
- * and adaptra_volume_close can wait for it.
+ * free it; its read began already if begun (adaptra_fetch_job_begin),
+ * else it begins now.  Called without the lock; returns with it held.
+ * Its volume counts it as running meanwhile, so that
+ * adaptra_volume_set_contexts and adaptra_volume_close can wait for it.
  */
 extern void adaptra_fetch_job_then_lock (struct adaptra_engine *e, void *ctx,
-                                         struct adaptra_job *job);
+                                         struct adaptra_job *job, bool begun);
 
 #endif /* ADAPTRA_FETCH_H */

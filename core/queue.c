@@ -213,8 +213,7 @@ adaptra_queue_add (struct adaptra_queue *q, struct adaptra_job *job)
     s->queued_last = job;
     s->queued_jobs++;
   }
-  if (job->started_ns == ADAPTRA_NOT_STARTED)
-    q->queued_bytes += (uint64_t) job->npages << q->page_shift;
+  q->queued_bytes += (uint64_t) job->npages << q->page_shift;
 }
 
 struct adaptra_job *
@@ -258,8 +257,7 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
   if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
       s->queued_last == job)
     s->queued_last = last_of (q, job->stream);
-  if (job->started_ns == ADAPTRA_NOT_STARTED)
-    q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
+  q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
 }
 
 /* A batch ends at a budget, so that a stream whose windows keep coming
@@ -276,8 +274,7 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
     return NULL;
   if (q->batch < q->budget) {
     job = adaptra_queue_find (q, q->near, prev);
-    if (job && job->first == q->near &&
-        job->started_ns == ADAPTRA_NOT_STARTED)
+    if (job && job->first == q->near)
       return job;
   }
   /* Up the sweep, within the round the fair order serves (its first
@@ -288,8 +285,6 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
   if (!n || n->major != first->major)
     return NULL;
   job = treap_entry (n, struct adaptra_job, by_order);
-  if (job->started_ns != ADAPTRA_NOT_STARTED)
-    return NULL;
   *prev = job->prev;
   return job;
 }
@@ -342,7 +337,7 @@ adaptra_queue_contended (const struct adaptra_queue *q, uint64_t stream)
   const struct adaptra_job *job;
 
   for (job = q->head; job; job = job->next)
-    if (job->stream != stream && job->started_ns == ADAPTRA_NOT_STARTED)
+    if (job->stream != stream)
       return true;
   return false;
 }
@@ -527,7 +522,6 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
       job->stream = stream_id;
       job->first = p;
       job->npages = 0;
-      job->started_ns = ADAPTRA_NOT_STARTED;
       consecutive = true;
     }
     job->frames[job->npages++] = f;
@@ -618,7 +612,7 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                        (last > page ? last : page + 1) - job->first);
   adaptra_prefetch_take (e, prev, job, false);
   adaptra_unlock (e);
-  adaptra_fetch_job_then_lock (e, ctx, job);
+  adaptra_fetch_job_then_lock (e, ctx, job, false);
   return true;
 }
 

@@ -67,11 +67,6 @@ struct adaptra_streams;
  */
 #define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
 
-/* Not a time: adaptra-sim's virtual clock starts at 0, and a worker
- * may start a job then.
- */
-#define ADAPTRA_NOT_STARTED UINT64_MAX
-
 /* A prefetch job: one backend read of a run of consecutive pages that
  * were inserted IN_FLIGHT for it.
  */
@@ -90,9 +85,8 @@ struct adaptra_job {
   uint64_t first;               /* first page */
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
-  uint64_t started_ns;          /* adaptra-sim: a simulated worker's read
-                                   of it started then, or
-                                   ADAPTRA_NOT_STARTED */
+  uint64_t t0;                  /* its read began then (adaptra_fetch_begin) */
+  int where;                    /* enum adaptra_model_distance of it */
   uint32_t frames[];            /* the frames, in page order */
 };
 

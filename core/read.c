@@ -222,8 +222,7 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
                                  (uint64_t) n << e->page_shift,
                                  v->base + v->size);
   adaptra_unlock (e);
-  err = adaptra_fetch_then_lock (e, v, ctx, p, frames, n, (uint32_t) bytes, r,
-                                 ADAPTRA_NOT_STARTED);
+  err = adaptra_fetch_then_lock (e, v, ctx, p, frames, n, (uint32_t) bytes, r);
   free (heap);
   if (!err)
     __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);

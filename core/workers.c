@@ -4,11 +4,12 @@
  */
 
 /* The threads of workers.h, the gate (flight_open) that the model's
- * congestion limit and depth set, and the calls through which a reader
- * or adaptra-sim runs queued jobs itself.  Demand reads never queue:
- * the client's thread reads its own misses, and a reader that needs a
- * page of a job still queued steals the part of it that it wants
- * (queue.c).  Terms: docs/DESIGN.md §6.
+ * congestion limit and depth set, the take and completion that
+ * adaptra-sim's simulated workers share with the threads (sim.h), and
+ * the call through which a caller runs queued jobs itself.  Demand
+ * reads never queue: the client's thread reads its own misses, and a
+ * reader that needs a page of a job still queued steals the part of it
+ * that it wants (queue.c).  Terms: docs/DESIGN.md §6.
  */
 
 #include <config.h>
@@ -20,67 +21,8 @@
 #include "adaptra/sim.h"
 #include "engine-impl.h"
 
-/* Does job lie in [offset, offset + count) of volume v? */
-static bool
-within (const struct adaptra_engine *e, const struct adaptra_job *job,
-        const struct adaptra_volume *v, uint64_t offset, uint64_t count)
-{
-  uint64_t from = (job->first << e->page_shift) - v->base;
-
-  return job->volume == v && from >= offset && from - offset < count &&
-    job->bytes <= count - (from - offset);
-}
-
-/* The first job in queue order that lies in [offset, offset + count)
- * of v, by walking the queue.  Lock held.
- */
-static struct adaptra_job *
-walk_within (struct adaptra_engine *e, const struct adaptra_volume *v,
-             uint64_t offset, uint64_t count)
-{
-  struct adaptra_job *job;
-
-  for (job = e->queue.head; job; job = job->next)
-    if (within (e, job, v, offset, count))
-      return job;
-  return NULL;
-}
-
-/* The same, by the page index where the range lies in the volume: it
- * finds the jobs that start in the range, and only if more than one
- * lies there does the queue's order choose, by the walk.  adaptra-sim's
- * workers ask for one job's range, which holds at most what a reader
- * left of that job: with 100,000 streams the walk was most of its
- * time.  Lock held.
- */
-static struct adaptra_job *
-first_within (struct adaptra_engine *e, const struct adaptra_volume *v,
-              uint64_t offset, uint64_t count)
-{
-  const uint64_t page = UINT64_C (1) << e->page_shift;
-  struct adaptra_job *job, *found = NULL;
-  struct treap_node *n;
-  uint64_t lo, hi;
-
-  if (count > v->size || offset > v->size - count)
-    return walk_within (e, v, offset, count);
-  lo = (v->base + offset + page - 1) >> e->page_shift;
-  hi = (v->base + offset + count + page - 1) >> e->page_shift;
-  for (n = treap_ceil (&e->queue.pages, 0, lo); n && n->minor < hi;
-       n = treap_ceil (&e->queue.pages, 0, n->minor + 1)) {
-    job = treap_entry (n, struct adaptra_job, by_page);
-    if (!within (e, job, v, offset, count))
-      continue;
-    if (found)
-      return walk_within (e, v, offset, count);
-    found = job;
-  }
-  return found;
-}
-
 bool
-adaptra_prefetch_run_within (struct adaptra_engine *e, int volume,
-                             uint64_t offset, uint64_t count, void *ctx)
+adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
 {
   struct adaptra_volume *v;
   struct adaptra_job *job = NULL;
@@ -88,22 +30,17 @@ adaptra_prefetch_run_within (struct adaptra_engine *e, int volume,
   adaptra_lock (e);
   v = adaptra_volume_of (e, volume);
   if (v)
-    job = first_within (e, v, offset, count);
+    for (job = e->queue.head; job && job->volume != v; job = job->next)
+      ;
   if (job == NULL) {
     adaptra_unlock (e);
     return false;
   }
   adaptra_prefetch_take (e, job->prev, job, true);
   adaptra_unlock (e);
-  adaptra_fetch_job_then_lock (e, ctx, job);
+  adaptra_fetch_job_then_lock (e, ctx, job, false);
   adaptra_unlock (e);
   return true;
-}
-
-bool
-adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
-{
-  return adaptra_prefetch_run_within (e, volume, 0, UINT64_MAX, ctx);
 }
 
 bool
@@ -119,22 +56,6 @@ adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
     *offset = (job->first << e->page_shift) - job->volume->base;
     *count = job->bytes;
   }
-  adaptra_unlock (e);
-  return job != NULL;
-}
-
-bool
-adaptra_prefetch_started (struct adaptra_engine *e, size_t k)
-{
-  struct adaptra_job *job;
-
-  adaptra_lock (e);
-  for (job = e->queue.head; job && k > 0; job = job->next)
-    k--;
-  if (job && job->started_ns == ADAPTRA_NOT_STARTED)
-    e->queue.queued_bytes -= (uint64_t) job->npages << e->page_shift;
-  if (job)
-    job->started_ns = adaptra_now (e);
   adaptra_unlock (e);
   return job != NULL;
 }
@@ -347,6 +268,70 @@ adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
     grow (e, true);
 }
 
+/* Worker w takes job (next_for_worker's; prev before it) off the
+ * queue: it counts as reading one, and one more thread may start.
+ * Lock held.
+ */
+static void
+take (struct adaptra_engine *e, const struct adaptra_worker *w,
+      struct adaptra_job *prev, struct adaptra_job *job)
+{
+  unsigned first, n, *alive, *busy;
+
+  kind_of (e, w->hints_only, &first, &n, &alive, &busy);
+  adaptra_prefetch_take (e, prev, job, true);
+  (*busy)++;
+  grow (e, w->hints_only);
+  count_running (e, job->stream, 1);
+}
+
+/* Worker w ran the job of stream it took.  Lock held. */
+static void
+done (struct adaptra_engine *e, const struct adaptra_worker *w,
+      uint64_t stream)
+{
+  unsigned first, n, *alive, *busy;
+
+  kind_of (e, w->hints_only, &first, &n, &alive, &busy);
+  count_running (e, stream, -1);
+  (*busy)--;
+}
+
+/* adaptra-sim's workers are the threads' kind that take any job. */
+static const struct adaptra_worker simulated;
+
+struct adaptra_job *
+adaptra_worker_take (struct adaptra_engine *e, uint64_t *offset,
+                     uint32_t *count)
+{
+  struct adaptra_job *job, *prev;
+
+  adaptra_lock (e);
+  job = next_for_worker (e, &simulated, &prev);
+  if (job) {
+    take (e, &simulated, prev, job);
+    *offset = (job->first << e->page_shift) - job->volume->base;
+    *count = job->bytes;
+  }
+  adaptra_unlock (e);
+  if (job)
+    adaptra_fetch_job_begin (e, job);
+  return job;
+}
+
+void
+adaptra_worker_complete (struct adaptra_engine *e, struct adaptra_job *job,
+                         unsigned index)
+{
+  uint64_t stream = job->stream;
+  /* As a thread's: valid until the job ends. */
+  void *ctx = job->volume->ctxs[index % job->volume->nctx];
+
+  adaptra_fetch_job_then_lock (e, ctx, job, true);
+  done (e, &simulated, stream);
+  adaptra_unlock (e);
+}
+
 /* Wait on cond for at most ADAPTRA_WORKERS_IDLE_NS (the condition
  * variables are on the real-time clock; the caller measures its idle
  * time on the monotonic one).  Lock held; dropped meanwhile.
@@ -392,17 +377,13 @@ worker_main (void *arg)
     }
     if (e->stopping || job == NULL)
       break;
-    adaptra_prefetch_take (e, prev, job, true);
-    (*busy)++;
-    grow (e, w->hints_only);
+    take (e, w, prev, job);
     stream = job->stream;
-    count_running (e, stream, 1);
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */
     ctx = job->volume->ctxs[w->index % job->volume->nctx];
     adaptra_unlock (e);
-    adaptra_fetch_job_then_lock (e, ctx, job);
-    count_running (e, stream, -1);
-    (*busy)--;
+    adaptra_fetch_job_then_lock (e, ctx, job, false);
+    done (e, w, stream);
   }
   /* Ended, idle (the slot's next thread joins this one) or stopped
    * (adaptra_workers_stop joins it).

@@ -14,11 +14,14 @@
  *             that says when each read would complete; no byte moves,
  *             the pool keeps page metadata only (cfg.no_data);
  *   workers   simulated: when a virtual worker is free it takes the
- *             next queued job not yet taken (adaptra_prefetch_peek, in
- *             the engine's fair order), the model books its read, and
- *             at the virtual time the read completes the job runs
- *             (adaptra_prefetch_run_within: what a reader left of it),
- *             which fills its pages as a worker thread would.  The
+ *             job a worker thread would (adaptra_worker_take: the same
+ *             gate, fair order and batches, each worker with its own
+ *             backend context), the model books its read, and at the
+ *             virtual time the read completes the engine runs it
+ *             (adaptra_worker_complete), which fills its pages as a
+ *             worker thread's read would.  A reader that needs a page
+ *             of a taken job waits in the clock's wait hook (sim_wait),
+ *             where a thread would sleep until the worker woke it.  The
  *             engine splits windows for them as for the filter's
  *             threads (adaptra_workers_simulate).
  *
@@ -47,12 +50,9 @@
  * so a reader and its window's completion that tie in virtual time tie
  * every time (W1 fixed: 50% hit, 75% with --client-rtt 80us, against
  * 59.9% measured; random jitter on the latency alone gave 51%); a
- * reader that needs a page of a job a worker has taken waits for that
- * job's completion, but the pages are ready for everyone from the
- * moment it asked (the engine times its read from the worker's start:
- * adaptra_prefetch_started); the workers ask the engine's flight limit
- * (adaptra_prefetch_may_start) with the bytes and jobs they are
- * reading, where the engine counts clients' reads' bytes too.
+ * reader that needs a page of a job a worker has taken completes the
+ * read in flight due first (sim_wait), and the next until its page is
+ * there, so a read due before its own completes then too.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -142,8 +142,9 @@ struct sim_ctx {
 };
 
 struct worker {
-  bool busy;
-  bool stolen;                  /* a reader ran (part of) its job */
+  bool busy;                    /* until its read's completion event */
+  struct adaptra_job *job;      /* taken, not completed yet: NULL once a
+                                   reader waited for it (sim_wait) */
   uint64_t offset;
   uint32_t count;
   uint64_t start, done;
@@ -220,6 +221,7 @@ struct sim {
   /* The request in progress. */
   bool waited;
   uint64_t req_done;
+  uint64_t req_offset, req_count; /* its bytes; count 0 between requests */
   unsigned char *buf;
   /* Events: a binary heap. */
   struct event *heap;
@@ -233,6 +235,8 @@ struct sim {
   /* Results. */
   uint64_t requests, hits;
   struct sim_latency lat;
+  uint64_t late_requests, late_bytes; /* backend reads completed after
+                                         the end: not counted */
   FILE *plot;
   struct adaptra_stream_row *rows;
   size_t nrows;
@@ -254,6 +258,7 @@ sim_now (void *opaque)
 }
 
 static int sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset);
+static void sim_wait (void *opaque);
 
 /* Check and apply the configuration; a refusal names the option as
  * the engine names the filter's parameter ("adaptra-page=3000 ..."
@@ -285,9 +290,11 @@ static void
 engine_open (struct sim *s, uint64_t pool_bytes)
 {
   const struct adaptra_backend backend = { .pread = sim_pread };
-  const struct adaptra_clock clock = { .now_ns = sim_now };
+  const struct adaptra_clock clock = { .now_ns = sim_now, .wait = sim_wait };
   struct adaptra_config cfg = s->o->cfg;
   char why[ADAPTRA_WHY_LEN];
+  void **ctxs;
+  unsigned i;
   int err;
 
   cfg.pool_bytes = pool_bytes;
@@ -303,6 +310,15 @@ engine_open (struct sim *s, uint64_t pool_bytes)
   if (err)
     cli_die ("cannot open a volume of %" PRIu64 " bytes: %s", s->export_size,
          strerror (err));
+  /* Worker i reads with its own context, as a thread with a handle. */
+  ctxs = calloc (s->nworkers, sizeof *ctxs);
+  if (!ctxs || !s->workers)
+    cli_die ("out of memory");
+  for (i = 0; i < s->nworkers; i++)
+    ctxs[i] = &s->workers[i].ctx;
+  if (adaptra_volume_set_contexts (s->e, s->volume, s->nworkers, ctxs) != 0)
+    cli_die ("out of memory");
+  free (ctxs);
 }
 
 static int
@@ -327,29 +343,17 @@ engine_invalidate (struct sim *s, uint64_t offset, uint64_t count)
   adaptra_invalidate (s->e, s->volume, offset, count);
 }
 
-static bool
-engine_peek_job (struct sim *s, size_t k, uint64_t *offset, uint32_t *count)
+static struct adaptra_job *
+engine_take_job (struct sim *s, uint64_t *offset, uint32_t *count)
 {
-  return adaptra_prefetch_peek (s->e, k, offset, count);
+  return adaptra_worker_take (s->e, offset, count);
 }
 
 static void
-engine_job_started (struct sim *s, size_t k)
+engine_complete_job (struct sim *s, struct worker *w)
 {
-  adaptra_prefetch_started (s->e, k);
-}
-
-static bool
-engine_may_start (struct sim *s, uint64_t running, unsigned busy)
-{
-  return adaptra_prefetch_may_start (s->e, running, busy);
-}
-
-static bool
-engine_run_job (struct sim *s, struct worker *w)
-{
-  return adaptra_prefetch_run_within (s->e, s->volume, w->offset, w->count,
-                                      &w->ctx);
+  adaptra_worker_complete (s->e, w->job, (unsigned) (w - s->workers));
+  w->job = NULL;
 }
 
 static void
@@ -419,20 +423,16 @@ retime_worker (struct sim *s, unsigned i, uint64_t done)
   ev_push (s, done, EV_WORKER, i);
 }
 
-/* The busy worker whose job holds the read of count at offset. */
-static struct worker *
-started_job (struct sim *s, uint64_t offset, uint32_t count)
+/* A reader that waits past the end of the run completes a read there:
+ * the run counts only what the backend read by its end.
+ */
+static void
+late (struct sim *s, uint64_t done, uint32_t count)
 {
-  unsigned i;
-
-  for (i = 0; i < s->nworkers; i++) {
-    struct worker *w = &s->workers[i];
-
-    if (w->busy && offset >= w->offset &&
-        offset + count <= w->offset + w->count)
-      return w;
+  if (done > s->end) {
+    s->late_requests++;
+    s->late_bytes += count;
   }
-  return NULL;
 }
 
 static int
@@ -446,32 +446,66 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
   if (c->worker >= 0) {
     /* A worker's job, run at its completion time. */
     w = &S->workers[c->worker];
-    if (c->worker != S->running_worker ||
-        started_job (S, offset, count) != w)
+    if (c->worker != S->running_worker || offset != w->offset ||
+        count != w->count)
       cli_die ("internal error: job %" PRIu64 "+%" PRIu32 " ran for worker %d, "
            "which read %" PRIu64 "+%" PRIu32, offset, count, c->worker,
            w->offset, w->count);
     S->now = w->done;
     return 0;
   }
-  /* A client's own read, or a queued job it needs and runs itself: if
-   * a worker already took that job, the client waits for it.
-   */
+  /* A client's own read. */
   S->waited = true;
-  w = started_job (S, offset, count);
-  if (w) {
-    /* Its completion is this request's now: final. */
-    w->stolen = true;
-    retime_worker (S, (unsigned) (w - S->workers),
-                   sim_model_pin (&S->model, (unsigned) (w - S->workers)));
-    done = w->done;
-  }
-  else
-    done = model_read (S, S->now, offset, count);
+  done = model_read (S, S->now, offset, count);
+  late (S, done, count);
   if (done > S->req_done)
     S->req_done = done;
   S->now = done;
   return 0;
+}
+
+/* Does worker w's job hold bytes of the request in progress, if any? */
+static bool
+wanted (const struct worker *w)
+{
+  return S->req_count == 0 ||
+    (w->offset < S->req_offset + S->req_count &&
+     S->req_offset < w->offset + w->count);
+}
+
+/* A reader waits for a read in flight: a worker's, since a client's
+ * own completes in its pread.  Complete the one due first of those
+ * that hold bytes of its request (any, where no request is in
+ * progress: a volume that closes waits for every job), its time final
+ * now that a client waits for it (sim_model_pin), and go on from then;
+ * the reader looks again and, if its page is still in flight, waits
+ * for the next.  The worker stays busy until its completion event.
+ */
+static void
+sim_wait (void *opaque)
+{
+  struct worker *first = NULL;
+  unsigned i;
+
+  (void) opaque;
+  for (i = 0; i < S->nworkers; i++) {
+    struct worker *w = &S->workers[i];
+
+    if (w->job && wanted (w) && (!first || w->done < first->done))
+      first = w;
+  }
+  if (!first)
+    cli_die ("internal error: a reader waits and no read is in flight");
+  i = (unsigned) (first - S->workers);
+  retime_worker (S, i, sim_model_pin (&S->model, i));
+  late (S, first->done, first->count);
+  S->waited = true;
+  if (first->done > S->req_done)
+    S->req_done = first->done;
+  S->running_worker = (int64_t) i;
+  engine_complete_job (S, first);
+  S->running_worker = -1;
+  S->now = first->done;
 }
 
 /* ------------------------------------------------------------------ */
@@ -530,46 +564,26 @@ ev_pop (struct sim *s)
   return top;
 }
 
-/* Free virtual workers take the next queued jobs not yet taken (the
- * engine keeps a taken job queued until its read completes).
- */
+/* Free virtual workers take the next jobs, as worker threads would. */
 static void
 start_workers (struct sim *s)
 {
-  size_t k = 0;
-  uint64_t running = 0;
-  unsigned i, busy = 0;
+  unsigned i;
 
-  for (i = 0; i < s->nworkers; i++)
-    if (s->workers[i].busy) {
-      running += s->workers[i].count;
-      busy++;
-    }
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
-    uint64_t offset;
-    uint32_t count;
 
     if (w->busy)
       continue;
-    if (!engine_may_start (s, running, busy))
+    w->job = engine_take_job (s, &w->offset, &w->count);
+    if (!w->job)
       return;
-    do
-      if (!engine_peek_job (s, k++, &offset, &count))
-        return;
-    while (started_job (s, offset, count));
-    engine_job_started (s, k - 1);
-    w->offset = offset;
-    w->count = count;
     w->busy = true;
-    w->stolen = false;
     w->start = s->now;
     w->done = 0;
     if (sim_model_start (&s->model, s->now, w->offset, w->count, i) == -1)
       cli_die ("out of memory");
     retime_worker (s, i, sim_model_done (&s->model, i));
-    running += count;
-    busy++;
   }
 }
 
@@ -597,22 +611,15 @@ static void
 finish_worker (struct sim *s, size_t i)
 {
   struct worker *w = &s->workers[i];
-  unsigned ran = 0;
 
-  /* What a reader left of the job, if it ran part of it (its pieces). */
-  s->now = w->start;
-  s->running_worker = (int64_t) i;
-  while (engine_run_job (s, w))
-    ran++;
-  s->running_worker = -1;
-  if (ran == 0 && !w->stolen)
-    cli_die ("internal error: worker %zu found no job", i);
+  /* Unless a reader waited for it and completed it then (sim_wait). */
+  if (w->job) {
+    s->running_worker = (int64_t) i;
+    engine_complete_job (s, w);
+    s->running_worker = -1;
+  }
   w->busy = false;
   sim_model_finish (&s->model, (unsigned) i);
-  /* Back to the event's time, which a job a reader took all of did not
-   * move the clock to: the workers that start next start now, not at
-   * this one's start, in the pipe's past.
-   */
   s->now = w->done;
 }
 
@@ -627,11 +634,14 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
 
   s->waited = false;
   s->req_done = t;
+  s->req_offset = offset;
+  s->req_count = count;
   err = engine_read (s, client, offset, count);
   if (err)
     cli_die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
          count, offset, strerror (err));
   s->now = t;
+  s->req_count = 0;
   s->requests++;
   s->hits += !s->waited;
   s->req_done += s->o->client_rtt_ns;
@@ -906,11 +916,10 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   s.running_worker = -1;
   clock_gettime (CLOCK_MONOTONIC, &t0);
   s.nworkers = o->cfg.workers ? o->cfg.workers : 1;
-  engine_open (&s, pool_bytes);
-
   s.workers = calloc (s.nworkers, sizeof *s.workers);
   for (i = 0; s.workers && i < s.nworkers; i++)
     s.workers[i].ctx.worker = (int) i;
+  engine_open (&s, pool_bytes);
   s.nrows = o->cfg.streams;
   s.rows = calloc (s.nrows, sizeof *s.rows);
   for (i = 0; i < o->nwl; i++)
@@ -1000,6 +1009,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   }
 
   engine_stats (&s, &res->st);
+  res->st.backend_requests -= s.late_requests;
+  res->st.backend_bytes -= s.late_bytes;
   clock_gettime (CLOCK_MONOTONIC, &t1);
   res->pool_bytes = pool_bytes;
   res->requests = s.requests;

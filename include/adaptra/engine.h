@@ -43,6 +43,14 @@ struct adaptra_backend {
 /* A monotonic clock in nanoseconds (tests pass a fake one). */
 struct adaptra_clock {
   uint64_t (*now_ns) (void *opaque);
+  /* Optional.  Called, without the engine's lock, where a reader waits
+   * for a backend read in flight (a worker's job that holds a page it
+   * needs); returns when some read in flight completed.  NULL: the
+   * reader sleeps until the worker thread wakes it.  For adaptra-sim,
+   * which runs no thread: its hook completes its simulated workers'
+   * reads in virtual time.
+   */
+  void (*wait) (void *opaque);
   void *opaque;
 };
 

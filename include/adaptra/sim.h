@@ -4,10 +4,11 @@
  */
 
 /* adaptra-sim drives the engine in virtual time: its simulated workers
- * ask the same gate as the worker threads (adaptra_prefetch_may_start),
- * look at the queue in the same fair order (adaptra_prefetch_peek),
- * mark the job they take (adaptra_prefetch_started) and run it when
- * its read completes in virtual time (adaptra_prefetch_run_within).
+ * take jobs as the worker threads do (adaptra_worker_take: the same
+ * gate, the same fair order and batches) and run them when their
+ * reads complete in virtual time (adaptra_worker_complete); a reader
+ * that needs a page of a taken job waits in the clock's wait hook
+ * (engine.h), where the simulator completes reads in virtual time.
  * Nothing else uses these calls; the filter sees engine.h only.
  */
 
@@ -21,45 +22,48 @@
 #include "adaptra/engine.h"
 
 /* Split windows for n workers the caller runs itself, as for n threads
- * (jobs peeked, started and run with the calls below): for
+ * (jobs taken and completed with the calls below): for
  * adaptra-sim, which starts no thread.  Returns 0, or EBUSY when
  * threads run.
  */
 extern int adaptra_workers_simulate (struct adaptra_engine *e, unsigned n);
 
-/* Run the next queued job of volume that lies within bytes
- * [offset, offset + count) of it, in fair order, with ctx: a simulated
- * worker runs so, when its read completes, the job it took, or what
- * of it a reader left queued.
+struct adaptra_job;
+
+/* A simulated worker takes the next job that a worker thread would
+ * (NULL if none may start now), and its read begins now: *offset and
+ * *count say what it reads of its volume.  Until
+ * adaptra_worker_complete, the job is in flight as a thread's.
  */
-extern bool adaptra_prefetch_run_within (struct adaptra_engine *e,
-                                         int volume, uint64_t offset,
-                                         uint64_t count, void *ctx);
+extern struct adaptra_job *adaptra_worker_take (struct adaptra_engine *e,
+                                                uint64_t *offset,
+                                                uint32_t *count);
+
+/* The read of job (adaptra_worker_take's) by simulated worker index
+ * completes now: the engine calls the backend's pread with the
+ * volume's context of that worker, as a thread's
+ * (adaptra_volume_set_contexts; the simulator's pread returns at once),
+ * and fills the job's pages, timed from the take.
+ */
+extern void adaptra_worker_complete (struct adaptra_engine *e,
+                                     struct adaptra_job *job, unsigned index);
 
 /* The k-th queued prefetch job of any volume (0: the next; with one
  * volume, the one run_one runs next): the backend read it will make,
  * offset in its volume, in bytes.  Returns false when
- * fewer than k + 1 jobs are queued.  (For adaptra-sim, which models
- * when each read would complete and runs the job then.)
+ * fewer than k + 1 jobs are queued.  (For the unit tests, which look
+ * at the queue's order.)
  */
 extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
                                    uint64_t *offset, uint32_t *count);
-
-/* The k-th queued prefetch job's read started now: a reader that runs
- * it later (it needs one of its pages) is timed from now, for the
- * backend's latency and throughput estimates.  Returns false when
- * fewer than k + 1 jobs are queued.  (For adaptra-sim, whose simulated
- * workers leave the job they read queued until it completes, and
- * whose readers wait for it by running it.)
- */
-extern bool adaptra_prefetch_started (struct adaptra_engine *e, size_t k);
 
 /* May a prefetch job start while running bytes are being read from
  * the backend, busy jobs of them by workers?  True while the bytes are
  * under the model's congestion limit (the measured bandwidth-delay
  * product and a quarter), or none are; where there is no limit, while
- * fewer jobs than the model's depth are: what the worker threads ask
- * before they take a job, and the simulated ones with what they read.
+ * fewer jobs than the model's depth are: what a worker asks before it
+ * takes a job (adaptra_worker_take asks it with the reads in flight).
+ * For the unit tests, which ask it of any load.
  */
 extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
                                         uint64_t running, unsigned busy);

@@ -1187,45 +1187,95 @@ test_slow_backend_limit_floor (void **state)
   assert_false (adaptra_prefetch_may_start (e, ADAPTRA_MODEL_LIMIT_MIN, 1));
 }
 
-/* adaptra-sim marks a queued job started when a simulated worker takes
- * it, and whoever runs it later is timed from then: the backend's
- * latency estimate is the worker's 5 ms, not the instant the fake
- * backend takes.
+/* A simulated worker's job is timed from its take, when its read
+ * begins, not from its completion's call (the fake backend takes no
+ * time): the backend's latency estimate is the worker's 5 ms.  Also at
+ * time 0, where adaptra-sim's virtual clock starts.
  */
 static void
-test_job_timed_from_its_start (void **state)
-{
-  (void) state;
-  assert_false (adaptra_prefetch_started (e, 0));
-  adaptra_cache_hint (e, client, 1024 * 1024, 65536);
-  assert_true (adaptra_prefetch_started (e, 0));
-  now_ns += 5000000;
-  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
-  assert_int_equal (stats ().backend_latency_ns, 5000000);
-  /* Unmarked, a job is timed from when it runs. */
-  adaptra_cache_hint (e, client, 2 * 1024 * 1024, 65536);
-  now_ns += 5000000;
-  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
-  assert_true (stats ().backend_latency_ns < 5000000);
-}
-
-/* adaptra-sim's virtual clock starts at 0, and a worker may take a job
- * then: that job too is timed from its start, not from when it runs
- * (a read of 0 ns would stand as the backend's latency for 10 s).
- */
-static void
-test_job_started_at_time_zero (void **state)
+test_taken_job_timed_from_its_take (void **state)
 {
   struct adaptra_config cfg;
+  void *ctxs[] = { &worker_ctx };
+  struct adaptra_job *job;
+  uint64_t offset;
+  uint32_t count;
 
   (void) state;
   base_config (&cfg);
-  restart_engine (&cfg);
   now_ns = 0;
+  restart_engine (&cfg);
+  assert_int_equal (adaptra_workers_simulate (e, 1), 0);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
+  assert_null (adaptra_worker_take (e, &offset, &count));
   adaptra_cache_hint (e, client, 1024 * 1024, 65536);
-  assert_true (adaptra_prefetch_started (e, 0));
+  job = adaptra_worker_take (e, &offset, &count);
+  assert_non_null (job);
+  assert_int_equal (offset, 1024 * 1024);
+  assert_int_equal (count, 65536);
+  assert_int_equal (stats ().backend_flight_bytes, 65536);
+  assert_int_equal (worker_bytes, 0);
   now_ns += 5000000;
-  assert_true (adaptra_prefetch_run_one (e, volume, &worker_ctx));
+  adaptra_worker_complete (e, job, 0);
+  assert_int_equal (worker_bytes, 65536);
+  assert_int_equal (stats ().backend_flight_bytes, 0);
+  assert_int_equal (stats ().backend_latency_ns, 5000000);
+}
+
+/* A reader that needs a page of a job a simulated worker took waits in
+ * the clock's wait hook (no thread would wake it), which completes
+ * the job; the reader then copies the page, read once.
+ */
+static struct adaptra_job *hooked_job;
+static unsigned hook_calls;
+
+static uint64_t
+hook_now (void *opaque)
+{
+  (void) opaque;
+  return now_ns;
+}
+
+static void
+hook_wait (void *opaque)
+{
+  (void) opaque;
+  hook_calls++;
+  assert_non_null (hooked_job);
+  now_ns += 5000000;
+  adaptra_worker_complete (e, hooked_job, 0);
+  hooked_job = NULL;
+}
+
+static void
+test_reader_waits_in_clock_hook (void **state)
+{
+  const struct adaptra_clock clock = { .now_ns = hook_now, .wait = hook_wait };
+  struct adaptra_config cfg;
+  void *ctxs[] = { &worker_ctx };
+  char why[ADAPTRA_WHY_LEN];
+  uint64_t offset;
+  uint32_t count;
+
+  (void) state;
+  fixture_stop ();
+  base_config (&cfg);
+  if (adaptra_engine_new (&cfg, &fixture_backend, &clock, &e, why, sizeof why))
+    fail_msg ("adaptra_engine_new: %s", why);
+  volume = open_volume (e, "", disk_size, 0);
+  client = open_client (e, volume, "test");
+  assert_int_equal (adaptra_workers_simulate (e, 1), 0);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
+  adaptra_cache_hint (e, client, 0, 65536);
+  hooked_job = adaptra_worker_take (e, &offset, &count);
+  assert_non_null (hooked_job);
+  hook_calls = 0;
+  calls = 0;
+  read_check (4096, 4096);
+  assert_int_equal (hook_calls, 1);
+  assert_null (hooked_job);
+  assert_int_equal (calls, 1);
+  assert_int_equal (stats ().io_block, 1);
   assert_int_equal (stats ().backend_latency_ns, 5000000);
 }
 
@@ -2822,8 +2872,8 @@ main (void)
     T (test_fair_queue_keeps_stream_order),
     T (test_fair_queue_rounds_in_page_order),
     T (test_chunk_and_flight_limit),
-    T (test_job_timed_from_its_start),
-    T (test_job_started_at_time_zero),
+    T (test_taken_job_timed_from_its_take),
+    T (test_reader_waits_in_clock_hook),
     T (test_slow_backend_limit_floor),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),

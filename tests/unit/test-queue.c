@@ -41,7 +41,6 @@ job_of (uint64_t s, uint64_t first, uint32_t npages)
   job->first = first;
   job->npages = npages;
   job->bytes = npages << SHIFT;
-  job->started_ns = ADAPTRA_NOT_STARTED;
   for (i = 0; i < npages; i++)
     job->frames[i] = (uint32_t) (first + i);
   return job;
