@@ -356,12 +356,17 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   t0 = adaptra_now (e);
   err = e->backend.pread (ctx, r->buf + (start - r->offset),
                           (uint32_t) (end - start), start - c->volume->base);
-  t1 = adaptra_now (e);
   count_direct (e, c, end - start, err);
+  /* Samples are timed by the reads' starts, so that a read not sampled
+   * costs one clock reading, not two; signed, since a concurrent read
+   * that started later may have stored its start first.
+   */
   if (!err &&
-      t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
-      >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
-    __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
+      (int64_t) (t0 - __atomic_load_n (&c->volume->aside_sampled_ns,
+                                       __ATOMIC_RELAXED))
+      >= (int64_t) ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
+    t1 = adaptra_now (e);
+    __atomic_store_n (&c->volume->aside_sampled_ns, t0, __ATOMIC_RELAXED);
     adaptra_model_sample (&e->model, end - start, t0, t1,
                           ADAPTRA_MODEL_UNKNOWN);
     adaptra_model_sample (&c->volume->model, end - start, t0, t1,
