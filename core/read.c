@@ -13,12 +13,13 @@
  *      without a look-ahead mark, and is either a plain hit (read by
  *      a client before, of no stream) or a stream hit (of one live
  *      stream, the read within ADAPTRA_STREAM_LAG of its expected
- *      page), or, on a volume that stepped aside, absent: pin each
- *      present page under its stripe lock (pool.c), count in this
- *      thread's counter shard, touch (atomically), note the stream's
- *      read time and hits in its atomic fields, copy, read the absent
- *      runs straight from the backend into the client's buffer, unpin;
- *      done.  Such a read would make no decision and would move its
+ *      page), or, on a volume that stepped aside, absent: pin the
+ *      present pages under their stripe locks (pool.c: one critical
+ *      section per run of pages), touch each (atomically), count once
+ *      per request in this thread's counter shard and the client's and
+ *      stream's atomic fields, note the stream's read time, copy, read
+ *      the absent runs straight from the backend into the client's
+ *      buffer, unpin; done.  Such a read would make no decision and would move its
  *      stream less than the lag, so the lock would add nothing but a
  *      serial section; it also skips the stream table's reaping, which
  *      the next locked read does.  Else nothing was done, and:
@@ -53,7 +54,7 @@
  * the engine lock while holding one.
  *
  *   - Each page is found and pinned under its stripe lock (pool.c:
- *     adaptra_pool_pin_hit), in which the index and an indexed page's
+ *     adaptra_pool_pin_hits), in which the index and an indexed page's
  *     state only change with both locks held: a page is either pinned
  *     before an eviction or invalidation takes it out of the index
  *     (and is then kept, or freed by the last unpin), or missed.  A
