@@ -146,6 +146,29 @@ run_guest ()
     grep -q '^GUEST-DONE' "$tmpdir/console.txt" && [ "$rc" -eq 0 ]
 }
 
+# guest_figure KEY: the number after "KEY=" on the guest's console (the
+# last such line), or fail.
+guest_figure ()
+{
+  local v
+  v=$(sed -n "s/^$1=\([0-9.]*\).*/\1/p" "$tmpdir/console.txt" | tail -n 1)
+  [ -n "$v" ] || { echo "FAIL: the guest printed no $1=" >&2; return 1; }
+  echo "$v"
+}
+
+# guest_read_figures: how the data guest's timed read went, "PART
+# SECONDS" a line for READ (all of it), WALK (its walk of the
+# directories), BUSY and WAIT (its CPU busy, and idle waiting for the
+# server), as tests/guest/init prints them; fails if one is missing.
+guest_read_figures ()
+{
+  local part v
+  for part in READ WALK BUSY WAIT; do
+    v=$(guest_figure "GUEST-$part seconds") || return 1
+    echo "$part $v"
+  done
+}
+
 # expect_guest_sums DIR: fail unless the guest printed the checksum of
 # every file under DIR and nothing else.
 expect_guest_sums ()
