@@ -382,6 +382,53 @@ test_reader_waits_one_chunk (void **state)
   read_ns = read_ns_per_kib = 0;
 }
 
+/* A window alone goes out in no more jobs than a stream may have read
+ * at once (ADAPTRA_MODEL_STREAM_READS), so that none waits a round
+ * trip for the first to end; its first is still at most the model's
+ * chunk or product (the ramp: test_reader_waits_one_chunk), and each
+ * next one at most the pages before it but the last, which takes the
+ * rest.  Over the remote backend, a window of six such firsts: split
+ * in four shares of a first and a half, it ramped up in five jobs.
+ */
+static void
+test_window_in_ways_jobs (void **state)
+{
+  struct adaptra_model_estimate est;
+  struct adaptra_volume *v;
+  const struct adaptra_job *job;
+  uint64_t first, start, n, pages = 0;
+  unsigned jobs = 0;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
+  est = learn_remote ();
+  first = (est.chunk > est.bdp ? est.chunk : est.bdp) / PAGE;
+  n = 6 * first;
+  assert_true (n / ADAPTRA_MODEL_STREAM_READS > first);
+  assert_true (n * PAGE / ADAPTRA_MODEL_STREAM_READS <= est.job_max);
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  start = (v->base >> e->page_shift) + DISK / PAGE / 2;
+  assert_int_equal (adaptra_prefetch_dispatch (e, v, start, start + n,
+                                               UINT64_MAX, 1,
+                                               ADAPTRA_METHOD_STATE, 0), n);
+  for (job = e->queue.head; job; job = job->next) {
+    if (job->first < start || job->first >= start + n)
+      continue;
+    assert_int_equal (job->first, start + pages);
+    if (jobs == 0)
+      assert_true (job->npages <= first);
+    else if (pages + job->npages < n)
+      assert_true (job->npages <= pages);
+    jobs++;
+    pages += job->npages;
+  }
+  adaptra_unlock (e);
+  assert_int_equal (pages, n);
+  assert_true (jobs <= ADAPTRA_MODEL_STREAM_READS);
+  drain ();
+}
+
 int
 main (void)
 {
@@ -394,6 +441,7 @@ main (void)
     T (test_threads_as_many_as_the_limit_admits),
     T (test_threads_start_at_once),
     T (test_reader_waits_one_chunk),
+    T (test_window_in_ways_jobs),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
