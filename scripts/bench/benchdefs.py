@@ -14,6 +14,8 @@ everywhere, so the remote model's rate=1600M (bits, nbdkit's powers of
 1024) is exactly 200 MiB/s.
 """
 
+import csv
+import datetime
 import functools
 import os
 import subprocess
@@ -275,6 +277,27 @@ CSV_COLUMNS = [
     "ra_pending_pages", "ra_settled_hit_pct", "settled_amplification",
     "lat_max_us",
 ]
+
+
+def csv_row(**values):
+    """A result row (CSV_COLUMNS, empty where not given) stamped with
+    the time and this host, then VALUES."""
+    row = {c: "" for c in CSV_COLUMNS}
+    row["timestamp"] = datetime.datetime.now(datetime.timezone.utc) \
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+    row["host"] = os.uname().nodename
+    row.update(values)
+    return row
+
+
+def append_row(path, row):
+    """Append ROW to the CSV file PATH, with a header if it is new."""
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        if new:
+            wr.writeheader()
+        wr.writerow(row)
 
 
 def parse_size(text):

@@ -10,6 +10,9 @@
 #   - it has BENCHMARKS_MAX_LINES lines or more;
 #   - a relative link or image in it, or in docs/bench/ and its
 #     history, points at no file;
+#   - a cell of the regression gate (scripts/bench/gate --list) is not
+#     in the gate's section (docs/bench/gate.md), or a trace in
+#     scripts/bench/traces/ is replayed by none of its cells;
 #   - it differs from the report made again from the same CSV (into a
 #     temporary directory: the tree is not touched), that is, if it was
 #     edited by hand or a hand-kept section changed without rerunning
@@ -41,6 +44,25 @@ for md in "$doc" "$srcdir"/docs/bench/*.md "$srcdir"/docs/bench/history/*.md; do
       fail=1
     fi
   done
+done
+
+# The gate's cells: each named in its section, every trace replayed.
+cells=$(python3 "$srcdir/scripts/bench/gate" --list)
+if [ -z "$cells" ]; then
+  echo "scripts/bench/gate --list: no cells" >&2
+  fail=1
+fi
+while read -r cell _; do
+  if ! grep -qF "\`$cell\`" "$srcdir/docs/bench/gate.md"; then
+    echo "docs/bench/gate.md: no gate cell $cell" >&2
+    fail=1
+  fi
+done <<< "$cells"
+for trace in "$srcdir"/scripts/bench/traces/*.csv.gz; do
+  if ! awk '{ print $2 }' <<< "$cells" | grep -qxF "$(basename "$trace")"; then
+    echo "scripts/bench/gate: no cell replays $trace" >&2
+    fail=1
+  fi
 done
 [ $fail -eq 0 ] || exit 1
 
