@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "adaptra/holes.h"
 #include "adaptra/sim.h"
 #include "../../core/engine-impl.h"
 
@@ -162,6 +163,41 @@ test_long_stream_grows (void **state)
                s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit <= 2 * MAX_PAGES);
 }
 
+/* A copy of a sparse image: a client that asked for block status
+ * reads each data extent whole, its first read a lone one.  Once its
+ * lone reads are known to start runs, the trail past the first read of
+ * an extent whose end the map knows runs to that end (one window, its
+ * data alone), not two requests that a stream then ramps up from.
+ */
+static void
+test_trail_to_the_extent_end (void **state)
+{
+  const uint64_t extent = 3 * MAX_PAGES / 4, at = 1000 + 8 * RUN_GAP;
+  const struct adaptra_trace *t;
+  uint64_t worker0;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 4; i++) {             /* lone reads that start runs */
+    read_pages (1000 + (uint64_t) i * RUN_GAP, REQ);
+    read_pages (1000 + (uint64_t) i * RUN_GAP + REQ, REQ);
+  }
+  adaptra_volume_extent (e, volume, (at - RUN_GAP) * PAGE, RUN_GAP * PAGE,
+                         true);
+  adaptra_volume_extent (e, volume, at * PAGE, extent * PAGE, false);
+  adaptra_volume_extent (e, volume, (at + extent) * PAGE, RUN_GAP * PAGE,
+                         true);
+  ntraces = 0;
+  worker0 = worker_bytes;
+  read_pages (at, REQ);
+  assert_int_equal (ntraces, 1);
+  t = &traces[0];
+  assert_int_equal (t->kind, ADAPTRA_TRACE_WINDOW);
+  assert_int_equal (t->placement.start, at + REQ);
+  assert_int_equal (t->placement.end, at + extent);
+  assert_int_equal (worker_bytes - worker0, (extent - REQ) * PAGE);
+}
+
 /* Streams starting together on a backend not measured yet: READERS
  * clients, each in a region of its own, read COLD_REQ bytes at its
  * start, then the next COLD_REQ (the second starts a stream), then the
@@ -248,6 +284,7 @@ main (void)
     T (test_random_reader),
     T (test_random_reader_next_cached),
     T (test_long_stream_grows),
+    T (test_trail_to_the_extent_end),
     T (test_cold_readers),
   };
 
