@@ -65,7 +65,7 @@ adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
  * limit, while the bytes are under it or none are; else while fewer
  * than the model's depth of jobs are (any number where latency-bound:
  * many slow streams, whose windows are a few pages, need many reads at
- * once).  Lock held.
+ * once), by the model's estimate est.
  */
 static bool
 open_by (const struct adaptra_model_estimate *est, uint64_t running,
@@ -76,6 +76,7 @@ open_by (const struct adaptra_model_estimate *est, uint64_t running,
   return est->depth == 0 || busy < est->depth;
 }
 
+/* open_by, by the model's estimate now.  Lock held. */
 static bool
 flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 {
