@@ -46,8 +46,12 @@
  * into ADAPTRA_POOL_STRIPES stripes of hash buckets, each with a lock
  * of its own (lock striping, as java.util.concurrent's
  * ConcurrentHashMap of JSR 166 had it), and the hit path finds and
- * pins a READY page under its stripe's lock alone
- * (adaptra_pool_pin_hit).  The rules that make that safe:
+ * pins READY pages under their stripe's lock alone
+ * (adaptra_pool_pin_hits).  A run of consecutive pages shares one
+ * stripe (bucket_of), so a request's pages are pinned, and unpinned,
+ * in one critical section per run rather than one per page, as
+ * SQLite's pcache1 fetches and unpins a page under one group mutex.
+ * The rules that make that safe:
  *
  *   - the index (buckets, hash_next) and the state of an indexed frame
  *     change only with the engine lock AND the stripe lock held; a
@@ -90,18 +94,41 @@
 #include "minmax.h"
 #include "pool.h"
 
+/* Page page_no's hash bucket.  The pages of one run (the
+ * 2^ADAPTRA_POOL_RUN_SHIFT pages that share page_no >> that) hash to
+ * one block of as many consecutive buckets, one page per bucket: the
+ * block is the run's hash, the bucket within it the page's low bits
+ * mixed with the hash (so that pages at a run's stride, one per run,
+ * do not all land in their blocks' first bucket).  A pool of fewer
+ * buckets than a run has one block.
+ */
 static uint32_t
 bucket_of (const struct adaptra_pool *pool, uint64_t page_no)
 {
-  return adaptra_hash_fib (page_no, pool->bucket_bits);
+  const uint32_t in_run = (UINT32_C (1) << ADAPTRA_POOL_RUN_SHIFT) - 1;
+  uint32_t h;
+
+  if (pool->bucket_bits <= ADAPTRA_POOL_RUN_SHIFT)
+    return (uint32_t) page_no & ((UINT32_C (1) << pool->bucket_bits) - 1);
+  h = adaptra_hash_fib (page_no >> ADAPTRA_POOL_RUN_SHIFT,
+                        pool->bucket_bits - ADAPTRA_POOL_RUN_SHIFT);
+  return (h << ADAPTRA_POOL_RUN_SHIFT) | (((uint32_t) page_no ^ h) & in_run);
+}
+
+/* Bucket b's stripe: that of its block, so that a run's pages share
+ * one stripe and a request's pages take few stripe locks.
+ */
+static unsigned
+stripe_of_bucket (uint64_t b)
+{
+  return (unsigned) (b >> ADAPTRA_POOL_RUN_SHIFT) & (ADAPTRA_POOL_STRIPES - 1);
 }
 
 /* The lock of page_no's stripe. */
 static pthread_mutex_t *
 stripe_of (const struct adaptra_pool *pool, uint64_t page_no)
 {
-  return &pool->stripes[bucket_of (pool, page_no) &
-                        (ADAPTRA_POOL_STRIPES - 1)].lock;
+  return &pool->stripes[stripe_of_bucket (bucket_of (pool, page_no))].lock;
 }
 
 /* Index frame f, whose page number is set.  Engine lock held; takes
@@ -167,6 +194,10 @@ alloc_arena (size_t bytes)
 #endif
   return arena;
 }
+
+/* adaptra_pool_count_by walks whole blocks of a run's buckets. */
+_Static_assert (ADAPTRA_POOL_SCAN_BATCH % (1 << ADAPTRA_POOL_RUN_SHIFT) == 0,
+                "a scan batch is whole blocks of buckets");
 
 /* The descriptor's size is part of the metadata budget above. */
 _Static_assert (sizeof (struct adaptra_page) == 40,
@@ -522,24 +553,26 @@ void
 adaptra_pool_count_by (struct adaptra_pool *pool, unsigned shift,
                        uint64_t *counts, size_t n)
 {
-  uint64_t nbuckets = UINT64_C (1) << pool->bucket_bits, b;
+  const uint64_t run = UINT64_C (1) << ADAPTRA_POOL_RUN_SHIFT;
+  uint64_t nbuckets = UINT64_C (1) << pool->bucket_bits, block, b;
   unsigned s, k;
   uint32_t f;
 
-  /* Bucket b's stripe is b % ADAPTRA_POOL_STRIPES. */
-  for (s = 0; s < ADAPTRA_POOL_STRIPES && s < nbuckets; s++)
-    for (b = s; b < nbuckets; ) {
+  /* Stripe s holds the blocks s, s + ADAPTRA_POOL_STRIPES, ... */
+  for (s = 0; s < ADAPTRA_POOL_STRIPES && s * run < nbuckets; s++)
+    for (block = s; block * run < nbuckets; ) {
       pthread_mutex_lock (&pool->stripes[s].lock);
-      for (k = 0; k < ADAPTRA_POOL_SCAN_BATCH && b < nbuckets;
-           k++, b += ADAPTRA_POOL_STRIPES)
-        for (f = pool->buckets[b]; f != ADAPTRA_NO_FRAME;
-             f = pool->pages[f].hash_next) {
-          const struct adaptra_page *p = &pool->pages[f];
+      for (k = 0; k < ADAPTRA_POOL_SCAN_BATCH && block * run < nbuckets;
+           k += run, block += ADAPTRA_POOL_STRIPES)
+        for (b = block * run; b < min_u64 ((block + 1) * run, nbuckets); b++)
+          for (f = pool->buckets[b]; f != ADAPTRA_NO_FRAME;
+               f = pool->pages[f].hash_next) {
+            const struct adaptra_page *p = &pool->pages[f];
 
-          if (!(atomic_load_explicit (&p->flags, memory_order_relaxed) &
-                ADAPTRA_PG_STALE) && (p->page_no >> shift) < n)
-            counts[p->page_no >> shift]++;
-        }
+            if (!(atomic_load_explicit (&p->flags, memory_order_relaxed) &
+                  ADAPTRA_PG_STALE) && (p->page_no >> shift) < n)
+              counts[p->page_no >> shift]++;
+          }
       pthread_mutex_unlock (&pool->stripes[s].lock);
     }
 }
@@ -552,34 +585,63 @@ adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f)
   pool->pages[f].pins++;
 }
 
-uint32_t
-adaptra_pool_pin_hit (struct adaptra_pool *pool, uint64_t page_no)
+/* Hold stripe lock next instead of *held (NULL: none), unless it is
+ * the same: consecutive pages of a run keep their stripe's lock.
+ */
+static void
+switch_stripe (pthread_mutex_t **held, pthread_mutex_t *next)
 {
-  pthread_mutex_t *stripe = stripe_of (pool, page_no);
-  uint32_t f;
-
-  pthread_mutex_lock (stripe);
-  f = adaptra_pool_lookup (pool, page_no);
-  if (f != ADAPTRA_NO_FRAME && pool->pages[f].state == ADAPTRA_PAGE_READY)
-    adaptra_pool_pin (pool, f);
-  else
-    f = ADAPTRA_NO_FRAME;
-  pthread_mutex_unlock (stripe);
-  return f;
+  if (*held == next)
+    return;
+  if (*held)
+    pthread_mutex_unlock (*held);
+  pthread_mutex_lock (next);
+  *held = next;
 }
 
-bool
-adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f)
+uint32_t
+adaptra_pool_pin_hits (struct adaptra_pool *pool, uint64_t first, uint32_t n,
+                       uint32_t *frames, bool stop_at_absent)
 {
-  struct adaptra_page *p = &pool->pages[f];
-  pthread_mutex_t *stripe = stripe_of (pool, p->page_no);
-  bool last_of_stale;
+  pthread_mutex_t *held = NULL;
+  uint32_t i, f;
 
-  pthread_mutex_lock (stripe);
-  assert (p->pins > 0);
-  last_of_stale = --p->pins == 0 && (p->flags & ADAPTRA_PG_STALE);
-  pthread_mutex_unlock (stripe);
-  return last_of_stale;
+  for (i = 0; i < n; i++) {
+    switch_stripe (&held, stripe_of (pool, first + i));
+    f = adaptra_pool_lookup (pool, first + i);
+    if (f != ADAPTRA_NO_FRAME && pool->pages[f].state == ADAPTRA_PAGE_READY)
+      adaptra_pool_pin (pool, f);
+    else if (stop_at_absent)
+      break;
+    else
+      f = ADAPTRA_NO_FRAME;
+    frames[i] = f;
+  }
+  if (held)
+    pthread_mutex_unlock (held);
+  return i;
+}
+
+uint32_t
+adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t *frames, uint32_t n)
+{
+  pthread_mutex_t *held = NULL;
+  uint32_t i, stale = 0;
+
+  for (i = 0; i < n; i++) {
+    struct adaptra_page *p;
+
+    if (frames[i] == ADAPTRA_NO_FRAME)
+      continue;
+    p = &pool->pages[frames[i]];
+    switch_stripe (&held, stripe_of (pool, p->page_no));
+    assert (p->pins > 0);
+    if (--p->pins == 0 && (p->flags & ADAPTRA_PG_STALE))
+      frames[stale++] = frames[i];
+  }
+  if (held)
+    pthread_mutex_unlock (held);
+  return stale;
 }
 
 void

@@ -8,7 +8,7 @@
  *
  * Every function here must be called with the engine lock held (see
  * core/engine-impl.h), except the three of the hit path that say
- * otherwise: adaptra_pool_pin_hit, adaptra_pool_unpin and (on a page
+ * otherwise: adaptra_pool_pin_hits, adaptra_pool_unpin and (on a page
  * already read) adaptra_pool_touch.  For those the pool has stripe
  * locks of its own, one per group of hash buckets (pool.c explains
  * the rules; docs/DESIGN.md §9 the lock order).  It never calls the
@@ -80,6 +80,12 @@ typedef void (*adaptra_pool_lost_fn) (void *opaque, uint64_t stream_id,
  */
 #define ADAPTRA_POOL_STRIPES 64
 
+/* Runs of 2^ADAPTRA_POOL_RUN_SHIFT consecutive pages (64 KiB of 4 KiB
+ * pages, the size of most clients' reads) share a stripe, so that a
+ * hit takes one stripe lock per run of its pages, not one per page.
+ */
+#define ADAPTRA_POOL_RUN_SHIFT 4
+
 struct adaptra_pool_stripe {
   _Alignas (64) pthread_mutex_t lock;
 };
@@ -93,7 +99,9 @@ struct adaptra_pool {
   struct adaptra_page *pages;   /* nframes descriptors */
   uint32_t *buckets;            /* hash heads, nbuckets entries */
   unsigned bucket_bits;
-  /* Bucket b's stripe is b % ADAPTRA_POOL_STRIPES. */
+  /* Bucket b's stripe is (b >> ADAPTRA_POOL_RUN_SHIFT) %
+   * ADAPTRA_POOL_STRIPES (pool.c: bucket_of).
+   */
   struct adaptra_pool_stripe *stripes;
   struct adaptra_lru lru;       /* eviction policy and aging clock */
   uint32_t free_head, nfree;
@@ -166,20 +174,28 @@ extern uint64_t adaptra_pool_invalidate (struct adaptra_pool *pool,
  */
 extern void adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f);
 
-/* Without the engine lock: if page_no is READY, pin its frame (as
- * adaptra_pool_pin) and return it, else ADAPTRA_NO_FRAME.  Takes the
- * page's stripe lock.  The frame's data, page number and stream id
- * stay as they are until it is unpinned.
+/* Without the engine lock: for each of the n pages from first, if it
+ * is READY, pin its frame (as adaptra_pool_pin) into frames[i], else
+ * set ADAPTRA_NO_FRAME there, or with stop_at_absent stop at it.
+ * Returns the pages looked at: n, or the index of the first page not
+ * READY when stop_at_absent stopped there (frames[] is set below it
+ * only).  Takes each page's stripe lock, once per run of pages that
+ * share it.  A pinned frame's data, page number and stream id stay as
+ * they are until it is unpinned.
  */
-extern uint32_t adaptra_pool_pin_hit (struct adaptra_pool *pool,
-                                      uint64_t page_no);
+extern uint32_t adaptra_pool_pin_hits (struct adaptra_pool *pool,
+                                       uint64_t first, uint32_t n,
+                                       uint32_t *frames, bool stop_at_absent);
 
-/* Release a pin, with or without the engine lock.  Returns true when
- * this was the last pin of a frame that was dropped meanwhile (STALE):
- * the caller must then free it with adaptra_pool_release, under the
- * engine lock.
+/* Release a pin of each of frames[0..n) (ADAPTRA_NO_FRAME entries are
+ * skipped), with or without the engine lock, taking each stripe lock
+ * once per run of frames that share it.  Moves to the front of frames
+ * those whose last pin this was and that were dropped meanwhile
+ * (STALE) and returns how many: the caller must then free each with
+ * adaptra_pool_release, under the engine lock.
  */
-extern bool adaptra_pool_unpin (struct adaptra_pool *pool, uint32_t f);
+extern uint32_t adaptra_pool_unpin (struct adaptra_pool *pool,
+                                    uint32_t *frames, uint32_t n);
 
 /* Free a STALE frame whose last pin adaptra_pool_unpin released. */
 extern void adaptra_pool_release (struct adaptra_pool *pool, uint32_t f);

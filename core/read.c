@@ -13,12 +13,13 @@
  *      without a look-ahead mark, and is either a plain hit (read by
  *      a client before, of no stream) or a stream hit (of one live
  *      stream, the read within ADAPTRA_STREAM_LAG of its expected
- *      page), or, on a volume that stepped aside, absent: pin each
- *      present page under its stripe lock (pool.c), count in this
- *      thread's counter shard, touch (atomically), note the stream's
- *      read time and hits in its atomic fields, copy, read the absent
- *      runs straight from the backend into the client's buffer, unpin;
- *      done.  Such a read would make no decision and would move its
+ *      page), or, on a volume that stepped aside, absent: pin the
+ *      present pages under their stripe locks (pool.c: one critical
+ *      section per run of pages), touch each (atomically), count once
+ *      per request in this thread's counter shard and the client's and
+ *      stream's atomic fields, note the stream's read time, copy, read
+ *      the absent runs straight from the backend into the client's
+ *      buffer, unpin; done.  Such a read would make no decision and would move its
  *      stream less than the lag, so the lock would add nothing but a
  *      serial section; it also skips the stream table's reaping, which
  *      the next locked read does.  Else nothing was done, and:
@@ -53,7 +54,7 @@
  * the engine lock while holding one.
  *
  *   - Each page is found and pinned under its stripe lock (pool.c:
- *     adaptra_pool_pin_hit), in which the index and an indexed page's
+ *     adaptra_pool_pin_hits), in which the index and an indexed page's
  *     state only change with both locks held: a page is either pinned
  *     before an eviction or invalidation takes it out of the index
  *     (and is then kept, or freed by the last unpin), or missed.  A
@@ -356,12 +357,17 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   t0 = adaptra_now (e);
   err = e->backend.pread (ctx, r->buf + (start - r->offset),
                           (uint32_t) (end - start), start - c->volume->base);
-  t1 = adaptra_now (e);
   count_direct (e, c, end - start, err);
+  /* Samples are timed by the reads' starts, so that a read not sampled
+   * costs one clock reading, not two; signed, since a concurrent read
+   * that started later may have stored its start first.
+   */
   if (!err &&
-      t1 - __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED)
-      >= ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
-    __atomic_store_n (&c->volume->aside_sampled_ns, t1, __ATOMIC_RELAXED);
+      (int64_t) (t0 - __atomic_load_n (&c->volume->aside_sampled_ns,
+                                       __ATOMIC_RELAXED))
+      >= (int64_t) ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
+    t1 = adaptra_now (e);
+    __atomic_store_n (&c->volume->aside_sampled_ns, t0, __ATOMIC_RELAXED);
     adaptra_model_sample (&e->model, end - start, t0, t1,
                           ADAPTRA_MODEL_UNKNOWN);
     adaptra_model_sample (&c->volume->model, end - start, t0, t1,
@@ -397,54 +403,86 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
-/* new_access (below) for a page of no stream: client c's own last
- * page.  An atomic exchange: the hit path calls it without the lock.
+/* new_access (below) for pages of no stream: client c's own last
+ * page.  Is the touch of pages first to last (in order, one reader,
+ * one request; first == last for one page) a new access at first?
+ * The pages after first are each new (a request's pages differ), so
+ * a request costs one atomic exchange, which remembers last; the hit
+ * path calls it without the lock.
  */
 static bool
-client_new_access (struct adaptra_client *c, uint64_t p)
+client_new_access (struct adaptra_client *c, uint64_t first, uint64_t last)
 {
-  return __atomic_exchange_n (&c->touched, p + 1, __ATOMIC_RELAXED) != p + 1;
+  return __atomic_exchange_n (&c->touched, last + 1, __ATOMIC_RELAXED) !=
+    first + 1;
 }
 
-/* new_access (below) for a page of stream s: the stream's last page
- * and reader.  An atomic exchange, for the hit path too.
+/* The same for pages of stream s read by client: the stream's last
+ * page and reader.
  */
 static bool
-stream_new_access (struct adaptra_stream *s, int client, uint64_t p)
+stream_new_access (struct adaptra_stream *s, int client, uint64_t first,
+                   uint64_t last)
 {
-  uint64_t key = adaptra_stream_touch_key (client, p);
-
-  return atomic_exchange_explicit (&s->touched, key, memory_order_relaxed)
-    != key;
+  return atomic_exchange_explicit (&s->touched,
+                                   adaptra_stream_touch_key (client, last),
+                                   memory_order_relaxed) !=
+    adaptra_stream_touch_key (client, first);
 }
 
-/* Count the first client touch of a read-ahead page (adaptra_pool_touch
- * said so) of the given method for client c and stream s (NULL: none
- * lives).  Lock held or not: the counters are atomic.
+/* The new accesses of one request's pages, counted as they are
+ * touched and added to the shared counters once per request
+ * (count_touches): read-ahead pages read for the first time, by the
+ * method that read them ahead, in all and of the request's stream,
+ * and pages read again (depth.h: adaptra_keep).
  */
-static void
-count_readahead_hit (struct adaptra_engine *e, struct adaptra_client *c,
-                     struct adaptra_stream *s, unsigned method)
-{
-  adaptra_stats_count_hits (adaptra_stats_here (e), method, 1);
-  __atomic_fetch_add (&c->readahead_hits, 1, __ATOMIC_RELAXED);
-  if (s)
-    atomic_fetch_add_explicit (&s->hits, 1, memory_order_relaxed);
-}
+struct touches {
+  uint64_t hits[ADAPTRA_METHOD_COUNT];
+  uint64_t all_hits, stream_hits;
+  uint64_t rereads;
+};
 
-/* Client c's new access (new_access) to the READY page in frame f,
- * pinned, of stream s (NULL: none lives): touch it and count a
- * read-ahead page's first read as a hit, any other as a read again
- * (depth.h: adaptra_keep).  Lock held or not.
+/* A new access (new_access) to the READY page in frame f, pinned, of
+ * the request's stream if of_stream: touch it, and tally a read-ahead
+ * page's first read as a hit, any other as a read again.  Lock held
+ * or not.
  */
 static void
-count_touch (struct adaptra_engine *e, struct adaptra_client *c,
-             struct adaptra_stream *s, uint32_t f)
+tally_touch (struct adaptra_engine *e, struct touches *t, bool of_stream,
+             uint32_t f)
 {
-  if (adaptra_pool_touch (&e->pool, f))
-    count_readahead_hit (e, c, s, adaptra_pool_page (&e->pool, f)->method);
+  if (adaptra_pool_touch (&e->pool, f)) {
+    t->hits[adaptra_pool_page (&e->pool, f)->method]++;
+    t->all_hits++;
+    t->stream_hits += of_stream;
+  }
   else
-    __atomic_fetch_add (&c->rereads, UINT64_C (1) << e->page_shift,
+    t->rereads++;
+}
+
+/* Add tally t to client c's counters, the stream s's (NULL: none
+ * lives) and this thread's shard.  Lock held or not: the counters are
+ * atomic.
+ */
+static void
+count_touches (struct adaptra_engine *e, struct adaptra_client *c,
+               struct adaptra_stream *s, const struct touches *t)
+{
+  struct adaptra_stats *st;
+  unsigned m;
+
+  if (t->all_hits) {
+    st = adaptra_stats_here (e);
+    for (m = 0; m < ADAPTRA_METHOD_COUNT; m++)
+      if (t->hits[m])
+        adaptra_stats_count_hits (st, m, t->hits[m]);
+    __atomic_fetch_add (&c->readahead_hits, t->all_hits, __ATOMIC_RELAXED);
+  }
+  if (s && t->stream_hits)
+    atomic_fetch_add_explicit (&s->hits, t->stream_hits,
+                               memory_order_relaxed);
+  if (t->rereads)
+    __atomic_fetch_add (&c->rereads, t->rereads << e->page_shift,
                         __ATOMIC_RELAXED);
 }
 
@@ -470,10 +508,10 @@ new_access (struct adaptra_engine *e, int client, uint64_t id, uint64_t p)
 
   assert_locked (e);
   if (s)
-    return stream_new_access (s, client, p);
+    return stream_new_access (s, client, p, p);
   if ((c = adaptra_client_of (e, client)) == NULL)
     return true;
-  return client_new_access (c, p);
+  return client_new_access (c, p, p);
 }
 
 /* Pin and account the READY pages from *pp on (at most PIN_BATCH), copy
@@ -496,9 +534,14 @@ copy_ready (struct adaptra_engine *e, int client,
          (page = adaptra_pool_page (&e->pool, f))->state ==
          ADAPTRA_PAGE_READY) {
     adaptra_pool_pin (&e->pool, f);
-    if (new_access (e, client, page->stream_id, p + n))
-      count_touch (e, c, adaptra_streams_get (&e->streams, page->stream_id),
-                   f);
+    if (new_access (e, client, page->stream_id, p + n)) {
+      struct adaptra_stream *s = adaptra_streams_get (&e->streams,
+                                                      page->stream_id);
+      struct touches t = { .all_hits = 0 };
+
+      tally_touch (e, &t, s != NULL, f);
+      count_touches (e, c, s, &t);
+    }
     batch[n++] = f;
   }
   adaptra_unlock (e);
@@ -506,29 +549,27 @@ copy_ready (struct adaptra_engine *e, int client,
     adaptra_copy_out (r, p + i, e->page_shift,
                       adaptra_pool_data (&e->pool, batch[i]));
   adaptra_lock (e);
-  for (i = 0; i < n; i++)
-    if (adaptra_pool_unpin (&e->pool, batch[i]))
-      adaptra_pool_release (&e->pool, batch[i]);
+  for (i = adaptra_pool_unpin (&e->pool, batch, n); i-- > 0; )
+    adaptra_pool_release (&e->pool, batch[i]);
   *pp = p + n;
 }
 
 /* Release the hit pins of frames[0..n) (ADAPTRA_NO_FRAME: none)
- * without the engine lock, taking it only to free a frame whose last
- * pin this was after a write dropped it.
+ * without the engine lock, taking it only to free the frames whose
+ * last pin this was after a write dropped them.  Reorders frames.
  */
 static void
-unpin_hits (struct adaptra_engine *e, const uint32_t *frames, uint32_t n)
+unpin_hits (struct adaptra_engine *e, uint32_t *frames, uint32_t n)
 {
-  uint32_t i;
+  uint32_t stale = adaptra_pool_unpin (&e->pool, frames, n);
 
   assert_unlocked (e);
-  for (i = 0; i < n; i++)
-    if (frames[i] != ADAPTRA_NO_FRAME &&
-        adaptra_pool_unpin (&e->pool, frames[i])) {
-      adaptra_lock (e);
-      adaptra_pool_release (&e->pool, frames[i]);
-      adaptra_unlock (e);
-    }
+  if (stale == 0)
+    return;
+  adaptra_lock (e);
+  while (stale-- > 0)
+    adaptra_pool_release (&e->pool, frames[stale]);
+  adaptra_unlock (e);
 }
 
 /* Count a read of count bytes by client c.  Lock held or not. */
@@ -600,14 +641,19 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
 {
   struct adaptra_client *c = adaptra_client_of (e, client);
   struct adaptra_request r = { .buf = buf, .count = count };
-  struct adaptra_stream *s = NULL, *ps;  /* the request's, the page's */
-  const struct adaptra_page *page;
+  struct adaptra_stream *s = NULL;      /* the request's stream */
+  struct touches t = { .all_hits = 0 };
   const struct adaptra_volume *v;
   struct adaptra_span span;
   struct adaptra_stats *st;
   uint32_t batch[PIN_BATCH];
+  /* The first and last of the request's present pages that are its
+   * stream's, and of those that are not (n: none).
+   */
+  uint32_t first_s, last_s = 0, first_c, last_c = 0;
+  bool new_s = false, new_c = false;
   uint64_t stream = 0;
-  uint32_t n, i, run;
+  uint32_t n, got, i, run;
   bool aside;
 
   assert_unlocked (e);
@@ -621,19 +667,16 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   span = adaptra_span_of (r.offset, count, e->page_shift);
   if (span.last - span.first > PIN_BATCH)
     return false;
-  for (n = 0; span.first + n < span.last; n++) {
-    uint32_t f = adaptra_pool_pin_hit (&e->pool, span.first + n);
-
-    batch[n] = f;
-    if (f == ADAPTRA_NO_FRAME ? !aside
-        : !hit_alone (adaptra_pool_page (&e->pool, f), &stream)) {
-      unpin_hits (e, batch, n + 1);
-      return false;
-    }
-  }
-  if (stream && (s = adaptra_streams_get (&e->streams, stream)) != NULL &&
-      !within_lag (s, span)) {
-    unpin_hits (e, batch, n);
+  n = (uint32_t) (span.last - span.first);
+  got = adaptra_pool_pin_hits (&e->pool, span.first, n, batch, !aside);
+  for (i = 0; i < got; i++)
+    if (batch[i] != ADAPTRA_NO_FRAME &&
+        !hit_alone (adaptra_pool_page (&e->pool, batch[i]), &stream))
+      break;
+  if (got < n || i < got ||
+      (stream && (s = adaptra_streams_get (&e->streams, stream)) != NULL &&
+       !within_lag (s, span))) {
+    unpin_hits (e, batch, got);
     return false;
   }
   st = adaptra_stats_here (e);
@@ -642,6 +685,37 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   if (aside)
     adaptra_stat_add (&st->bypass_requests, 1);
   count_request (c, count);
+
+  /* Which pages are new accesses: one exchange per reader (above). */
+  first_s = first_c = n;
+  for (i = 0; i < n; i++) {
+    if (batch[i] == ADAPTRA_NO_FRAME)
+      continue;
+    if (s && adaptra_pool_page (&e->pool, batch[i])->stream_id == stream) {
+      first_s = first_s < n ? first_s : i;
+      last_s = i;
+    }
+    else {
+      first_c = first_c < n ? first_c : i;
+      last_c = i;
+    }
+  }
+  if (first_s < n)
+    new_s = stream_new_access (s, client, span.first + first_s,
+                               span.first + last_s);
+  if (first_c < n)
+    new_c = client_new_access (c, span.first + first_c, span.first + last_c);
+
+  /* Touch every page before copying any: a touch is an atomic
+   * read-modify-write, which waits for the stores before it, and after
+   * each copy it would wait for the whole page's.
+   */
+  for (i = 0; i < n; i++)
+    if (batch[i] != ADAPTRA_NO_FRAME &&
+        (i == first_s ? new_s : i == first_c ? new_c : true))
+      tally_touch (e, &t, s && adaptra_pool_page (&e->pool, batch[i])
+                   ->stream_id == stream, batch[i]);
+  count_touches (e, c, s, &t);
   *err = 0;
   for (i = 0; i < n; i += run) {
     run = 1;
@@ -650,14 +724,8 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
         run++;
       if (!*err)
         *err = read_aside (e, c, ctx, &r, span.first + i, run);
-      continue;
     }
-    page = adaptra_pool_page (&e->pool, batch[i]);
-    ps = page->stream_id == stream ? s : NULL;
-    if (ps ? stream_new_access (ps, client, span.first + i)
-        : client_new_access (c, span.first + i))
-      count_touch (e, c, ps, batch[i]);
-    if (adaptra_pool_has_data (&e->pool))
+    else if (adaptra_pool_has_data (&e->pool))
       adaptra_copy_out (&r, span.first + i, e->page_shift,
                         adaptra_pool_data (&e->pool, batch[i]));
   }

@@ -631,15 +631,16 @@ main (void)
   rmdir (images);
 
   one = (struct target) { .name = "", .file = NULL, .shadow = shadow };
-  /* The memory plugin is as fast as the pool: adaptra may step aside
-   * there by itself after its trial, on a quiet machine; halfway
-   * through it is told to, and serves what it cached before beside
-   * what it reads straight through.
+  /* The memory plugin is as fast as the pool, where adaptra would step
+   * aside by itself as soon as its trial allows, sometimes before it
+   * read anything ahead: so it reads ahead until halfway through, when
+   * it is told to step aside, and then serves what it cached before
+   * beside what it reads straight through.
    */
   run_load ("memory, pool 1M, stepping aside", dir, &one, 1, seed + 3, true,
             true,
             (const char *const[]) {
-              "memory", "256M", "adaptra-pool=1M", NULL });
+              "memory", "256M", "adaptra-pool=1M", never, NULL });
   run_load ("lagging RAM disk, pool 8M", dir, &one, 1, seed + 4, false, false,
             (const char *const[]) {
               "cc", lagging_plugin, lagging_cc, "size=256M", "lag-us=2000",

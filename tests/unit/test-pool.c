@@ -52,6 +52,23 @@ add_ready (uint64_t page_no, unsigned flags)
   return f;
 }
 
+/* Release one pin: true if it was the last of a STALE frame. */
+static bool
+unpin1 (uint32_t f)
+{
+  return adaptra_pool_unpin (&pool, &f, 1) == 1;
+}
+
+/* Pin page_no as a hit does: its frame, or ADAPTRA_NO_FRAME. */
+static uint32_t
+pin_hit1 (uint64_t page_no)
+{
+  uint32_t f;
+
+  assert_int_equal (adaptra_pool_pin_hits (&pool, page_no, 1, &f, false), 1);
+  return f;
+}
+
 static void
 assert_accounted (void)
 {
@@ -203,6 +220,125 @@ test_count_by (void **state)
   assert_int_equal (counts[2], 0);
 }
 
+/* The bucket that indexes frame f (a walk of every chain). */
+static uint64_t
+bucket_holding (const struct adaptra_pool *pl, uint32_t f)
+{
+  uint64_t b;
+  uint32_t g;
+
+  for (b = 0; b < UINT64_C (1) << pl->bucket_bits; b++)
+    for (g = pl->buckets[b]; g != ADAPTRA_NO_FRAME; g = pl->pages[g].hash_next)
+      if (g == f)
+        return b;
+  fail_msg ("frame %u is in no bucket", f);
+  return 0;
+}
+
+/* A run's pages are one block of consecutive buckets, one page each,
+ * so they share a stripe (pool.h: ADAPTRA_POOL_RUN_SHIFT); pages one
+ * run apart still spread over the buckets within blocks.
+ */
+static void
+test_run_shares_block (void **state)
+{
+  const uint64_t run = UINT64_C (1) << ADAPTRA_POOL_RUN_SHIFT;
+  struct adaptra_pool big;
+  uint64_t i, b, block = UINT64_MAX, seen = 0, offsets = 0;
+
+  (void) state;
+  for (i = 2 * run; i < 3 * run; i++) {
+    b = bucket_holding (&pool, add_ready (i, 0));
+    if (block == UINT64_MAX)
+      block = b / run;
+    assert_int_equal (b / run, block);
+    assert_false (seen & (UINT64_C (1) << (b % run)));
+    seen |= UINT64_C (1) << (b % run);
+  }
+  assert_int_equal (adaptra_pool_init (&big, UINT64_C (4096) << SHIFT, SHIFT,
+                                       true), 0);
+  for (i = 0; i < 256; i++) {
+    uint32_t f = adaptra_pool_insert (&big, i * run, 0, 0, 0);
+
+    assert_int_not_equal (f, ADAPTRA_NO_FRAME);
+    offsets |= UINT64_C (1) << (bucket_holding (&big, f) % run);
+  }
+  assert_true (__builtin_popcountll (offsets) >= run / 2);
+  adaptra_pool_fini (&big);
+}
+
+/* adaptra_pool_count_by over a pool of many stripes' worth of blocks,
+ * more than ADAPTRA_POOL_SCAN_BATCH buckets per stripe.
+ */
+static void
+test_count_by_many_blocks (void **state)
+{
+  const uint64_t frames = UINT64_C (1) << 15, groups = 24;
+  struct adaptra_pool big;
+  uint64_t counts[24] = { 0 }, i, total = 0;
+
+  (void) state;
+  assert_int_equal (adaptra_pool_init (&big, frames << SHIFT, SHIFT, true), 0);
+  assert_true ((frames >> ADAPTRA_POOL_RUN_SHIFT) / ADAPTRA_POOL_STRIPES >
+               ADAPTRA_POOL_SCAN_BATCH >> ADAPTRA_POOL_RUN_SHIFT);
+  /* Three pages of every four: 3072 of each group of 4096. */
+  for (i = 0; i < frames; i++)
+    assert_int_not_equal (adaptra_pool_insert (&big, i + i / 3, 0, 0, 0),
+                          ADAPTRA_NO_FRAME);
+  adaptra_pool_count_by (&big, 12, counts, groups);
+  for (i = 0; i < groups; i++) {
+    total += counts[i];
+    if (i < 10)
+      assert_int_equal (counts[i], 3072);
+  }
+  assert_int_equal (total, frames);
+  adaptra_pool_fini (&big);
+}
+
+/* A request's pins: every READY page of a range pinned at once (absent
+ * and in-flight pages skipped, or the first of them stopping the
+ * pins), released at once, and the frames dropped meanwhile handed
+ * back for adaptra_pool_release.
+ */
+static void
+test_pin_hits (void **state)
+{
+  uint32_t frames[10], more[10], f[10], flying = ADAPTRA_NO_FRAME, n, i;
+
+  (void) state;
+  for (i = 0; i < 10; i++)
+    f[i] = i == 4 ? ADAPTRA_NO_FRAME
+      : i == 6 ? (flying = adaptra_pool_insert (&pool, i, 0, 0, 0))
+      : add_ready (i, 0);
+  assert_int_equal (adaptra_pool_pin_hits (&pool, 0, 10, frames, false), 10);
+  for (i = 0; i < 10; i++) {
+    assert_int_equal (frames[i], i == 6 ? ADAPTRA_NO_FRAME : f[i]);
+    if (frames[i] != ADAPTRA_NO_FRAME)
+      assert_int_equal (pool.pages[frames[i]].pins, 1);
+  }
+  assert_int_equal (adaptra_pool_pin_hits (&pool, 0, 10, more, true), 4);
+  assert_int_equal (pool.pages[f[3]].pins, 2);
+  assert_int_equal (adaptra_pool_unpin (&pool, more, 4), 0);
+  assert_int_equal (pool.pages[f[3]].pins, 1);
+  /* Pages 1 and 7, pinned, are dropped by a write: the unpin that
+   * releases their last pins returns them, for the caller to free.
+   */
+  adaptra_pool_invalidate (&pool, 1, 2);
+  adaptra_pool_invalidate (&pool, 7, 8);
+  n = adaptra_pool_unpin (&pool, frames, 10);
+  assert_int_equal (n, 2);
+  assert_int_equal (frames[0], f[1]);
+  assert_int_equal (frames[1], f[7]);
+  for (i = 0; i < 10; i++)
+    if (i != 4 && i != 6)
+      assert_int_equal (pool.pages[f[i]].pins, 0);
+  for (i = 0; i < n; i++)
+    adaptra_pool_release (&pool, frames[i]);
+  assert_true (adaptra_pool_claim (&pool, f[0]));
+  adaptra_pool_drop (&pool, flying);
+  assert_int_equal (adaptra_pool_counts (&pool).free, FRAMES - 10 + 3 + 1);
+}
+
 static void
 test_rescue (void **state)
 {
@@ -225,7 +361,7 @@ test_rescue (void **state)
   assert_int_equal (pool.lru.inactive.tail, adaptra_pool_lookup (&pool, 100));
   /* A hole stops the walk. */
   assert_int_equal (adaptra_pool_rescue (&pool, 106, 10), 2);
-  assert_false (adaptra_pool_unpin (&pool, adaptra_pool_lookup (&pool, 103)));
+  assert_false (unpin1 (adaptra_pool_lookup (&pool, 103)));
 }
 
 static void
@@ -289,10 +425,10 @@ test_invalidate (void **state)
    * so; a hit can no longer pin it.
    */
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
-  assert_int_equal (adaptra_pool_pin_hit (&pool, 2), ADAPTRA_NO_FRAME);
+  assert_int_equal (pin_hit1 (2), ADAPTRA_NO_FRAME);
   adaptra_pool_pin (&pool, pinned);
-  assert_false (adaptra_pool_unpin (&pool, pinned));
-  assert_true (adaptra_pool_unpin (&pool, pinned));
+  assert_false (unpin1 (pinned));
+  assert_true (unpin1 (pinned));
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_READY);
   adaptra_pool_release (&pool, pinned);
   assert_int_equal (pool.pages[pinned].state, ADAPTRA_PAGE_FREE);
@@ -319,23 +455,22 @@ test_pinned_never_evicted (void **state)
   assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0),
                     ADAPTRA_NO_FRAME);
   f = adaptra_pool_lookup (&pool, 5);
-  assert_false (adaptra_pool_unpin (&pool, f));
+  assert_false (unpin1 (f));
   assert_int_equal (adaptra_pool_insert (&pool, 999, 0, 0, 0), f);
   for (i = 0; i < FRAMES; i++)
     if (i != 5)
-      assert_false (adaptra_pool_unpin (&pool,
-                                        adaptra_pool_lookup (&pool, i)));
+      assert_false (unpin1 (adaptra_pool_lookup (&pool, i)));
   /* A hit's pin (without the engine lock) protects the same way: the
    * policy's victim is claimed from the index only while unpinned.
    */
-  f = adaptra_pool_pin_hit (&pool, 6);
+  f = pin_hit1 (6);
   assert_int_equal (f, adaptra_pool_lookup (&pool, 6));
-  assert_int_equal (adaptra_pool_pin_hit (&pool, 999), ADAPTRA_NO_FRAME);
+  assert_int_equal (pin_hit1 (999), ADAPTRA_NO_FRAME);
   assert_false (adaptra_pool_claim (&pool, f));
   for (i = 0; i < 2 * FRAMES; i++)
     assert_int_not_equal (adaptra_pool_insert (&pool, 2000 + i, 0, 0, 0), f);
   assert_int_equal (adaptra_pool_lookup (&pool, 6), f);
-  assert_false (adaptra_pool_unpin (&pool, f));
+  assert_false (unpin1 (f));
 }
 
 static void
@@ -496,6 +631,10 @@ main (void)
     cmocka_unit_test_setup_teardown (test_aging_clock_on_activation,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_count_by, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_count_by_many_blocks,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_run_shares_block, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_pin_hits, setup, teardown),
     cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),
     cmocka_unit_test_setup_teardown (test_history_of_reads, setup, teardown),
