@@ -4,7 +4,8 @@
  */
 
 /* The filters behind the estimate (model.h): a ring of delivery
- * slots (max-bandwidth), ten buckets of the fastest near and far read
+ * slots and the last completions for delivery-rate samples
+ * (max-bandwidth), ten buckets of the fastest near and far read
  * (min-latency), and moving averages of a read's size and time (the
  * line fit, and the "as fast as the pool" test).  A read for a slot or
  * bucket newer than the one in its place reuses the place (the old one
@@ -73,6 +74,35 @@ average (double *avg, double x, bool first)
   *avg = first ? x : *avg + (x - *avg) / ADAPTRA_MODEL_EWMA;
 }
 
+/* The delivery rate of a read from t0 to t1 that delivered bytes
+ * (model.h): bytes a second since the newest completion kept at or
+ * before t0, 0 if none is kept.  Records the completion.
+ */
+static uint64_t
+delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
+               uint64_t t1)
+{
+  unsigned i, n = m->ndone < ADAPTRA_MODEL_DONE ? m->ndone
+    : ADAPTRA_MODEL_DONE;
+  uint64_t rate = 0;
+  struct adaptra_model_done *d;
+
+  m->delivered += bytes;
+  for (i = 1; i <= n; i++) {
+    d = &m->done[(m->ndone - i) % ADAPTRA_MODEL_DONE];
+    if (d->t <= t0) {
+      if (t1 > d->t)
+        rate = (uint64_t) ((double) (m->delivered - d->delivered) * 1e9 /
+                           (double) (t1 - d->t));
+      break;
+    }
+  }
+  d = &m->done[m->ndone++ % ADAPTRA_MODEL_DONE];
+  d->t = t1;
+  d->delivered = m->delivered;
+  return rate;
+}
+
 void
 adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                       uint64_t t0, uint64_t t1,
@@ -83,6 +113,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket *b = &m->bucket[second % ADAPTRA_MODEL_BUCKETS];
   double n = (double) bytes, dt = (double) t;
+  uint64_t rate = delivery_rate (m, bytes, t0, t1);
 
   bool first = m->samples++ == 0;
   struct adaptra_model_mean *mean = where == ADAPTRA_MODEL_NEAR ? &m->near
@@ -102,10 +133,13 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     m->newest = id;
   if (s->id < id) {
     s->id = id;
-    s->bytes = 0;
+    s->bytes = s->rate = 0;
   }
-  if (s->id == id)
+  if (s->id == id) {
     s->bytes += bytes;
+    if (rate > s->rate)
+      s->rate = rate;
+  }
 
   if (b->id < second) {
     b->id = second;
@@ -141,23 +175,30 @@ fit (const struct adaptra_model *m, double *latency, double *slope)
  * take all of it off.
  */
 static uint64_t
-bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer)
+bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
+           bool *startup)
 {
-  uint64_t id = slot_id (now), most = 0, rate;
+  uint64_t id = slot_id (now), most = 0, sampled = 0, rate;
   double latency, slope;
   size_t i;
 
   for (i = 0; i < ADAPTRA_MODEL_SLOTS; i++) {
     const struct adaptra_model_slot *s = &m->slot[i];
 
-    /* Over (two slots ago or older, by now and by what completed),
-     * and in the last second.
+    /* In the last second; over (two slots ago or older, by now and by
+     * what completed) for its bytes.
      */
-    if (s->id + 2 <= id && s->id + 2 <= m->newest &&
-        s->id + 2 + ADAPTRA_MODEL_WINDOW_SLOTS > id && s->bytes > most)
+    if (s->id == 0 || s->id > id ||
+        s->id + 2 + ADAPTRA_MODEL_WINDOW_SLOTS <= id)
+      continue;
+    if (s->id + 2 <= id && s->id + 2 <= m->newest && s->bytes > most)
       most = s->bytes;
+    if (s->rate > sampled)
+      sampled = s->rate;
   }
-  rate = (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS);
+  *startup = most == 0;
+  rate = most > 0 ? (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS)
+    : sampled;
   if (m->samples > 0) {
     fit (m, &latency, &slope);
     if (slope > 0 && 1e9 / slope > (double) rate)
@@ -269,7 +310,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   uint64_t near, far, least, transfer;
   double fit_latency, slope;
 
-  est->bandwidth = bandwidth (m, now, &transfer);
+  est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
   least_latency (m, now, transfer, true, &near, &far);
   least = near < far ? near : far;
   est->latency_ns = least == UINT64_MAX ? 0 : least;
@@ -286,9 +327,9 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->depth = est->latency_bound ? 0 : ADAPTRA_MODEL_DEPTH;
   est->limit = UINT64_MAX;
   if (est->latency_bound && est->bandwidth > 0)
-    est->limit = est->bdp >= ADAPTRA_MODEL_LIMIT_MIN
-      ? est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
-      : ADAPTRA_MODEL_LIMIT_MIN;
+    est->limit = est->bdp < ADAPTRA_MODEL_LIMIT_MIN ? ADAPTRA_MODEL_LIMIT_MIN
+      : est->startup ? est->bdp * ADAPTRA_MODEL_STARTUP_GAIN
+      : est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
 
   if (est->limit != UINT64_MAX) {
     est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,

@@ -27,7 +27,8 @@
  * fitted through moving averages of reads of varying sizes (what one
  * read at a time shows), and the mean read's n / t; only the first two
  * say how much of a read's time is transfer (a lone read's n / t would
- * make all of it transfer).  The moving averages also say whether the
+ * make all of it transfer).  Until a slot is over, delivery-rate
+ * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup).  The moving averages also say whether the
  * backend is as fast as the pool now, so that a backend that turns
  * slow brings read-ahead back within a few reads.
  *
@@ -143,6 +144,21 @@
 #define ADAPTRA_MODEL_GAIN_DEN 4
 #define ADAPTRA_MODEL_LIMIT_MIN (2 * ADAPTRA_MODEL_CHUNK_FLOOR)
 
+/* Startup (BBR's): while no slot of the window is over, the bandwidth
+ * is the delivery-rate samples' (below), which see only what the
+ * limit let through, and the limit is ADAPTRA_MODEL_STARTUP_GAIN times
+ * the product.  A limit of 5/4 of the product delivers at most 5/4 of
+ * the estimate a read's time, and a read's time is its latency plus
+ * its transfer: where the transfer is a quarter of the latency or more
+ * (a 1 MiB job over 2 ms on a loaded CPU), the estimate never grew,
+ * and a reader at queue depth 1 waited behind a limit of a fraction of
+ * what the backend moves.  Twice the product lets each round trip's
+ * samples grow the estimate until the backend's own bandwidth stops
+ * it (BBR's cwnd gain of 2).  Once a slot is over its bytes measure
+ * the bandwidth, and the limit is 5/4 of the product again.
+ */
+#define ADAPTRA_MODEL_STARTUP_GAIN 2
+
 /* Chunks: while streams compete, no prefetch job is larger than a
  * chunk.  Latency-bound: a sixteenth of the product, a power of two
  * within [CHUNK_MIN, CHUNK_MAX] (about twenty of them fit the limit,
@@ -196,9 +212,31 @@
  */
 #define ADAPTRA_MODEL_DEPTH 4
 
+/* Delivery-rate samples (BBR's, Cheng et al., "Delivery rate
+ * estimation", IETF draft-cheng-iccrg-delivery-rate-estimation): when
+ * a read completes, the bytes every read completed since the last
+ * completion before it started, over the time since that completion.
+ * Unlike a slot, a sample counts the reads in parallel with it as soon
+ * as it completes, so that a backend's first reads, and a reader at
+ * queue depth 1 whose prefetch the limit holds at a fraction of what
+ * the backend moves, find its bandwidth within a few latencies, not
+ * two slots later.  A sample can see a burst, which a slot's many
+ * reads smooth out, so the samples count only while no slot of the
+ * window is over (a backend's first ADAPTRA_MODEL_SLOT_NS, or after an
+ * idle second).  The last ADAPTRA_MODEL_DONE completions are kept to
+ * find the one before a read's start.
+ */
+#define ADAPTRA_MODEL_DONE 64
+
 struct adaptra_model_slot {
   uint64_t id;                  /* completion time / SLOT_NS, + 1 */
   uint64_t bytes;               /* of the reads that completed in it */
+  uint64_t rate;                /* the most delivery rate sampled in it */
+};
+
+struct adaptra_model_done {
+  uint64_t t;                   /* a read completed then (ns) */
+  uint64_t delivered;           /* bytes completed until then */
 };
 
 struct adaptra_model_fastest {
@@ -224,6 +262,10 @@ struct adaptra_model {
   double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
   struct adaptra_model_mean near, far; /* of near and far reads apart */
   uint64_t newest;              /* the latest slot id seen */
+  uint64_t delivered;           /* bytes of every read sampled */
+  unsigned ndone;               /* completions sampled into done */
+  struct adaptra_model_done done[ADAPTRA_MODEL_DONE]; /* the last ones,
+                                   at ndone - 1 (mod) the newest */
   struct adaptra_model_slot slot[ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket bucket[ADAPTRA_MODEL_BUCKETS];
 };
@@ -234,6 +276,8 @@ struct adaptra_model_estimate {
   uint64_t bandwidth;           /* bytes a second, max filter */
   uint64_t bdp;                 /* latency x bandwidth: bytes in flight
                                    that keep the backend busy */
+  bool startup;                 /* no slot of the window is over: the
+                                   bandwidth is the rate samples' */
   uint64_t read_ns;             /* the recent reads' mean time */
   uint64_t fixed_ns;            /* the line's intercept: a read's fixed
                                    cost now, queueing included */

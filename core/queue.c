@@ -451,8 +451,18 @@ parallel_workers (const struct adaptra_engine *e,
   return e->nworkers < ways ? e->nworkers : ways;
 }
 
-/* Pages per job for a window of n pages of stream, and in *first the
- * most of its first job (below; as large as the others for a cache
+/* How a window is cut into jobs (job_pages): share, the most pages of
+ * a job; first, the most of its first (the ramp, below, where less
+ * than share); and where it ramps, its ways-th job takes the rest, up
+ * to most pages (the split's hard bound).
+ */
+struct split {
+  uint32_t share, first, most;
+  unsigned ways;
+};
+
+/* How a window of n pages of stream is cut into jobs (*sp): the most
+ * of its first job (below; as large as the others for a cache
  * hint, which no reader follows, without workers, where readers split
  * what they steal, and where distance costs: pieces read at once reach
  * a disk's head out of order, each a seek).  Split so that every
@@ -466,9 +476,9 @@ parallel_workers (const struct adaptra_engine *e,
  * client's aligned requests of a power of two up to the chunk each lie
  * in one chunk.  Also sets the queue's budget (goes_before).
  */
-static uint32_t
+static void
 job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
-           uint32_t *first)
+           struct split *sp)
 {
   struct adaptra_model_estimate est;
   uint64_t floor, ceiling, share;
@@ -490,10 +500,13 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
     share = ceiling;
   if (share == 0)
     share = 1;
-  *first = stream == 0 || e->nworkers == 0 || est.seeks ? (uint32_t) share
+  sp->share = (uint32_t) share;
+  sp->most = (uint32_t) max_u64 (ceiling, share);
+  sp->ways = ways;
+  sp->first = stream == 0 || e->nworkers == 0 || est.seeks
+    ? (uint32_t) share
     : (uint32_t) min_u64 (share, max_u64 (max_u64 (est.chunk, est.bdp)
                                           >> e->page_shift, 1));
-  return (uint32_t) share;
 }
 
 /* Queue job if it has pages (its bytes clamped to its volume's end),
@@ -537,29 +550,35 @@ close_job (struct adaptra_engine *e, struct adaptra_job *job)
  * the backend with the other three, a sequential reader stalled for
  * most of that quarter each time its window doubled.  The job it
  * waits for now takes at most about two latencies, and each later one
- * is about as large as what the reader still has to read before it; a
- * window costs a few requests more, about log2 (split / first).  Where
- * the product is larger than the split (a backend far faster than its
- * latency: a sparse image's copy over 2 ms) nothing changes: smaller
- * reads would take as long, and only add requests.
+ * is about as large as what the reader still has to read before it.
+ * But a window costs no more jobs than the ways it is split (the
+ * stream's reads at once, ADAPTRA_MODEL_STREAM_READS): its last job
+ * takes the rest of it, up to the split's hard bound.  One more job
+ * than a stream may have read at once waited for the first to end, a
+ * round trip, and the window's tail arrived a latency late: a window of
+ * four shares of which the first was a quarter went out in six jobs.
+ * Where the product is larger than the split (a backend far faster
+ * than its latency: a sparse image's copy over 2 ms) nothing changes:
+ * smaller reads would take as long, and only add requests.
  */
 uint64_t
 adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
                            uint64_t start, uint64_t end, uint64_t mark,
                            uint64_t stream_id, unsigned method, unsigned flags)
 {
-  uint32_t job_max, ramp;
+  struct split sp;
   struct adaptra_job *job = NULL;
   uint32_t room = 0;
   bool consecutive = true;
   uint64_t p, inserted = 0;
+  unsigned jobs = 0;
 
   assert_locked (e);
   if (end > v->end_page)
     end = v->end_page;
   if (start >= end)
     return 0;
-  job_max = job_pages (e, end - start, stream_id, &ramp);
+  job_pages (e, end - start, stream_id, &sp);
   for (p = start; p < end; p++) {
     uint32_t f;
 
@@ -579,8 +598,11 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
         consecutive = false;
     }
     if (!job) {
-      room = (uint32_t) min_u64 (min_u64 (end - p, job_max),
-                                 max_u64 (ramp, inserted));
+      room = (uint32_t) min_u64 (end - p,
+                                 sp.first < sp.share && ++jobs >= sp.ways
+                                 ? sp.most
+                                 : min_u64 (sp.share,
+                                            max_u64 (sp.first, inserted)));
       job = malloc (sizeof *job + room * sizeof job->frames[0]);
       if (!job) {
         adaptra_pool_drop (&e->pool, f);

@@ -65,8 +65,18 @@ adaptra_prefetch_peek (struct adaptra_engine *e, size_t k, uint64_t *offset,
  * limit, while the bytes are under it or none are; else while fewer
  * than the model's depth of jobs are (any number where latency-bound:
  * many slow streams, whose windows are a few pages, need many reads at
- * once).  Lock held.
+ * once), by the model's estimate est.
  */
+static bool
+open_by (const struct adaptra_model_estimate *est, uint64_t running,
+         unsigned busy)
+{
+  if (est->limit != UINT64_MAX)
+    return running == 0 || running < est->limit;
+  return est->depth == 0 || busy < est->depth;
+}
+
+/* open_by, by the model's estimate now.  Lock held. */
 static bool
 flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 {
@@ -74,9 +84,7 @@ flight_open (struct adaptra_engine *e, uint64_t running, unsigned busy)
 
   assert_locked (e);
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (est.limit != UINT64_MAX)
-    return running == 0 || running < est.limit;
-  return est.depth == 0 || busy < est.depth;
+  return open_by (&est, running, busy);
 }
 
 bool
@@ -219,41 +227,90 @@ spawn (struct adaptra_engine *e, bool hints_only)
   return 0;
 }
 
-/* Start one more thread of the kind hints_only if more jobs are queued
- * than its threads not reading (a window queues several at once, and
- * a thread woken for one has not taken it yet), fewer run than pay
- * (adaptra_workers_wanted; all of the ceiling for hints: a profile's
- * reads are short and bound by latency, DESIGN.md §8), and a job
- * could start now.  A thread that cannot start is no error: the
- * running ones read the queue.  Lock held.
+/* Would job's stream have ADAPTRA_MODEL_STREAM_READS of its jobs read
+ * by workers if the queued ones before it started too (stream_busy,
+ * looking ahead)?  A stream's queued jobs are linked in queue order.
+ * Lock held.
+ */
+static bool
+stream_full (struct adaptra_engine *e, const struct adaptra_job *job)
+{
+  const struct adaptra_stream *s = adaptra_streams_get (&e->streams,
+                                                        job->stream);
+  const struct adaptra_job *p;
+  uint32_t k;
+
+  if (!s)
+    return false;
+  k = s->running_jobs;
+  for (p = job->stream_prev; p && k < ADAPTRA_MODEL_STREAM_READS;
+       p = p->stream_prev)
+    k++;
+  return k >= ADAPTRA_MODEL_STREAM_READS;
+}
+
+/* How many queued jobs threads of the kind hints_only could start now,
+ * at most most: in queue order, those they may run (may_run, with
+ * each stream's jobs ahead of it counted as started) while the gate,
+ * counting the jobs before as read, stays open (not asked for hints,
+ * as next_for_worker); taken: the bytes of a job taken whose read has
+ * not begun, not yet counted in flight.  A walk of at most the kind's
+ * ceiling of jobs.  Lock held.
+ */
+static unsigned
+startable (struct adaptra_engine *e, bool hints_only,
+           const struct adaptra_model_estimate *est, unsigned most,
+           uint64_t taken)
+{
+  unsigned first, n, *alive, *busy, k = 0, seen = 0;
+  uint64_t running = adaptra_model_running (&e->model) + taken;
+  const struct adaptra_job *job;
+
+  kind_of (e, hints_only, &first, &n, &alive, &busy);
+  for (job = e->queue.head; job && k < most && seen < n;
+       job = job->next, seen++) {
+    if (job->volume->nctx == 0 || (hints_only && job->stream != 0) ||
+        stream_full (e, job))
+      continue;
+    if (!hints_only && !open_by (est, running, *busy + k))
+      break;
+    running += job->bytes;
+    k++;
+  }
+  return k;
+}
+
+/* Threads of the kind hints_only for the queued jobs they could start
+ * now (startable), all at once: wake as many of the kind's threads
+ * that wait as there are such jobs, and start one for each job more,
+ * while fewer run than pay (adaptra_workers_wanted; all of the ceiling
+ * for hints: a profile's reads are short and bound by latency,
+ * DESIGN.md §8).  One thread woken or started an event made a chain:
+ * each thread took its job and only then started or woke the next, a
+ * thread's start or wake-up each, while the jobs the gate had just
+ * let through waited; a window's jobs queued while the gate was
+ * closed waited for completions one by one.  A thread that cannot
+ * start is no error: the running ones read the queue.  Lock held.
  */
 static void
-grow (struct adaptra_engine *e, bool hints_only)
+grow (struct adaptra_engine *e, bool hints_only, uint64_t taken)
 {
-  const struct adaptra_worker probe = { .hints_only = hints_only };
-  unsigned first, n, *alive, *busy, want, idle, queued = 0;
-  const struct adaptra_job *job;
-  struct adaptra_job *prev;
+  unsigned first, n, *alive, *busy, want, idle, need, i;
+  struct adaptra_model_estimate est;
 
   assert_locked (e);
   kind_of (e, hints_only, &first, &n, &alive, &busy);
-  if (e->stopping || !e->workers || *alive >= n)
+  if (e->stopping || !e->workers || n == 0)
     return;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  want = hints_only ? n : adaptra_workers_wanted (&est, n);
   idle = *alive - *busy;
-  for (job = e->queue.head; job && queued <= idle; job = job->next)
-    queued++;
-  if (queued <= idle)
-    return;
-  if (hints_only)
-    want = n;
-  else {
-    struct adaptra_model_estimate est;
-
-    adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-    want = adaptra_workers_wanted (&est, n);
-  }
-  if (*alive < want && next_for_worker (e, &probe, &prev))
-    (void) spawn (e, hints_only);
+  need = startable (e, hints_only, &est, want > *busy ? want - *busy : 0,
+                    taken);
+  for (i = 0; i < need && i < idle; i++)
+    pthread_cond_signal (hints_only ? &e->hint_queued : &e->job_queued);
+  while (need > idle && *alive < want && spawn (e, hints_only) == 0)
+    idle++;
 }
 
 void
@@ -263,14 +320,14 @@ adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
   pthread_cond_signal (&e->job_queued);
   if (hint)
     pthread_cond_signal (&e->hint_queued);
-  grow (e, false);
+  grow (e, false, 0);
   if (hint)
-    grow (e, true);
+    grow (e, true, 0);
 }
 
 /* Worker w takes job (next_for_worker's; prev before it) off the
- * queue: it counts as reading one, and one more thread may start.
- * Lock held.
+ * queue: it counts as reading one, and the jobs behind it that could
+ * start too get their threads (grow).  Lock held.
  */
 static void
 take (struct adaptra_engine *e, const struct adaptra_worker *w,
@@ -281,7 +338,7 @@ take (struct adaptra_engine *e, const struct adaptra_worker *w,
   kind_of (e, w->hints_only, &first, &n, &alive, &busy);
   adaptra_prefetch_take (e, prev, job, true);
   (*busy)++;
-  grow (e, w->hints_only);
+  grow (e, w->hints_only, job->bytes);
   count_running (e, job->stream, 1);
 }
 

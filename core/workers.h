@@ -8,9 +8,10 @@
  * workers mean more parallel requests).  adaptra-workers is their
  * ceiling, not their number: ADAPTRA_WORKERS_MIN threads start (and
  * ADAPTRA_HINT_WORKERS_MIN for hints); when
- * a job is queued, or a worker takes one and another could run now,
- * one more starts if none of its kind is free to take it and fewer run
- * than the model says pay (adaptra_workers_wanted); and a thread
+ * a job is queued, or a worker takes one, every queued job that could
+ * start now (by the gate and each stream's share) gets a thread at
+ * once: a waiting one woken, or one started while fewer run than the
+ * model says pay (adaptra_workers_wanted); and a thread
  * that found no job for ADAPTRA_WORKERS_IDLE_NS ends, down to those.
  * So an idle server holds a few threads (and, over a serialising
  * plugin, no handle: plugin/handles.h),
@@ -74,9 +75,10 @@ struct adaptra_worker {
 extern unsigned adaptra_workers_wanted (const struct adaptra_model_estimate *est,
                                         unsigned ceiling);
 
-/* A job was queued (a cache hint's when hint): wake a worker that may
- * take it, or start one more thread if every one of the kinds that
- * may take it is reading and fewer run than pay.  Lock held.
+/* A job was queued (a cache hint's when hint): wake the workers of the
+ * kinds that may take it, one for each queued job that could start
+ * now, and start a thread for each such job more while fewer run than
+ * pay.  Lock held.
  */
 extern void adaptra_workers_job_queued (struct adaptra_engine *e, bool hint);
 

@@ -267,11 +267,13 @@ test_reordered_reads_one_stream (void **state)
   assert_int_equal (s.streams_active, 1);
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 400);
   /* Random: the first five reads, before there is history; and the
-   * three that overtook their predecessor just past a window that ran
+   * two that overtook their predecessor just past a window that ran
    * out (position alone is no evidence: they read on demand and the
-   * predecessor, arriving next, carries the stream on).
+   * predecessor, arriving next, carries the stream on).  Later windows
+   * lead by more than a pair: the reads' spacing is a delivery rate
+   * the model samples (model.h), so a window's fetch is not free.
    */
-  assert_int_equal (s.readrandom, 8);
+  assert_int_equal (s.readrandom, 7);
 }
 
 static void

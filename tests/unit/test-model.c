@@ -471,6 +471,60 @@ test_slots (void **state)
   assert_within (est.bandwidth, 10 * MIB, 10 * MIB);
 }
 
+/* Rounds of ways reads of bytes at once on the delay backend (2 ms,
+ * then 8 GB/s, no cap), each round starting as the last one ended, as
+ * the workers read one stream's jobs under the limit, for ns.
+ */
+static void
+parallel_rounds (struct backend *b, unsigned ways, uint64_t bytes,
+                 uint64_t ns)
+{
+  uint64_t end = b->now + ns, at = 0, t0;
+  unsigned i;
+
+  while (b->now < end) {
+    t0 = b->now;
+    for (i = 0; i < ways; i++)
+      (void) adaptra_model_start (&b->m, at + i * bytes, bytes);
+    for (i = 0; i < ways; i++) {
+      /* Each completes a little after the one before it. */
+      b->now = t0 + read_ns (b->kind, at, bytes, at) + i * 10 * US;
+      adaptra_model_end (&b->m, bytes);
+      adaptra_model_sample (&b->m, bytes, t0, b->now, ADAPTRA_MODEL_NEAR);
+    }
+    at += ways * bytes;
+  }
+}
+
+/* Startup: four reads of 1 MiB at a time over 2 ms, and no slot over
+ * yet.  Each read alone moves 1 MiB in 2.13 ms, the four together four
+ * times that; the delivery-rate samples see the four within a few
+ * round trips, and the limit is twice the product, so that the next
+ * rounds may put more in flight.  Once a slot is over, the slots'
+ * bytes measure the bandwidth and the limit is 5/4 of the product.
+ */
+static void
+test_startup_sees_reads_in_parallel (void **state)
+{
+  struct backend b = { .kind = DELAY, .now = SEC };
+  struct adaptra_model_estimate est;
+  const uint64_t alone = MIB * SEC / read_ns (DELAY, 0, MIB, 0);
+
+  (void) state;
+  parallel_rounds (&b, 4, MIB, 10 * MS);
+  est = estimate (&b);
+  assert_true (est.startup);
+  assert_true (est.latency_bound);
+  assert_true (est.bandwidth > 3 * alone);
+  assert_int_equal (est.limit, ADAPTRA_MODEL_STARTUP_GAIN * est.bdp);
+  parallel_rounds (&b, 4, MIB, 3 * ADAPTRA_MODEL_SLOT_NS);
+  est = estimate (&b);
+  assert_false (est.startup);
+  assert_true (est.bandwidth > 3 * alone);
+  assert_int_equal (est.limit, est.bdp * ADAPTRA_MODEL_GAIN_NUM /
+                    ADAPTRA_MODEL_GAIN_DEN);
+}
+
 static void
 test_running (void **state)
 {
@@ -506,6 +560,7 @@ main (void)
     cmocka_unit_test (test_fast_needs_samples),
     cmocka_unit_test (test_turns_slow),
     cmocka_unit_test (test_slots),
+    cmocka_unit_test (test_startup_sees_reads_in_parallel),
     cmocka_unit_test (test_running),
   };
 

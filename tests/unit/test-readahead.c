@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "adaptra/holes.h"
 #include "adaptra/sim.h"
 #include "../../core/engine-impl.h"
 
@@ -160,6 +161,68 @@ test_long_stream_grows (void **state)
   s = stats ();
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead -
                s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit <= 2 * MAX_PAGES);
+}
+
+/* A copy of a sparse image: a client that asked for block status
+ * reads each data extent whole, its first read a lone one, after its
+ * lone reads were known to start runs.  The extent (EXTENT pages at
+ * EXTENT_AT, between known holes) is read first with a peak of peak
+ * (in 1/ADAPTRA_DEPTH_ONE) requests in flight; returns the one window
+ * that read issued, checking that the workers read exactly it.
+ */
+#define EXTENT (3 * MAX_PAGES / 4)
+#define EXTENT_AT (1000 + 8 * RUN_GAP)
+
+static struct adaptra_trace
+trail_in_extent (uint64_t peak)
+{
+  uint64_t worker0;
+  unsigned i;
+
+  for (i = 0; i < 4; i++) {             /* lone reads that start runs */
+    read_pages (1000 + (uint64_t) i * RUN_GAP, REQ);
+    read_pages (1000 + (uint64_t) i * RUN_GAP + REQ, REQ);
+  }
+  adaptra_volume_extent (e, volume, (EXTENT_AT - RUN_GAP) * PAGE,
+                         RUN_GAP * PAGE, true);
+  adaptra_volume_extent (e, volume, EXTENT_AT * PAGE, EXTENT * PAGE, false);
+  adaptra_volume_extent (e, volume, (EXTENT_AT + EXTENT) * PAGE,
+                         RUN_GAP * PAGE, true);
+  adaptra_lock (e);
+  adaptra_client_of (e, client)->depth.peak_requests = peak;
+  adaptra_unlock (e);
+  ntraces = 0;
+  worker0 = worker_bytes;
+  read_pages (EXTENT_AT, REQ);
+  assert_int_equal (ntraces, 1);
+  assert_int_equal (traces[0].kind, ADAPTRA_TRACE_WINDOW);
+  assert_int_equal (traces[0].placement.start, EXTENT_AT + REQ);
+  assert_int_equal (worker_bytes - worker0,
+                    trace_pages (&traces[0]) * PAGE);
+  return traces[0];
+}
+
+/* One request at a time (nbdcopy --requests=1): the trail runs to the
+ * extent's end (one window, its data alone), not two requests that a
+ * stream then ramps up from.
+ */
+static void
+test_trail_to_the_extent_end (void **state)
+{
+  (void) state;
+  assert_int_equal (trail_in_extent (ADAPTRA_DEPTH_ONE).placement.end,
+                    EXTENT_AT + EXTENT);
+}
+
+/* A client with reads of its own in flight (qemu-img convert) reads
+ * the extent ahead itself: its trail stays short.
+ */
+static void
+test_deep_client_trail_stays_short (void **state)
+{
+  (void) state;
+  assert_true (trail_in_extent (4 * ADAPTRA_DEPTH_ONE).placement.end <
+               EXTENT_AT + EXTENT);
 }
 
 /* Streams starting together on a backend not measured yet: READERS
@@ -330,6 +393,8 @@ main (void)
     T (test_random_reader),
     T (test_random_reader_next_cached),
     T (test_long_stream_grows),
+    T (test_trail_to_the_extent_end),
+    T (test_deep_client_trail_stays_short),
     T (test_cold_readers),
     T (test_lookahead_covers_queue),
   };

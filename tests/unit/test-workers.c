@@ -163,15 +163,41 @@ test_threads_follow_the_model (void **state)
   assert_int_equal (running (), 0);
 }
 
-/* Over a remote backend (5 ms, then 125 MiB/s on the fake clock),
- * once the model knows it, jobs waiting behind reads held in the
- * backend get as many threads as the model's limit on the bytes in
- * flight admits reads, not the ceiling: the reads in the backend are
- * the limit's worth, and only a few threads more run: each of the
- * ADAPTRA_WORKERS_MIN that start takes a job and starts the next, which
- * does the same, and the last of each line finds the gate closed (a
- * job counts in flight from its read's start).  Idle again, they end
- * down to ADAPTRA_WORKERS_MIN.
+/* Teach the model a remote backend (5 ms, then 125 MiB/s on the fake
+ * clock) with scattered reads of 4-64 KiB (and the read-ahead they
+ * queued, so that none is left), and return its estimate:
+ * latency-bound, with a limit.  The threads that read next do so
+ * without the clock, which the fixture moves without a lock.
+ */
+static struct adaptra_model_estimate
+learn_remote (void)
+{
+  struct adaptra_model_estimate est;
+  unsigned i;
+
+  read_ns = 5 * MS;
+  read_ns_per_kib = 8000;
+  for (i = 0; i < 64; i++)
+    read_check ((uint64_t) (i * 37 % 61) * 256 * 1024,
+                (uint32_t) (1 + i % 16) * PAGE);
+  drain ();                             /* their read-ahead, if any */
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.latency_bound);
+  assert_int_not_equal (est.limit, UINT64_MAX);
+  read_ns = read_ns_per_kib = 0;
+  return est;
+}
+
+/* Over the remote backend, once the model knows it, jobs waiting
+ * behind reads held in the backend get as many threads as the model's
+ * limit on the bytes in flight admits reads, not the ceiling: the
+ * reads in the backend are the limit's worth, and only a few threads
+ * more run (a thread that takes a job starts or wakes those for the
+ * jobs behind it that may start too; a job counts in flight from its
+ * read's start, so a few count a job taken but not yet begun).  Idle
+ * again, they end down to ADAPTRA_WORKERS_MIN.
  */
 #define JOB (64 * 1024)
 
@@ -186,21 +212,7 @@ test_threads_as_many_as_the_limit_admits (void **state)
   uint32_t count;
 
   (void) state;
-  read_ns = 5 * MS;
-  read_ns_per_kib = 8000;
-  for (i = 0; i < 64; i++)              /* scattered reads, 4-64 KiB */
-    read_check ((uint64_t) (i * 37 % 61) * 256 * 1024,
-                (uint32_t) (1 + i % 16) * PAGE);
-  adaptra_lock (e);
-  adaptra_model_estimate (&e->model, now_ns, &est);
-  adaptra_unlock (e);
-  assert_true (est.latency_bound);
-  assert_int_not_equal (est.limit, UINT64_MAX);
-  /* The model knows the backend; the threads read without the clock,
-   * which the fixture moves without a lock.
-   */
-  read_ns = read_ns_per_kib = 0;
-
+  est = learn_remote ();
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
   for (i = 0; i < jobs; i++)
     adaptra_cache_hint (e, client, (uint64_t) i * 256 * 1024 + 128 * 1024,
@@ -241,6 +253,60 @@ test_threads_as_many_as_the_limit_admits (void **state)
   wait_running (ADAPTRA_WORKERS_MIN);
   adaptra_workers_stop (e);
   assert_int_equal (running (), 0);
+}
+
+/* One event starts threads for every queued job that may start, at
+ * once: jobs queued while the bytes in flight (a client's reads, here)
+ * filled the model's limit started no thread; when they are read and
+ * a job is queued, the waiting threads and one new thread for each job
+ * more run, not one more thread that starts the next once it has
+ * taken its job (a thread's start each, in line).
+ */
+static void
+test_threads_start_at_once (void **state)
+{
+  void *ctx = &worker_ctx;
+  struct adaptra_model_estimate est;
+  struct adaptra_volume *v;
+  const struct adaptra_job *job;
+  unsigned i, admitted = 0, threads, jobs = CEILING;
+  uint64_t page, bytes = 0;
+
+  (void) state;
+  est = learn_remote ();
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
+  assert_int_equal (running (), ADAPTRA_WORKERS_MIN);
+  gate = true;
+  /* Under the lock, so that no thread takes a job meanwhile. */
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  adaptra_model_start (&e->model, 0, est.limit);
+  for (i = 0; i < jobs; i++) {          /* separate jobs of JOB bytes */
+    page = (v->base >> e->page_shift) + (uint64_t) i * 64;
+    adaptra_prefetch_dispatch (e, v, page, page + JOB / PAGE, UINT64_MAX, 0,
+                               ADAPTRA_METHOD_NONE, 0);
+  }
+  assert_int_equal (e->threads, ADAPTRA_WORKERS_MIN);
+  /* The jobs (a transfer slot's where frames are not consecutive) that
+   * the gate admits in queue order: while the bytes before them are
+   * under the limit.
+   */
+  for (job = e->queue.head; job && bytes < est.limit; job = job->next) {
+    admitted++;
+    bytes += job->bytes;
+  }
+  assert_true (admitted > ADAPTRA_WORKERS_MIN + 1 && job != NULL);
+  adaptra_model_end (&e->model, est.limit);
+  adaptra_workers_job_queued (e, false);
+  threads = e->threads;
+  adaptra_unlock (e);
+  assert_int_equal (threads, admitted);
+  for (i = 0; i < admitted; i++)
+    sem_wait (&entered);
+  release_all ();
+  assert_int_equal (stats ().pages_in_flight, 0);
+  adaptra_workers_stop (e);
 }
 
 /* The reader that reaches a window that just doubled waits for the
@@ -316,6 +382,53 @@ test_reader_waits_one_chunk (void **state)
   read_ns = read_ns_per_kib = 0;
 }
 
+/* A window alone goes out in no more jobs than a stream may have read
+ * at once (ADAPTRA_MODEL_STREAM_READS), so that none waits a round
+ * trip for the first to end; its first is still at most the model's
+ * chunk or product (the ramp: test_reader_waits_one_chunk), and each
+ * next one at most the pages before it but the last, which takes the
+ * rest.  Over the remote backend, a window of six such firsts: split
+ * in four shares of a first and a half, it ramped up in five jobs.
+ */
+static void
+test_window_in_ways_jobs (void **state)
+{
+  struct adaptra_model_estimate est;
+  struct adaptra_volume *v;
+  const struct adaptra_job *job;
+  uint64_t first, start, n, pages = 0;
+  unsigned jobs = 0;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
+  est = learn_remote ();
+  first = (est.chunk > est.bdp ? est.chunk : est.bdp) / PAGE;
+  n = 6 * first;
+  assert_true (n / ADAPTRA_MODEL_STREAM_READS > first);
+  assert_true (n * PAGE / ADAPTRA_MODEL_STREAM_READS <= est.job_max);
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  start = (v->base >> e->page_shift) + DISK / PAGE / 2;
+  assert_int_equal (adaptra_prefetch_dispatch (e, v, start, start + n,
+                                               UINT64_MAX, 1,
+                                               ADAPTRA_METHOD_STATE, 0), n);
+  for (job = e->queue.head; job; job = job->next) {
+    if (job->first < start || job->first >= start + n)
+      continue;
+    assert_int_equal (job->first, start + pages);
+    if (jobs == 0)
+      assert_true (job->npages <= first);
+    else if (pages + job->npages < n)
+      assert_true (job->npages <= pages);
+    jobs++;
+    pages += job->npages;
+  }
+  adaptra_unlock (e);
+  assert_int_equal (pages, n);
+  assert_true (jobs <= ADAPTRA_MODEL_STREAM_READS);
+  drain ();
+}
+
 int
 main (void)
 {
@@ -326,7 +439,9 @@ main (void)
     cmocka_unit_test (test_wanted_at_least_min),
     T (test_threads_follow_the_model),
     T (test_threads_as_many_as_the_limit_admits),
+    T (test_threads_start_at_once),
     T (test_reader_waits_one_chunk),
+    T (test_window_in_ways_jobs),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
