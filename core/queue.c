@@ -138,8 +138,6 @@ link_after (struct adaptra_queue *q, struct adaptra_job *prev,
   else {
     if (before)
       treap_remove (&q->last, &before->by_stream);
-    else
-      q->queued_streams++;
     treap_insert (&q->last, &job->by_stream, job->stream, 0);
   }
 }
@@ -170,8 +168,6 @@ unlink_job (struct adaptra_queue *q, struct adaptra_job *job)
     treap_remove (&q->last, &job->by_stream);
     if (job->stream_prev)
       treap_insert (&q->last, &job->stream_prev->by_stream, job->stream, 0);
-    else
-      q->queued_streams--;
   }
 }
 
@@ -373,27 +369,6 @@ adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
       s->queued_last = rest;
   }
   return rest;
-}
-
-/* A stream's turn costs a seek, not each of its jobs: they go out
- * together (adaptra_queue_batch).  The reads in flight are not
- * counted: the model's fixed cost (adaptra_model_fetch_ns) holds the
- * wait behind them.
- */
-uint64_t
-adaptra_queue_wait_ns (const struct adaptra_queue *q,
-                       const struct adaptra_model_estimate *est,
-                       uint64_t stream)
-{
-  size_t turns = q->queued_streams;
-
-  if (est->bandwidth == 0)
-    return 0;
-  if (turns > 0 && est->seek_ns > 0 && last_of (q, stream))
-    turns--;
-  return (uint64_t) ((double) q->queued_bytes * 1e9 /
-                     (double) est->bandwidth) +
-    (uint64_t) turns * est->seek_ns;
 }
 
 /* Not counting a job adaptra-sim's workers started, which stays queued

@@ -113,8 +113,6 @@ struct adaptra_queue {
                                    goes next when the run ends;
                                    ADAPTRA_QUEUE_NO_PAGE: none */
   uint64_t queued_bytes;        /* of jobs not yet started */
-  size_t queued_streams;        /* streams with jobs queued: the
-                                   entries of the index last */
   unsigned page_shift;
   struct adaptra_streams *streams; /* the stream table, whose entries
                                    index their stream's last queued job;
@@ -181,16 +179,6 @@ extern bool adaptra_queue_promote (struct adaptra_queue *q,
 extern struct adaptra_job *adaptra_queue_split (struct adaptra_queue *q,
                                                 struct adaptra_job *job,
                                                 uint64_t n);
-
-/* How long a job of stream queued now waits before a worker starts
- * it, by the model's estimate est: the bytes queued ahead of it at the
- * model's bandwidth and, where distance costs, a seek (seek_ns) for
- * the turn of each other stream with jobs queued (its own queued jobs
- * go on its own run).  0 while the bandwidth is not known.
- */
-extern uint64_t adaptra_queue_wait_ns (const struct adaptra_queue *q,
-                                       const struct adaptra_model_estimate *est,
-                                       uint64_t stream);
 
 /* Has a stream other than stream a job queued and not started? */
 extern bool adaptra_queue_contended (const struct adaptra_queue *q,

@@ -164,13 +164,8 @@ bounds_of (const struct adaptra_engine *e, struct adaptra_window_bounds *b)
   b->fixed = e->cfg.mode == ADAPTRA_MODE_FIXED ? fixed_pages (e) : 0;
 }
 
-/* Pages the stream reads while its next window of window pages waits
- * in the prefetch queue (adaptra_queue_wait_ns) and the backend then
- * fetches it: the look-ahead that hides the backend's latency and the
- * turns of the other streams queued before it.  With its own fetch
- * alone, a stream whose window waits behind the windows of seven
- * others (eight streams interleaved on one connection) reaches the
- * window's end before the window arrives, and its reader waits.
+/* Pages the stream reads while the backend fetches a window of
+ * window pages: the look-ahead that hides the backend's latency.
  */
 static uint64_t
 lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
@@ -178,14 +173,13 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
 {
   uint64_t dt = now - s->issue_ns;
   struct adaptra_model_estimate est;
-  double wait_ns, pages;
+  double fetch_ns, pages;
 
   if (dt == 0 || consumed == 0)
     return 0;
   adaptra_model_estimate (&e->model, now, &est);
-  wait_ns = (double) adaptra_queue_wait_ns (&e->queue, &est, s->id) +
-    (double) adaptra_model_fetch_ns (&est, window << e->page_shift);
-  pages = wait_ns * (double) consumed / (double) dt;
+  fetch_ns = (double) adaptra_model_fetch_ns (&est, window << e->page_shift);
+  pages = fetch_ns * (double) consumed / (double) dt;
   return (uint64_t) pages + 1;
 }
 
@@ -254,17 +248,19 @@ carry_state (struct adaptra_engine *e, const struct adaptra_stream *s,
                            s->readahead_index - s->ra_index, s->age);
 }
 
-/* Would a job of stream queued now wait longer for a worker than a
- * backend read takes (adaptra_queue_wait_ns against the model's
- * latency)?
+/* Would a job queued now wait longer for a worker than a backend
+ * read takes: the queue's bytes not yet started, at the backend's
+ * measured throughput, take longer than its latency?
  */
 static bool
-queue_slow (const struct adaptra_engine *e, uint64_t stream)
+queue_slow (const struct adaptra_engine *e)
 {
   struct adaptra_model_estimate est;
 
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  return adaptra_queue_wait_ns (&e->queue, &est, stream) > est.latency_ns;
+  return est.bandwidth > 0 &&
+    (double) e->queue.queued_bytes * 1e9 / (double) est.bandwidth >
+    (double) est.latency_ns;
 }
 
 /* Dispatch the pages [from, pl->end) of window pl that the plugin
@@ -321,7 +317,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
    * mode keeps them apart, as the legacy kernel did.
    */
   uint64_t from = ev->what == EVENT_MISS && pl->start == ev->reader &&
-    (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e, s->id))
+    (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e))
     ? max_u64 (ev->last, pl->start) : pl->start;
   uint64_t inserted;
 

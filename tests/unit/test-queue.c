@@ -387,36 +387,6 @@ test_seeking_reader_waits_for_run (void **state)
   assert_null (q.head);
 }
 
-/* The wait of a job queued now (adaptra_queue_wait_ns): the bytes
- * queued at the model's bandwidth, and where distance costs a seek
- * for each other stream with jobs queued (a turn), not for each job
- * (stream 9 has none queued; stream 2's own jobs go on its run).
- */
-static void
-test_wait_counts_bytes_and_turns (void **state)
-{
-  struct adaptra_model_estimate est = { .bandwidth = 100 * MIB };
-  struct adaptra_queue q;
-  const uint64_t ms = 1000000;
-
-  (void) state;
-  adaptra_queue_init (&q, SHIFT, NULL);
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9), 0);
-  queue_streams (&q, 5, MIB);
-  assert_int_equal (q.queued_streams, NSTREAMS);
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9), NSTREAMS * 50 * ms);
-  est.seek_ns = 3 * ms;
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9),
-                    NSTREAMS * 50 * ms + NSTREAMS * 3 * ms);
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 2),
-                    NSTREAMS * 50 * ms + (NSTREAMS - 1) * 3 * ms);
-  est.bandwidth = 0;
-  assert_int_equal (adaptra_queue_wait_ns (&q, &est, 9), 0);
-  while (q.head)
-    take_head (&q, NULL);
-  assert_int_equal (q.queued_streams, 0);
-}
-
 /* A job dropped unread does not move the batch on. */
 static void
 test_drop_keeps_batch (void **state)
@@ -551,7 +521,6 @@ main (void)
     cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_seeking_run_ends_with_window),
     cmocka_unit_test (test_seeking_reader_waits_for_run),
-    cmocka_unit_test (test_wait_counts_bytes_and_turns),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };

@@ -302,88 +302,6 @@ test_cold_readers (void **state)
   free (buf);
 }
 
-/* A stream's look-ahead covers the wait of its next window in the
- * prefetch queue as well as the window's fetch: behind a cache hint
- * of another volume (queued, and run by no worker here), each mark of
- * a steady reader is at least as far from its window's end as the
- * reader reads while the queue ahead of the window drains
- * (adaptra_queue_wait_ns at the model's bandwidth, less the window's
- * own jobs), up to the whole window.  The factor 3/4 allows for the
- * reader's pace, measured over the whole run here and between two
- * decisions by the engine.  Without the wait, the marks were where a
- * fetch of the window alone puts them, well short of it (62 pages
- * against 163).
- */
-#define LEAD_REQ 16                     /* pages a read asks for */
-#define LEAD_READS 48
-#define LEAD_PACE (2 * MS)              /* the reader's time between reads */
-#define LEAD_HINT (4 * 1024 * 1024)     /* queued ahead of its windows */
-
-/* The reader's pace, pages a nanosecond, and the last state window's
- * look-ahead, size and wait (in pages the reader reads meanwhile).
- */
-static double lead_pace;
-static uint64_t lead_la, lead_ra, lead_wait;
-
-static void
-record_lead (const struct adaptra_trace *t)
-{
-  struct adaptra_model_estimate est;
-  uint64_t wait_ns, own_ns;
-
-  if (t->kind != ADAPTRA_TRACE_WINDOW ||
-      t->placement.method != ADAPTRA_METHOD_STATE ||
-      t->placement.mark == ADAPTRA_NO_MARK)
-    return;
-  adaptra_model_estimate (&e->model, now_ns, &est);
-  wait_ns = adaptra_queue_wait_ns (&e->queue, &est, t->placement.stream);
-  own_ns = est.bandwidth
-    ? t->pages * PAGE * UINT64_C (1000000000) / est.bandwidth : 0;
-  lead_la = t->placement.end - t->placement.mark;
-  lead_ra = t->placement.end - t->placement.start;
-  lead_wait = (uint64_t) ((double) (wait_ns > own_ns ? wait_ns - own_ns : 0) *
-                          lead_pace);
-}
-
-static void
-test_lookahead_covers_queue (void **state)
-{
-  struct adaptra_config cfg;
-  int v2, c2;
-  unsigned i;
-
-  (void) state;
-  fixture_stop ();
-  fixture_config (&cfg);
-  cfg.pool_bytes = 64 * 1024 * 1024;
-  fixture_start (&cfg, "", "test");
-  read_ns = MS;
-  read_ns_per_kib = 10 * US;
-  v2 = open_volume (e, "other", DISK2, 0);
-  c2 = open_client (e, v2, "other");
-  adaptra_cache_hint (e, c2, 0, LEAD_HINT);
-  /* A first pass measures the pace (reads, their misses and drains on
-   * the fake clock); the second, over the same steps, is judged.
-   */
-  lead_pace = 0;
-  for (unsigned pass = 0; pass < 2; pass++) {
-    uint64_t started = now_ns, base = pass * LEAD_READS * LEAD_REQ;
-
-    during_trace = pass ? record_lead : NULL;
-    for (i = 0; i < LEAD_READS; i++) {
-      read_pages (base + (uint64_t) i * LEAD_REQ, LEAD_REQ);
-      now_ns += LEAD_PACE;
-    }
-    lead_pace = (double) (LEAD_READS * LEAD_REQ) / (double) (now_ns - started);
-  }
-  during_trace = NULL;
-  read_ns = read_ns_per_kib = 0;
-  assert_true (lead_wait > 0);
-  assert_true (lead_la * 4 >= 3 * (lead_wait < lead_ra ? lead_wait : lead_ra));
-  adaptra_client_close (e, c2);
-  adaptra_volume_close (e, v2);
-}
-
 int
 main (void)
 {
@@ -396,7 +314,6 @@ main (void)
     T (test_trail_to_the_extent_end),
     T (test_deep_client_trail_stays_short),
     T (test_cold_readers),
-    T (test_lookahead_covers_queue),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
