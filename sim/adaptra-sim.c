@@ -349,10 +349,15 @@ engine_take_job (struct sim *s, uint64_t *offset, uint32_t *count)
   return adaptra_worker_take (s->e, offset, count);
 }
 
+/* Worker w's read completes now: the engine runs its job, whose pread
+ * (sim_pread) is that worker's.
+ */
 static void
 engine_complete_job (struct sim *s, struct worker *w)
 {
+  s->running_worker = w - s->workers;
   adaptra_worker_complete (s->e, w->job, (unsigned) (w - s->workers));
+  s->running_worker = -1;
   w->job = NULL;
 }
 
@@ -375,9 +380,19 @@ engine_mean_window (struct sim *s, size_t *nstreams)
   return n ? sum / (double) n : 0;
 }
 
+/* The filter joins its worker threads, whose jobs then complete,
+ * before it frees the engine; the simulated workers' jobs in flight
+ * (due after the run's end, and not counted) complete here so, or
+ * nothing would free them.
+ */
 static void
 engine_close (struct sim *s)
 {
+  unsigned i;
+
+  for (i = 0; i < s->nworkers; i++)
+    if (s->workers[i].job)
+      engine_complete_job (s, &s->workers[i]);
   adaptra_engine_free (s->e);
   s->e = NULL;
 }
@@ -502,9 +517,7 @@ sim_wait (void *opaque)
   S->waited = true;
   if (first->done > S->req_done)
     S->req_done = first->done;
-  S->running_worker = (int64_t) i;
   engine_complete_job (S, first);
-  S->running_worker = -1;
   S->now = first->done;
 }
 
@@ -613,11 +626,8 @@ finish_worker (struct sim *s, size_t i)
   struct worker *w = &s->workers[i];
 
   /* Unless a reader waited for it and completed it then (sim_wait). */
-  if (w->job) {
-    s->running_worker = (int64_t) i;
+  if (w->job)
     engine_complete_job (s, w);
-    s->running_worker = -1;
-  }
   w->busy = false;
   sim_model_finish (&s->model, (unsigned) i);
   s->now = w->done;
