@@ -32,6 +32,7 @@
 
 #include <config.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,8 @@ adaptra_volumes_free (struct adaptra_engine *e)
 
   for (i = 0; i < e->nvolumes; i++)
     if (e->volumes[i]) {
+      /* Freed after the workers stopped: no job is being read. */
+      assert (e->volumes[i]->running == 0);
       adaptra_holes_free (&e->volumes[i]->holes);
       free (e->volumes[i]->ctxs);
       free (e->volumes[i]);
