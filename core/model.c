@@ -326,10 +326,16 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
 
   est->depth = est->latency_bound ? 0 : ADAPTRA_MODEL_DEPTH;
   est->limit = UINT64_MAX;
-  if (est->latency_bound && est->bandwidth > 0)
+  if (est->latency_bound && est->bandwidth > 0) {
+    /* A read holds its bytes in flight for its latency and its own
+     * transfer: the product, and the mean read (model.h).
+     */
+    uint64_t held = est->bdp + (uint64_t) m->n;
+
     est->limit = est->bdp < ADAPTRA_MODEL_LIMIT_MIN ? ADAPTRA_MODEL_LIMIT_MIN
-      : est->startup ? est->bdp * ADAPTRA_MODEL_STARTUP_GAIN
-      : est->bdp * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+      : est->startup ? held * ADAPTRA_MODEL_STARTUP_GAIN
+      : held * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+  }
 
   if (est->limit != UINT64_MAX) {
     est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,

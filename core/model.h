@@ -124,11 +124,20 @@
 #define ADAPTRA_MODEL_FAST_RATE UINT64_C (400000000)
 #define ADAPTRA_MODEL_FAST_SAMPLES 16
 
-/* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of the
- * bandwidth-delay product in flight (a quarter over covers jitter in
- * the latency and the gap between a read's end and the next start),
- * and at least ADAPTRA_MODEL_LIMIT_MIN (two of the smallest jobs a
- * window is split into alone).  The floor is what a backend gets
+/* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of what
+ * keeps the backend busy (a quarter over covers jitter in the latency
+ * and the gap between a read's end and the next start), and at least
+ * ADAPTRA_MODEL_LIMIT_MIN.  What keeps it busy is the bandwidth-delay
+ * product and the mean read (the moving average of a read's size): a
+ * read holds its bytes in flight for its latency and its own transfer
+ * (Little's law), and its bytes arrive together at its end, as BBR's
+ * cwnd allows for data acknowledged in aggregates.  Over the product
+ * alone, where a read's transfer is as long as the latency (8 MiB jobs
+ * at 2 GB/s over 2 ms), one read at a time passed the limit, the link
+ * idled a latency in each (it moved two thirds of what it can), and
+ * the slots measured only what the limit let through: the estimate
+ * could not grow past it.  The floor (two of the smallest jobs a
+ * window is split into alone) is what a backend gets
  * before its bandwidth is known: its first reads, all at once, say
  * little of it (one 64 KiB read in 5 ms says 13 MB/s), and the chunks
  * cut from that small product (ADAPTRA_MODEL_CHUNK_MIN) keep what a
@@ -147,15 +156,12 @@
 /* Startup (BBR's): while no slot of the window is over, the bandwidth
  * is the delivery-rate samples' (below), which see only what the
  * limit let through, and the limit is ADAPTRA_MODEL_STARTUP_GAIN times
- * the product.  A limit of 5/4 of the product delivers at most 5/4 of
- * the estimate a read's time, and a read's time is its latency plus
- * its transfer: where the transfer is a quarter of the latency or more
- * (a 1 MiB job over 2 ms on a loaded CPU), the estimate never grew,
- * and a reader at queue depth 1 waited behind a limit of a fraction of
- * what the backend moves.  Twice the product lets each round trip's
- * samples grow the estimate until the backend's own bandwidth stops
- * it (BBR's cwnd gain of 2).  Once a slot is over its bytes measure
- * the bandwidth, and the limit is 5/4 of the product again.
+ * what keeps the backend busy (above), not 5/4: then each round
+ * trip's samples grow the estimate by up to twice, not a quarter,
+ * until the backend's own bandwidth stops it (BBR's cwnd gain of 2),
+ * and a reader at queue depth 1 does not wait behind a limit of a
+ * fraction of what the backend moves.  Once a slot is over its bytes
+ * measure the bandwidth, and the gain is 5/4 again.
  */
 #define ADAPTRA_MODEL_STARTUP_GAIN 2
 
