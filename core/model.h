@@ -28,9 +28,10 @@
  * read at a time shows), and the mean read's n / t; only the first two
  * say how much of a read's time is transfer (a lone read's n / t would
  * make all of it transfer).  Until a slot is over, delivery-rate
- * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup).  The moving averages also say whether the
- * backend is as fast as the pool now, so that a backend that turns
- * slow brings read-ahead back within a few reads.
+ * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup).  The
+ * moving averages also say whether the backend is as fast as the pool
+ * now, so that a backend that turns slow brings read-ahead back within
+ * a few reads.
  *
  * Distance: a read that starts where the previous one ended is near,
  * any other far.  Where the fastest far read waits much longer than
@@ -116,8 +117,9 @@
  * a remote store without a bandwidth cap pass both bounds (4 MiB in
  * 2.5 ms is 1.6 GB/s), yet every read of a client waits its latency,
  * which read-ahead hides (stepping aside halved the throughput of one
- * reader at queue depth 1 over 2 ms).  With hysteresis (both bounds twice as loose to
- * stay fast), and not before ADAPTRA_MODEL_FAST_SAMPLES reads.
+ * reader at queue depth 1 over 2 ms).  With hysteresis (both bounds
+ * twice as loose to stay fast), and not before
+ * ADAPTRA_MODEL_FAST_SAMPLES reads.
  */
 #define ADAPTRA_MODEL_FAST_LATENCY_NS 50000
 #define ADAPTRA_MODEL_FAST_BYTES_PER_SEC UINT64_C (1000000000)
@@ -228,8 +230,8 @@
  * the backend moves, find its bandwidth within a few latencies, not
  * two slots later.  A sample can see a burst, which a slot's many
  * reads smooth out, so the samples count only while no slot of the
- * window is over (a backend's first ADAPTRA_MODEL_SLOT_NS, or after an
- * idle second).  The last ADAPTRA_MODEL_DONE completions are kept to
+ * window is over (a backend's first two ADAPTRA_MODEL_SLOT_NS, or after
+ * an idle second).  The last ADAPTRA_MODEL_DONE completions are kept to
  * find the one before a read's start.
  */
 #define ADAPTRA_MODEL_DONE 64

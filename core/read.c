@@ -19,10 +19,11 @@
  *      per request in this thread's counter shard and the client's and
  *      stream's atomic fields, note the stream's read time, copy, read
  *      the absent runs straight from the backend into the client's
- *      buffer, unpin; done.  Such a read would make no decision and would move its
- *      stream less than the lag, so the lock would add nothing but a
- *      serial section; it also skips the stream table's reaping, which
- *      the next locked read does.  Else nothing was done, and:
+ *      buffer, unpin; done.  Such a read would make no decision and
+ *      would move its stream less than the lag, so the lock would add
+ *      nothing but a serial section; it also skips the stream table's
+ *      reaping, which the next locked read does.  Else nothing was
+ *      done, and:
  *   1. Under the lock, walk the request's pages once: the first page
  *      that is absent is a miss; the first mark taken (test and clear)
  *      is a look-ahead hit.  Make the request's single read-ahead

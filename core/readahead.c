@@ -798,6 +798,50 @@ read_by_client (const struct adaptra_engine *e, uint64_t p)
     !(adaptra_pool_page (&e->pool, f)->flags & ADAPTRA_PG_READAHEAD);
 }
 
+/* Does request ev start a data run: does it begin the volume, or
+ * follow a page that the plugin's block status calls zero?
+ */
+static bool
+starts_data_run (const struct adaptra_engine *e, const struct event *ev)
+{
+  uint64_t first, last;
+
+  return ev->first == ev->v->first_page ||
+    !adaptra_volume_data_run (e, ev->v, ev->first - 1, ev->first, &first,
+                              &last);
+}
+
+/* The trail's pages past lone read ev of client c: TRAIL_REQUESTS
+ * times its request; or, for a client that reads one request at a
+ * time (depth.h: its peak of reads in flight), when the read starts
+ * a data run (starts_data_run) that the plugin's block status ends
+ * within max pages (holes.h), the run to its end: a client that asked
+ * for block status and reads a run's first page copies the run whole.
+ * A trail of two requests there made each data extent of a sparse
+ * image's copy a stream of its own that ramped up from two requests,
+ * its reader waiting for the backend at every doubling.  A client
+ * with reads of its own in flight (qemu-img convert) reads the run
+ * ahead itself, and a trail over it only puts its requests behind
+ * the trail's jobs.  What the map does not know reads as data, so a
+ * guest that never asks block status, or a run longer than max,
+ * keeps the two requests.
+ */
+static uint64_t
+trail_pages (const struct adaptra_engine *e, struct adaptra_client *c,
+             const struct event *ev, uint64_t max)
+{
+  uint64_t n = TRAIL_REQUESTS * (ev->last - ev->reader), first, last;
+
+  if (__atomic_load_n (&c->depth.peak_requests, __ATOMIC_RELAXED) <=
+      ADAPTRA_DEPTH_MIN_REQUESTS &&
+      starts_data_run (e, ev) &&
+      adaptra_volume_data_run (e, ev->v, ev->last, ev->last + max, &first,
+                               &last) &&
+      first == ev->last && last < ev->last + max && last - first > n)
+    n = last - first;
+  return n;
+}
+
 /* Lone read ev, a miss that found no stream: score whether its
  * client's previous lone read was followed by the next page, and when
  * the client's lone reads start runs (LONE_RUNS_MIN), issue the trail:
@@ -818,37 +862,6 @@ read_by_client (const struct adaptra_engine *e, uint64_t p)
  * next page is rarely read, from trailing.  docs/bench/fleet.md has
  * the figures on a boot's trace and a random workload.
  */
-/* The trail's pages past lone read ev of client c: TRAIL_REQUESTS
- * times its request; or, for a client that reads one request at a
- * time (depth.h: its peak of reads in flight), where the plugin's
- * block status ends the data run the read starts within max pages
- * (holes.h), the run to its end: a client that asked for block status
- * and reads a run's first page copies the run whole.  A trail of two
- * requests there made each data extent of a sparse image's copy a
- * stream of its own that ramped up from two requests, its reader
- * waiting at every doubling: nbdcopy --requests=1 over 2 ms waited
- * 170-190 times for 334 MiB of data, 70-80 with the run.  A client
- * with reads of its own in flight (qemu-img convert) reads the run
- * ahead itself, and a trail over it only put its requests behind
- * the trail's jobs (8% slower).  What the map does not know reads as
- * data, so a guest that never asks block status keeps the two
- * requests.
- */
-static uint64_t
-trail_pages (const struct adaptra_engine *e, struct adaptra_client *c,
-             const struct event *ev, uint64_t max)
-{
-  uint64_t n = TRAIL_REQUESTS * (ev->last - ev->reader), first, last;
-
-  if (__atomic_load_n (&c->depth.peak_requests, __ATOMIC_RELAXED) <=
-      ADAPTRA_DEPTH_MIN_REQUESTS &&
-      adaptra_volume_data_run (e, ev->v, ev->last, ev->last + max, &first,
-                               &last) &&
-      first == ev->last && last < ev->last + max && last - first > n)
-    n = last - first;
-  return n;
-}
-
 static struct adaptra_stream *
 trail (struct adaptra_engine *e, const struct event *ev,
        struct adaptra_window_bounds *b, const struct adaptra_stream *near)

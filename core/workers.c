@@ -300,11 +300,14 @@ grow (struct adaptra_engine *e, bool hints_only, uint64_t taken)
 
   assert_locked (e);
   kind_of (e, hints_only, &first, &n, &alive, &busy);
-  if (e->stopping || !e->workers || n == 0)
+  idle = *alive - *busy;
+  /* Every thread of the ceiling reading: none to wake, none to start,
+   * so neither the estimate nor the walk of the queue.
+   */
+  if (e->stopping || !e->workers || n == 0 || (idle == 0 && *alive >= n))
     return;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   want = hints_only ? n : adaptra_workers_wanted (&est, n);
-  idle = *alive - *busy;
   need = startable (e, hints_only, &est, want > *busy ? want - *busy : 0,
                     taken);
   for (i = 0; i < need && i < idle; i++)

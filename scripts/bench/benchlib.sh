@@ -53,14 +53,15 @@ record ()
   printf '%-32s %s %s\n' "$1" "$2" "${units[$1]}"
 }
 
-# medians: the median of each KEY's figures, sorted by KEY.
+# medians: the median of each KEY's figures, sorted by KEY; a figure
+# of "-" (none that run) is left out, and a KEY with no other is "-".
 medians ()
 {
   local key
   for key in "${!runs[@]}"; do
     printf '%-32s %s %s\n' "$key" "$(echo "${runs[$key]}" | tr ' ' '\n' |
-      sed '/^$/d' | sort -g | awk '{ v[NR] = $1 }
-        END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')" \
+      sed '/^-\{0,1\}$/d' | sort -g | awk '{ v[NR] = $1 }
+        END { print NR == 0 ? "-" : (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')" \
       "${units[$key]}"
   done | sort
 }

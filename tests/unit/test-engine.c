@@ -268,10 +268,15 @@ test_reordered_reads_one_stream (void **state)
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 400);
   /* Random: the first five reads, before there is history; and the
    * two that overtook their predecessor just past a window that ran
-   * out (position alone is no evidence: they read on demand and the
-   * predecessor, arriving next, carries the stream on).  Later windows
-   * lead by more than a pair: the reads' spacing is a delivery rate
-   * the model samples (model.h), so a window's fetch is not free.
+   * out (reads 7 and 9: position alone is no evidence, they read on
+   * demand and the predecessor, arriving next, carries the stream
+   * on).  Read 15 is not one of them: the model samples the reads'
+   * spacing on the fake clock as a delivery rate (model.h), so a
+   * window's fetch takes time and the look-ahead covers the pages
+   * read meanwhile: the window at read 8's pages marks 13 of its 28
+   * pages, the next is out by read 13, and read 15 lands in it.  With
+   * a look-ahead of 4 pages only read 14 took the mark, after read 15
+   * had landed past the window's end.
    */
   assert_int_equal (s.readrandom, 7);
 }

@@ -165,16 +165,17 @@ test_long_stream_grows (void **state)
 
 /* A copy of a sparse image: a client that asked for block status
  * reads each data extent whole, its first read a lone one, after its
- * lone reads were known to start runs.  The extent (EXTENT pages at
- * EXTENT_AT, between known holes) is read first with a peak of peak
- * (in 1/ADAPTRA_DEPTH_ONE) requests in flight; returns the one window
- * that read issued, checking that the workers read exactly it.
+ * lone reads were known to start runs.  The extent (len pages at
+ * EXTENT_AT, between known holes) is read first at page at of it
+ * with a peak of peak (in 1/ADAPTRA_DEPTH_ONE) requests in flight;
+ * returns the one window that read issued, checking that the workers
+ * read exactly it.
  */
 #define EXTENT (3 * MAX_PAGES / 4)
 #define EXTENT_AT (1000 + 8 * RUN_GAP)
 
 static struct adaptra_trace
-trail_in_extent (uint64_t peak)
+trail_in_extent_at (uint64_t peak, uint64_t at, uint64_t len)
 {
   uint64_t worker0;
   unsigned i;
@@ -185,21 +186,52 @@ trail_in_extent (uint64_t peak)
   }
   adaptra_volume_extent (e, volume, (EXTENT_AT - RUN_GAP) * PAGE,
                          RUN_GAP * PAGE, true);
-  adaptra_volume_extent (e, volume, EXTENT_AT * PAGE, EXTENT * PAGE, false);
-  adaptra_volume_extent (e, volume, (EXTENT_AT + EXTENT) * PAGE,
+  adaptra_volume_extent (e, volume, EXTENT_AT * PAGE, len * PAGE, false);
+  adaptra_volume_extent (e, volume, (EXTENT_AT + len) * PAGE,
                          RUN_GAP * PAGE, true);
   adaptra_lock (e);
   adaptra_client_of (e, client)->depth.peak_requests = peak;
   adaptra_unlock (e);
   ntraces = 0;
   worker0 = worker_bytes;
-  read_pages (EXTENT_AT, REQ);
+  read_pages (EXTENT_AT + at, REQ);
   assert_int_equal (ntraces, 1);
   assert_int_equal (traces[0].kind, ADAPTRA_TRACE_WINDOW);
-  assert_int_equal (traces[0].placement.start, EXTENT_AT + REQ);
+  assert_int_equal (traces[0].placement.start, EXTENT_AT + at + REQ);
   assert_int_equal (worker_bytes - worker0,
                     trace_pages (&traces[0]) * PAGE);
   return traces[0];
+}
+
+static struct adaptra_trace
+trail_in_extent (uint64_t peak)
+{
+  return trail_in_extent_at (peak, 0, EXTENT);
+}
+
+/* A lone read in the middle of a known extent does not start it: its
+ * trail stays two requests, as anywhere the map says nothing.
+ */
+static void
+test_mid_extent_trail_stays_short (void **state)
+{
+  (void) state;
+  assert_true (trail_in_extent_at (ADAPTRA_DEPTH_ONE, EXTENT / 3, EXTENT)
+               .placement.end < EXTENT_AT + EXTENT);
+}
+
+/* An extent longer than the max window: nothing says where the data
+ * ends within the window (as on a volume whose map is empty), so the
+ * trail stays two requests rather than a max window.
+ */
+static void
+test_long_extent_trail_stays_short (void **state)
+{
+  struct adaptra_trace t =
+    trail_in_extent_at (ADAPTRA_DEPTH_ONE, 0, 2 * MAX_PAGES);
+
+  (void) state;
+  assert_true (trace_pages (&t) < MAX_PAGES);
 }
 
 /* One request at a time (nbdcopy --requests=1): the trail runs to the
@@ -313,6 +345,8 @@ main (void)
     T (test_long_stream_grows),
     T (test_trail_to_the_extent_end),
     T (test_deep_client_trail_stays_short),
+    T (test_mid_extent_trail_stays_short),
+    T (test_long_extent_trail_stays_short),
     T (test_cold_readers),
   };
 
