@@ -76,11 +76,13 @@ average (double *avg, double x, bool first)
 
 /* The delivery rate of a read from t0 to t1 that delivered bytes
  * (model.h): bytes a second since the newest completion kept at or
- * before t0, 0 if none is kept.  Records the completion.
+ * before t0, 0 if none is kept.  *served: when the backend turned to
+ * the read (model.h): the latest completion kept between t0 and t1,
+ * else t0.  Records the completion.
  */
 static uint64_t
 delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
-               uint64_t t1)
+               uint64_t t1, uint64_t *served)
 {
   unsigned i, n = m->ndone < ADAPTRA_MODEL_DONE ? m->ndone
     : ADAPTRA_MODEL_DONE;
@@ -88,8 +90,11 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
   struct adaptra_model_done *d;
 
   m->delivered += bytes;
+  *served = t0;
   for (i = 1; i <= n; i++) {
     d = &m->done[(m->ndone - i) % ADAPTRA_MODEL_DONE];
+    if (d->t > *served && d->t < t1)
+      *served = d->t;
     if (d->t <= t0) {
       if (t1 > d->t)
         rate = (uint64_t) ((double) (m->delivered - d->delivered) * 1e9 /
@@ -113,7 +118,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket *b = &m->bucket[second % ADAPTRA_MODEL_BUCKETS];
   double n = (double) bytes, dt = (double) t;
-  uint64_t rate = delivery_rate (m, bytes, t0, t1);
+  uint64_t served, rate = delivery_rate (m, bytes, t0, t1, &served);
 
   bool first = m->samples++ == 0;
   struct adaptra_model_mean *mean = where == ADAPTRA_MODEL_NEAR ? &m->near
@@ -143,10 +148,19 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
 
   if (b->id < second) {
     b->id = second;
-    b->near = b->far = (struct adaptra_model_fastest) { 0 };
+    b->near = b->far = b->near_served = b->far_served =
+      (struct adaptra_model_fastest) { 0 };
+    b->far_reads = 0;
   }
-  if (b->id == second && where != ADAPTRA_MODEL_UNKNOWN)
-    keep_fastest (where == ADAPTRA_MODEL_NEAR ? &b->near : &b->far, bytes, t);
+  if (b->id == second && where == ADAPTRA_MODEL_NEAR) {
+    keep_fastest (&b->near, bytes, t);
+    keep_fastest (&b->near_served, bytes, t1 > served ? t1 - served : 0);
+  }
+  if (b->id == second && where == ADAPTRA_MODEL_FAR) {
+    keep_fastest (&b->far, bytes, t);
+    keep_fastest (&b->far_served, bytes, t1 > served ? t1 - served : 0);
+    b->far_reads++;
+  }
 }
 
 /* The line t = latency + n * slope through the averages; slope 0 when
@@ -229,61 +243,103 @@ latency_of (const struct adaptra_model_fastest *f, uint64_t rate, bool halve)
   return f->ns > transfer ? f->ns - transfer : 0;
 }
 
+/* Is bucket b in the window of ADAPTRA_MODEL_BUCKETS up to second? */
+static bool
+in_window (const struct adaptra_model_bucket *b, uint64_t second)
+{
+  return b->id != 0 && b->id <= second &&
+    b->id + ADAPTRA_MODEL_BUCKETS > second;
+}
+
 /* The min-latency filter over the buckets of the window, near and far
- * reads apart; UINT64_MAX where none was seen.
+ * reads apart, from their whole times or (served true) from when the
+ * backend turned to them; UINT64_MAX where none was seen.  *far_reads:
+ * the far reads of the window.
  */
 static void
 least_latency (const struct adaptra_model *m, uint64_t now, uint64_t rate,
-               bool halve, uint64_t *near, uint64_t *far)
+               bool halve, bool served, uint64_t *near, uint64_t *far,
+               uint64_t *far_reads)
 {
   uint64_t second = now / BUCKET_NS + 1;
   size_t i;
 
   *near = *far = UINT64_MAX;
+  *far_reads = 0;
   for (i = 0; i < ADAPTRA_MODEL_BUCKETS; i++) {
     const struct adaptra_model_bucket *b = &m->bucket[i];
+    const struct adaptra_model_fastest *bn = served ? &b->near_served
+      : &b->near;
+    const struct adaptra_model_fastest *bf = served ? &b->far_served
+      : &b->far;
     uint64_t l;
 
-    if (b->id == 0 || b->id > second ||
-        b->id + ADAPTRA_MODEL_BUCKETS <= second)
+    if (!in_window (b, second))
       continue;
-    if (b->near.ns && (l = latency_of (&b->near, rate, halve)) < *near)
+    if (bn->ns && (l = latency_of (bn, rate, halve)) < *near)
       *near = l;
-    if (b->far.ns && (l = latency_of (&b->far, rate, halve)) < *far)
+    if (bf->ns && (l = latency_of (bf, rate, halve)) < *far)
       *far = l;
+    *far_reads += b->far_reads;
   }
 }
 
-/* Does distance cost: does the fastest far read wait
- * ADAPTRA_MODEL_SEEK_NS longer than the fastest near one, and
- * ADAPTRA_MODEL_SEEK_RATIO times as long?
+/* What the fastest far read waits longer than the fastest near one,
+ * if at least ADAPTRA_MODEL_SEEK_NS longer and ADAPTRA_MODEL_SEEK_RATIO
+ * times as long; 0 if not: by their whole times, their transfer at
+ * rate taken off, or by the times from when the backend turned to
+ * them, where the window has ADAPTRA_MODEL_SEEK_READS far reads
+ * (model.h).  Those take their transfer off at least at the rate of
+ * the fastest near read so served: where reads queue behind seeks,
+ * rate is only what the seeks leave of the bandwidth, and a transfer
+ * at it would take a short seek off too.
  */
+static uint64_t
+seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate,
+          bool served)
+{
+  uint64_t near, far, far_reads, second = now / BUCKET_NS + 1;
+  size_t i;
+
+  for (i = 0; served && i < ADAPTRA_MODEL_BUCKETS; i++) {
+    const struct adaptra_model_bucket *b = &m->bucket[i];
+
+    if (in_window (b, second) && b->near_served.ns &&
+        b->near_served.bytes * 1e9 / b->near_served.ns > (double) rate)
+      rate = (uint64_t) (b->near_served.bytes * 1e9 / b->near_served.ns);
+  }
+  least_latency (m, now, rate, false, served, &near, &far, &far_reads);
+  if (near == UINT64_MAX || far == UINT64_MAX ||
+      far < near + ADAPTRA_MODEL_SEEK_NS ||
+      far < ADAPTRA_MODEL_SEEK_RATIO * near ||
+      (served && far_reads < ADAPTRA_MODEL_SEEK_READS))
+    return 0;
+  return far - near;
+}
+
+/* Does distance cost, by either test of seek_gap? */
 static bool
 seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 {
-  uint64_t near, far;
-
-  least_latency (m, now, rate, false, &near, &far);
-  return near != UINT64_MAX && far != UINT64_MAX &&
-    far >= near + ADAPTRA_MODEL_SEEK_NS &&
-    far >= ADAPTRA_MODEL_SEEK_RATIO * near;
+  return seek_gap (m, now, rate, false) || seek_gap (m, now, rate, true);
 }
 
-/* What a seek costs where distance costs (the min-latency test above):
- * how much longer the mean far read takes than the mean near one,
- * their sizes' difference at bandwidth rate taken off; at least the
- * difference of the fastest ones.  The fastest far read is a short
- * hop, where the mean far read is the seek the queue's turns make;
- * the reads in flight queue both alike.
+/* What a seek costs where distance costs (the tests above): how much
+ * longer the mean far read takes than the mean near one, their sizes'
+ * difference at bandwidth rate taken off; at least the larger gap of
+ * the tests.  The fastest far read is a short hop, where the mean far
+ * read is the seek the queue's turns make; the reads in flight queue
+ * both alike.
  */
 static uint64_t
 seek_cost (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 {
-  uint64_t near, far, least;
+  uint64_t least = seek_gap (m, now, rate, false);
+  uint64_t served = seek_gap (m, now, rate, true);
   double mean;
 
-  least_latency (m, now, rate, false, &near, &far);
-  least = far - near;
+  if (served > least)
+    least = served;
   if (m->near.t == 0 || m->far.t == 0 || rate == 0)
     return least;
   mean = m->far.t - m->near.t - (m->far.n - m->near.n) * 1e9 / (double) rate;
@@ -307,11 +363,11 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, least, transfer;
+  uint64_t near, far, far_reads, least, transfer;
   double fit_latency, slope;
 
   est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
-  least_latency (m, now, transfer, true, &near, &far);
+  least_latency (m, now, transfer, true, false, &near, &far, &far_reads);
   least = near < far ? near : far;
   est->latency_ns = least == UINT64_MAX ? 0 : least;
   est->bdp = (uint64_t) ((double) est->bandwidth *

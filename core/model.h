@@ -104,6 +104,24 @@
 #define ADAPTRA_MODEL_SEEK_NS UINT64_C (250000)
 #define ADAPTRA_MODEL_SEEK_RATIO 2
 
+/* Queueing can hide a seek: at one head, a near read that waits
+ * behind the reads ahead of it takes their time too, while the first
+ * far reads, alone, take only their own; the fastest near read then
+ * never looks twice as fast as the fastest far one.  So the test is
+ * made twice (like with like): by the reads' whole times, and by
+ * their times from when the backend turned to them, the latest
+ * completion during the read, if any (what blk-mq and BFQ measure as
+ * a request's service time at a rotational device; BBR's min-RTT
+ * keeps the samples that queued nothing, where this keeps what
+ * queueing did not add).  At a backend that serves many reads in
+ * parallel the second time is merely the gap between two completions,
+ * near or far alike, so the second test waits for
+ * ADAPTRA_MODEL_SEEK_READS far reads in the window: a few far reads
+ * among many near ones (one stream) could otherwise show a gap longer
+ * than all the near reads' by chance.
+ */
+#define ADAPTRA_MODEL_SEEK_READS 32
+
 /* As fast as the pool: the averages of the recent reads within
  * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC
  * (a 64 KiB read within 115 us, 1 MiB within 1.1 ms: a file in the
@@ -258,7 +276,10 @@ struct adaptra_model_mean {
 
 struct adaptra_model_bucket {
   uint64_t id;                  /* completion time / a second, + 1 */
-  struct adaptra_model_fastest near, far;
+  struct adaptra_model_fastest near, far; /* by their whole times */
+  struct adaptra_model_fastest near_served, far_served; /* from when
+                                   the backend turned to them */
+  uint64_t far_reads;           /* far reads sampled */
 };
 
 struct adaptra_model {

@@ -108,15 +108,19 @@ scan (struct backend *b, uint64_t seconds)
 /* Many reads in parallel on the remote backend, saturating its link
  * for seconds: completions every chunk / 200 MiB/s, each read 5 ms
  * plus the time the link takes for it and the reads ahead of it, up
- * to 8 of them once the queue has built up.
+ * to 8 of them once the queue has built up.  The reads take turns
+ * between streams a gigabyte apart, two chunks a turn.
  */
 static void
-saturate (struct backend *b, uint64_t seconds, uint64_t chunk)
+saturate (struct backend *b, uint64_t seconds, uint64_t chunk,
+          unsigned streams)
 {
   uint64_t end = b->now + seconds * SEC;
-  uint64_t gap = chunk * SEC / (200 * MIB), at = 0, queued = 0;
+  uint64_t gap = chunk * SEC / (200 * MIB), queued = 0, i;
 
-  for (; b->now < end; b->now += gap, at += chunk) {
+  for (i = 0; b->now < end; b->now += gap, i++) {
+    uint64_t at = i / 2 % streams * 1024 * MIB + i / 2 / streams * 2 * chunk +
+      i % 2 * chunk;
     enum adaptra_model_distance where =
       adaptra_model_start (&b->m, at, chunk);
 
@@ -256,12 +260,29 @@ test_remote_saturated (void **state)
   struct adaptra_model_estimate est;
 
   (void) state;
-  saturate (&b, 2, 64 * KIB);
+  saturate (&b, 2, 64 * KIB, 1);
   est = estimate (&b);
   assert_within (est.bandwidth, 196 * MIB, 204 * MIB);
   assert_within (est.latency_ns, 4900 * US, 5100 * US);
   assert_true (est.latency_bound);
   assert_true (est.limit != UINT64_MAX);
+}
+
+/* The same with eight streams in turn: half the reads far, each
+ * served, from the completion before its own, in a gap alike near or
+ * far.  Not a seek.
+ */
+static void
+test_remote_streams_do_not_seek (void **state)
+{
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  saturate (&b, 2, 64 * KIB, 8);
+  est = estimate (&b);
+  assert_false (est.seeks);
+  assert_true (est.latency_bound);
 }
 
 /* A remote store whose token bucket lets large reads through faster
@@ -356,6 +377,78 @@ test_disk_short_seeks (void **state)
   est = estimate (&b);
   assert_true (est.seeks);
   assert_int_equal (est.budget, ADAPTRA_MODEL_CHUNK_MAX);
+}
+
+/* Eight streams over the disk's one head, each an eighth of it from
+ * the next, as the engine reads them when the model takes the disk
+ * for latency-bound: each stream's first read alone, then pairs of
+ * 64 KiB chunks (a far read, the near one after it), four reads in
+ * flight at the head, served in the order they started.  The first
+ * far reads, alone, take their seek and transfer (1.9 ms); every near
+ * read waits behind the far read before it and more, so its whole
+ * time never looks half a far read's.  From when the head turned to
+ * it, a near read is its transfer alone: distance costs.
+ */
+static void
+test_disk_queued_near_reads (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  struct adaptra_model_estimate est;
+  struct { uint64_t offset, t0; enum adaptra_model_distance where; }
+    q[ADAPTRA_MODEL_DEPTH];
+  uint64_t pos[8], end = b.now + 3 * SEC, chunk = 64 * KIB;
+  unsigned s, head = 0, tail = 0, next = 0;
+
+  (void) state;
+  for (s = 0; s < 8; s++) {
+    pos[s] = s * DISK_SIZE / 8 + DISK_SIZE / 16;
+    one_read (&b, pos[s], chunk);
+    pos[s] += chunk;
+  }
+  while (b.now < end) {
+    while (tail - head < ADAPTRA_MODEL_DEPTH) {
+      s = next / 2 % 8;
+      q[tail % ADAPTRA_MODEL_DEPTH].offset = pos[s];
+      q[tail % ADAPTRA_MODEL_DEPTH].t0 = b.now;
+      q[tail % ADAPTRA_MODEL_DEPTH].where =
+        adaptra_model_start (&b.m, pos[s], chunk);
+      pos[s] += chunk;
+      tail++, next++;
+    }
+    b.now += read_ns (DISK, q[head % ADAPTRA_MODEL_DEPTH].offset, chunk,
+                      b.last_end);
+    b.last_end = q[head % ADAPTRA_MODEL_DEPTH].offset + chunk;
+    adaptra_model_end (&b.m, chunk);
+    adaptra_model_sample (&b.m, chunk, q[head % ADAPTRA_MODEL_DEPTH].t0,
+                          b.now, q[head % ADAPTRA_MODEL_DEPTH].where);
+    head++;
+  }
+  est = estimate (&b);
+  assert_true (est.seeks);
+  assert_false (est.latency_bound);
+  assert_true (est.limit == UINT64_MAX);
+  assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
+  /* At least the hop from one stream to the next, less a transfer. */
+  assert_within (est.seek_ns, 900 * US, 8 * MS);
+}
+
+/* The page cache, its far reads large (1 MiB) and its near ones small:
+ * the far ones take longer by their transfer alone.  Not a seek.
+ */
+static void
+test_fast_large_far_reads_do_not_seek (void **state)
+{
+  struct backend b = { .kind = FAST, .now = SEC };
+  uint64_t at = 0;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 1000; i++, at += 4 * MIB) {
+    one_read (&b, at, MIB);
+    one_read (&b, at + MIB, 64 * KIB);
+  }
+  assert_false (estimate (&b).seeks);
+  assert_true (adaptra_model_fast (&b.m, b.now, false));
 }
 
 /* A disk read sequentially in small requests: each within the pool's
@@ -627,9 +720,12 @@ main (void)
     cmocka_unit_test (test_remote),
     cmocka_unit_test (test_remote_first_read),
     cmocka_unit_test (test_remote_saturated),
+    cmocka_unit_test (test_remote_streams_do_not_seek),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_short_seeks),
+    cmocka_unit_test (test_disk_queued_near_reads),
+    cmocka_unit_test (test_fast_large_far_reads_do_not_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
