@@ -35,8 +35,9 @@
  *
  * Distance: a read that starts where the previous one ended is near,
  * any other far.  Where the fastest far read waits much longer than
- * the fastest near one (ADAPTRA_MODEL_SEEK_NS and _RATIO), distance
- * costs: a disk's head (blk-mq calls such a device rotational and
+ * the fastest near one (ADAPTRA_MODEL_SEEK_NS and _RATIO), by their
+ * whole times or by their service times (ADAPTRA_MODEL_SEEK_READS),
+ * distance costs: a disk's head (blk-mq calls such a device rotational and
  * gives it one queue and an elevator).  A remote store or the page
  * cache answers a far read as soon as a near one.  What a seek costs
  * is how much longer the mean far read takes than the mean near one
