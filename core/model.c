@@ -133,6 +133,12 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     average (&mean->n, n, first);
     average (&mean->t, dt > 0 ? dt : 1, first);
   }
+  if (mean && served > t0 && t1 > served) {
+    mean = where == ADAPTRA_MODEL_NEAR ? &m->near_served : &m->far_served;
+    first = mean->t == 0;
+    average (&mean->n, n, first);
+    average (&mean->t, (double) (t1 - served), first);
+  }
 
   if (id > m->newest)
     m->newest = id;
@@ -148,17 +154,13 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
 
   if (b->id < second) {
     b->id = second;
-    b->near = b->far = b->near_served = b->far_served =
-      (struct adaptra_model_fastest) { 0 };
+    b->near = b->far = (struct adaptra_model_fastest) { 0 };
     b->far_reads = 0;
   }
-  if (b->id == second && where == ADAPTRA_MODEL_NEAR) {
+  if (b->id == second && where == ADAPTRA_MODEL_NEAR)
     keep_fastest (&b->near, bytes, t);
-    keep_fastest (&b->near_served, bytes, t1 > served ? t1 - served : 0);
-  }
   if (b->id == second && where == ADAPTRA_MODEL_FAR) {
     keep_fastest (&b->far, bytes, t);
-    keep_fastest (&b->far_served, bytes, t1 > served ? t1 - served : 0);
     b->far_reads++;
   }
 }
@@ -243,22 +245,13 @@ latency_of (const struct adaptra_model_fastest *f, uint64_t rate, bool halve)
   return f->ns > transfer ? f->ns - transfer : 0;
 }
 
-/* Is bucket b in the window of ADAPTRA_MODEL_BUCKETS up to second? */
-static bool
-in_window (const struct adaptra_model_bucket *b, uint64_t second)
-{
-  return b->id != 0 && b->id <= second &&
-    b->id + ADAPTRA_MODEL_BUCKETS > second;
-}
-
 /* The min-latency filter over the buckets of the window, near and far
- * reads apart, from their whole times or (served true) from when the
- * backend turned to them; UINT64_MAX where none was seen.  *far_reads:
- * the far reads of the window.
+ * reads apart; UINT64_MAX where none was seen.  *far_reads: the far
+ * reads of the window.
  */
 static void
 least_latency (const struct adaptra_model *m, uint64_t now, uint64_t rate,
-               bool halve, bool served, uint64_t *near, uint64_t *far,
+               bool halve, uint64_t *near, uint64_t *far,
                uint64_t *far_reads)
 {
   uint64_t second = now / BUCKET_NS + 1;
@@ -268,60 +261,68 @@ least_latency (const struct adaptra_model *m, uint64_t now, uint64_t rate,
   *far_reads = 0;
   for (i = 0; i < ADAPTRA_MODEL_BUCKETS; i++) {
     const struct adaptra_model_bucket *b = &m->bucket[i];
-    const struct adaptra_model_fastest *bn = served ? &b->near_served
-      : &b->near;
-    const struct adaptra_model_fastest *bf = served ? &b->far_served
-      : &b->far;
     uint64_t l;
 
-    if (!in_window (b, second))
+    if (b->id == 0 || b->id > second ||
+        b->id + ADAPTRA_MODEL_BUCKETS <= second)
       continue;
-    if (bn->ns && (l = latency_of (bn, rate, halve)) < *near)
+    if (b->near.ns && (l = latency_of (&b->near, rate, halve)) < *near)
       *near = l;
-    if (bf->ns && (l = latency_of (bf, rate, halve)) < *far)
+    if (b->far.ns && (l = latency_of (&b->far, rate, halve)) < *far)
       *far = l;
     *far_reads += b->far_reads;
   }
 }
 
-/* What the fastest far read waits longer than the fastest near one,
- * if at least ADAPTRA_MODEL_SEEK_NS longer and ADAPTRA_MODEL_SEEK_RATIO
- * times as long; 0 if not: by their whole times, their transfer at
- * rate taken off, or by the times from when the backend turned to
- * them, where the window has ADAPTRA_MODEL_SEEK_READS far reads
- * (model.h).  Those take their transfer off at least at the rate of
- * the fastest near read so served: where reads queue behind seeks,
- * rate is only what the seeks leave of the bandwidth, and a transfer
- * at it would take a short seek off too.
+/* Is gap at least ADAPTRA_MODEL_SEEK_NS longer than base, and
+ * ADAPTRA_MODEL_SEEK_RATIO times as long?
  */
-static uint64_t
-seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate,
-          bool served)
+static bool
+seek_like (uint64_t base, uint64_t gap)
 {
-  uint64_t near, far, far_reads, second = now / BUCKET_NS + 1;
-  size_t i;
-
-  for (i = 0; served && i < ADAPTRA_MODEL_BUCKETS; i++) {
-    const struct adaptra_model_bucket *b = &m->bucket[i];
-
-    if (in_window (b, second) && b->near_served.ns &&
-        b->near_served.bytes * 1e9 / b->near_served.ns > (double) rate)
-      rate = (uint64_t) (b->near_served.bytes * 1e9 / b->near_served.ns);
-  }
-  least_latency (m, now, rate, false, served, &near, &far, &far_reads);
-  if (near == UINT64_MAX || far == UINT64_MAX ||
-      far < near + ADAPTRA_MODEL_SEEK_NS ||
-      far < ADAPTRA_MODEL_SEEK_RATIO * near ||
-      (served && far_reads < ADAPTRA_MODEL_SEEK_READS))
-    return 0;
-  return far - near;
+  return gap >= base + ADAPTRA_MODEL_SEEK_NS &&
+    gap >= ADAPTRA_MODEL_SEEK_RATIO * base;
 }
 
-/* Does distance cost, by either test of seek_gap? */
+/* By the whole times: what the fastest far read waits longer than the
+ * fastest near one, their transfer at rate taken off; 0 if not a seek
+ * (seek_like).
+ */
+static uint64_t
+seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate)
+{
+  uint64_t near, far, far_reads;
+
+  least_latency (m, now, rate, false, &near, &far, &far_reads);
+  return near != UINT64_MAX && far != UINT64_MAX && seek_like (near, far)
+    ? far - near : 0;
+}
+
+/* By the service times of the reads that queued (model.h): what the
+ * mean far read is served longer than the mean near one, that one's
+ * time scaled to the far read's size (a near read queued at one head
+ * is served in its transfer); 0 if not a seek (seek_like) or the
+ * window holds fewer than ADAPTRA_MODEL_SEEK_READS far reads.
+ */
+static uint64_t
+served_gap (const struct adaptra_model *m, uint64_t now)
+{
+  uint64_t near, far, far_reads;
+
+  least_latency (m, now, 0, false, &near, &far, &far_reads);
+  if (far_reads < ADAPTRA_MODEL_SEEK_READS || m->near_served.n <= 0 ||
+      m->far_served.t == 0)
+    return 0;
+  near = (uint64_t) (m->near_served.t * m->far_served.n / m->near_served.n);
+  far = (uint64_t) m->far_served.t;
+  return seek_like (near, far) ? far - near : 0;
+}
+
+/* Does distance cost, by either test (seek_gap, served_gap)? */
 static bool
 seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 {
-  return seek_gap (m, now, rate, false) || seek_gap (m, now, rate, true);
+  return seek_gap (m, now, rate) || served_gap (m, now);
 }
 
 /* What a seek costs where distance costs (the tests above): how much
@@ -334,8 +335,8 @@ seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 static uint64_t
 seek_cost (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 {
-  uint64_t least = seek_gap (m, now, rate, false);
-  uint64_t served = seek_gap (m, now, rate, true);
+  uint64_t least = seek_gap (m, now, rate);
+  uint64_t served = served_gap (m, now);
   double mean;
 
   if (served > least)
@@ -367,7 +368,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   double fit_latency, slope;
 
   est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
-  least_latency (m, now, transfer, true, false, &near, &far, &far_reads);
+  least_latency (m, now, transfer, true, &near, &far, &far_reads);
   least = near < far ? near : far;
   est->latency_ns = least == UINT64_MAX ? 0 : least;
   est->bdp = (uint64_t) ((double) est->bandwidth *

@@ -108,18 +108,19 @@
 /* Queueing can hide a seek: at one head, a near read that waits
  * behind the reads ahead of it takes their time too, while the first
  * far reads, alone, take only their own; the fastest near read then
- * never looks twice as fast as the fastest far one.  So the test is
- * made twice (like with like): by the reads' whole times, and by
- * their times from when the backend turned to them, the latest
- * completion during the read, if any (what blk-mq and BFQ measure as
- * a request's service time at a rotational device; BBR's min-RTT
- * keeps the samples that queued nothing, where this keeps what
- * queueing did not add).  At a backend that serves many reads in
- * parallel the second time is merely the gap between two completions,
- * near or far alike, so the second test waits for
+ * never looks twice as fast as the fastest far one.  So distance is
+ * also tested like with like, on the reads that queued (a completion
+ * came during them): by their service times, from the latest such
+ * completion to their own end (what blk-mq and BFQ measure of a
+ * request at a rotational device), moving averages of near and far
+ * reads apart, the near one's scaled to the far one's size (at one
+ * head a near read's service is its transfer).  Averages, not the
+ * fastest: two completions that the threads report together make a
+ * service time of microseconds.  At a backend that serves many reads
+ * in parallel a service time is merely the gap between two
+ * completions, near or far alike, and the test waits for
  * ADAPTRA_MODEL_SEEK_READS far reads in the window: a few far reads
- * among many near ones (one stream) could otherwise show a gap longer
- * than all the near reads' by chance.
+ * among many near ones (one stream) say little.
  */
 #define ADAPTRA_MODEL_SEEK_READS 32
 
@@ -277,9 +278,7 @@ struct adaptra_model_mean {
 
 struct adaptra_model_bucket {
   uint64_t id;                  /* completion time / a second, + 1 */
-  struct adaptra_model_fastest near, far; /* by their whole times */
-  struct adaptra_model_fastest near_served, far_served; /* from when
-                                   the backend turned to them */
+  struct adaptra_model_fastest near, far;
   uint64_t far_reads;           /* far reads sampled */
 };
 
@@ -291,6 +290,8 @@ struct adaptra_model {
   uint64_t samples;             /* reads sampled */
   double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
   struct adaptra_model_mean near, far; /* of near and far reads apart */
+  struct adaptra_model_mean near_served, far_served; /* of those that
+                                   queued, their service times */
   uint64_t newest;              /* the latest slot id seen */
   uint64_t delivered;           /* bytes of every read sampled */
   unsigned ndone;               /* completions sampled into done */

@@ -314,6 +314,33 @@ test_remote_bursts_do_not_seek (void **state)
   assert_true (est.limit != UINT64_MAX);
 }
 
+/* A remote store read in bursts: eight near reads start together and
+ * complete one after another, queued behind each other at the link,
+ * then a far read alone.  The far read's service time is its whole
+ * 5 ms, the near ones' the gaps between completions: not alike, and
+ * not a seek (the far reads that did not queue are left out).
+ */
+static void
+test_remote_lone_far_reads_do_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC, gap = 64 * KIB * SEC / (200 * MIB);
+  unsigned i, j;
+
+  (void) state;
+  for (i = 0; i < 400; i++, t += 14 * MS) {
+    for (j = 0; j < 8; j++)
+      adaptra_model_sample (&m, 64 * KIB, t, t + 5 * MS + j * gap,
+                            ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (&m, 64 * KIB, t + 5 * MS + 8 * gap,
+                          t + 10 * MS + 9 * gap, ADAPTRA_MODEL_FAR);
+  }
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
+  assert_true (est.latency_bound);
+}
+
 /* A budget for a seek of seek_ns at the estimate's bandwidth. */
 static uint64_t
 seek_budget (const struct adaptra_model_estimate *est, uint64_t seek_ns)
@@ -430,25 +457,6 @@ test_disk_queued_near_reads (void **state)
   assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
   /* At least the hop from one stream to the next, less a transfer. */
   assert_within (est.seek_ns, 900 * US, 8 * MS);
-}
-
-/* The page cache, its far reads large (1 MiB) and its near ones small:
- * the far ones take longer by their transfer alone.  Not a seek.
- */
-static void
-test_fast_large_far_reads_do_not_seek (void **state)
-{
-  struct backend b = { .kind = FAST, .now = SEC };
-  uint64_t at = 0;
-  unsigned i;
-
-  (void) state;
-  for (i = 0; i < 1000; i++, at += 4 * MIB) {
-    one_read (&b, at, MIB);
-    one_read (&b, at + MIB, 64 * KIB);
-  }
-  assert_false (estimate (&b).seeks);
-  assert_true (adaptra_model_fast (&b.m, b.now, false));
 }
 
 /* A disk read sequentially in small requests: each within the pool's
@@ -722,10 +730,10 @@ main (void)
     cmocka_unit_test (test_remote_saturated),
     cmocka_unit_test (test_remote_streams_do_not_seek),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
+    cmocka_unit_test (test_remote_lone_far_reads_do_not_seek),
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
-    cmocka_unit_test (test_fast_large_far_reads_do_not_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
