@@ -390,7 +390,8 @@ adaptra_queue_contended (const struct adaptra_queue *q, uint64_t stream)
  */
 
 void
-adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v, int64_t n)
+adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v,
+                          int64_t n)
 {
   if (v->flight_bytes == 0 && n > 0)
     e->volumes_in_flight++;

@@ -92,7 +92,7 @@ struct adaptra_job {
                                    its jobs share */
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
-  uint64_t t0;                  /* its read began then (adaptra_fetch_begin) */
+  uint64_t t0;                  /* its read began (adaptra_fetch_job_begin) */
   int where;                    /* enum adaptra_model_distance of it */
   uint32_t frames[];            /* the frames, in page order */
 };

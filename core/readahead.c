@@ -526,8 +526,8 @@ beyond (struct adaptra_window w, uint64_t req)
  * asks for in pl->method: INITIAL (a new stream at its volume's first
  * page or at its client's second adjacent read, history the pages read
  * behind it), CONTEXT (a new stream with history pages read just
- * behind the reader) or STATE (a known stream).  The mode is the window policy's
- * (adaptra_window_fixed_mode): asked here, for every forward window;
+ * behind the reader) or STATE (a known stream).  The mode is the window
+ * policy's (adaptra_window_fixed_mode): asked here, for every forward window;
  * in fixed mode it decides the window and the method whatever was
  * asked, and no adaptive method is consulted.  pl->method ends as the
  * method that sized *w.  Returns false when there is no window.

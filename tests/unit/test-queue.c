@@ -345,8 +345,8 @@ test_seeking_run_ends_with_window (void **state)
  * window: it waits for the window's end (adaptra_queue_promote), and
  * its chunk then goes next, ahead of stream 2's, where the sweep would
  * go on.  Another reader meanwhile steals; the first reader asks
- * again and still waits, even if the model stops seeing seeks.  Latency-bound, or with no run going on
- * elsewhere, a reader steals.
+ * again and still waits, even if the model stops seeing seeks.
+ * Latency-bound, or with no run going on elsewhere, a reader steals.
  */
 static void
 test_seeking_reader_waits_for_run (void **state)
