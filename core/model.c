@@ -318,29 +318,18 @@ served_gap (const struct adaptra_model *m, uint64_t now)
   return seek_like (near, far) ? far - near : 0;
 }
 
-/* Does distance cost, by either test (seek_gap, served_gap)? */
-static bool
-seeks (const struct adaptra_model *m, uint64_t now, uint64_t rate)
-{
-  return seek_gap (m, now, rate) || served_gap (m, now);
-}
-
-/* What a seek costs where distance costs (the tests above): how much
- * longer the mean far read takes than the mean near one, their sizes'
- * difference at bandwidth rate taken off; at least the larger gap of
- * the tests.  The fastest far read is a short hop, where the mean far
+/* What a seek costs where distance costs (the tests above, gap the
+ * larger of theirs): how much longer the mean far read takes than the
+ * mean near one, their sizes' difference at bandwidth rate taken off;
+ * at least gap.  The fastest far read is a short hop, where the mean far
  * read is the seek the queue's turns make; the reads in flight queue
  * both alike.
  */
 static uint64_t
-seek_cost (const struct adaptra_model *m, uint64_t now, uint64_t rate)
+seek_cost (const struct adaptra_model *m, uint64_t rate, uint64_t least)
 {
-  uint64_t least = seek_gap (m, now, rate);
-  uint64_t served = served_gap (m, now);
   double mean;
 
-  if (served > least)
-    least = served;
   if (m->near.t == 0 || m->far.t == 0 || rate == 0)
     return least;
   mean = m->far.t - m->near.t - (m->far.n - m->near.n) * 1e9 / (double) rate;
@@ -364,7 +353,7 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, far_reads, least, transfer;
+  uint64_t near, far, far_reads, least, transfer, gap, served;
   double fit_latency, slope;
 
   est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
@@ -376,8 +365,12 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->read_ns = (uint64_t) m->t;
   fit (m, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
-  est->seeks = seeks (m, now, transfer);
-  est->seek_ns = est->seeks ? seek_cost (m, now, transfer) : 0;
+  /* Distance costs by either test; each asked once. */
+  gap = seek_gap (m, now, transfer);
+  served = served_gap (m, now);
+  est->seeks = gap > 0 || served > 0;
+  est->seek_ns = est->seeks
+    ? seek_cost (m, transfer, gap > served ? gap : served) : 0;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 
