@@ -21,9 +21,9 @@
 
 /* Where a read of n pages from first lands.  Frames consecutive in the
  * arena take it directly (likely: the free list hands frames out in
- * address order, and eviction frees a stream's pages in the order it
- * read them); so does the client's buffer when the client wants every
- * byte read (*in_client).  Anything else goes through a transfer slot
+ * address order, and eviction takes a victim's run of frames with it,
+ * pool.c: follow_victim); so does the client's buffer when the client
+ * wants every byte read (*in_client).  Anything else goes through a transfer slot
  * (*slot, which the caller puts back).
  */
 static unsigned char *

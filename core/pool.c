@@ -37,7 +37,8 @@
  *
  * Which READY page is evicted, and the aging clock, are the policy's
  * (lru.c); this file tells it of every READY page's arrival, second
- * read, rescue and departure, and frees what it gives up.
+ * read, rescue and departure, and frees what it gives up, and the
+ * victim's run of pages read once with it (follow_victim).
  *
  * One pool, one aging order, under the engine lock, which is held only
  * for hash and list operations, O(pages of one request), never across
@@ -244,6 +245,7 @@ adaptra_pool_init (struct adaptra_pool *pool, uint64_t pool_bytes,
   memset (pool->buckets, 0xff, nbuckets * sizeof *pool->buckets);
   adaptra_lru_init (&pool->lru);
   pool->free_head = pool->lent_head = ADAPTRA_NO_FRAME;
+  pool->follow_frame = ADAPTRA_NO_FRAME;
   /* Push in reverse so that frames are handed out in address order. */
   for (f = pool->nframes; f-- > 0; ) {
     pool->pages[f].hash_next = ADAPTRA_NO_FRAME;
@@ -293,20 +295,59 @@ adaptra_pool_claim (struct adaptra_pool *pool, uint32_t f)
   return unpinned;
 }
 
-/* Free the frame the eviction policy gives up (it claimed it: it is
- * out of the index).  Returns false when it has none (every candidate
+/* The frame after the one evicted last, if it holds the page after
+ * that one's and is a page read once by a client and nothing since
+ * (its flags exactly REFERENCED: not read ahead and unread, not
+ * marked, not read twice, not demoted): the rest of the victim's run,
+ * inserted with it, so on the inactive list beside it, as near the
+ * tail.  Claimed and taken off the list; ADAPTRA_NO_FRAME otherwise.
+ *
+ * Why: a backend read lands straight in its frames only when they are
+ * consecutive in the arena (fetch.c), else it goes through a transfer
+ * buffer and is copied again.  The policy's victims come in the order
+ * their pages completed, which interleaves jobs and streams, so frames
+ * taken in that order scatter, and stay scattered: remote W2's
+ * sixteen streams copied nearly every byte twice.  Taking the
+ * victim's neighbour instead keeps a run of pages in a run of frames
+ * from one read to the next, at the cost of evicting, a little ahead
+ * of its turn, a page already read that was inserted with the victim.
+ */
+static uint32_t
+follow_victim (struct adaptra_pool *pool)
+{
+  uint32_t f = pool->follow_frame;
+  struct adaptra_page *p;
+
+  if (f >= pool->nframes)
+    return ADAPTRA_NO_FRAME;
+  p = &pool->pages[f];
+  if (p->state != ADAPTRA_PAGE_READY || p->page_no != pool->follow_page ||
+      atomic_load_explicit (&p->flags, memory_order_relaxed) !=
+      ADAPTRA_PG_REFERENCED || !adaptra_pool_claim (pool, f))
+    return ADAPTRA_NO_FRAME;
+  adaptra_lru_remove (pool, f);
+  return f;
+}
+
+/* Free a frame for reuse: the victim's neighbour (follow_victim), or
+ * the one the eviction policy gives up (it claimed it: it is out of
+ * the index).  Returns false when it has none (every candidate
  * pinned).
  */
 static bool
 evict_one (struct adaptra_pool *pool)
 {
-  uint32_t f = adaptra_lru_victim (pool);
+  uint32_t f = follow_victim (pool);
   struct adaptra_page *p;
 
+  if (f == ADAPTRA_NO_FRAME)
+    f = adaptra_lru_victim (pool);
   if (f == ADAPTRA_NO_FRAME)
     return false;
   p = &pool->pages[f];
   pool->evicted++;
+  pool->follow_frame = f + 1;
+  pool->follow_page = p->page_no + 1;
   if (p->flags & ADAPTRA_PG_READAHEAD) {
     pool->evicted_unread++;
     if (pool->lost)

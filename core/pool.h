@@ -110,6 +110,12 @@ struct adaptra_pool {
   uint32_t in_flight;           /* frames in state IN_FLIGHT */
   uint64_t evicted;             /* pages evicted, all kinds */
   uint64_t evicted_unread;      /* READAHEAD pages evicted unread */
+  /* The frame after the last one evicted, and the page after the one
+   * it held: evicted next if it still holds that page, read once
+   * (pool.c: follow_victim).
+   */
+  uint32_t follow_frame;
+  uint64_t follow_page;
   adaptra_pool_lost_fn lost;    /* optional eviction hook */
   void *lost_opaque;
 };

@@ -120,6 +120,99 @@ test_eviction_order_and_unread (void **state)
   assert_int_equal (pool.evicted_unread, 1);
 }
 
+/* Fill the pool with pages 0..FRAMES-1 in frames 0..FRAMES-1, the
+ * even pages completed first: the eviction order (even pages, then
+ * odd ones) is not the frames' order.  Touch the pages for which
+ * touched says so (ADAPTRA_PG_READAHEAD pages read once), then insert
+ * a run of n new pages from page 1000 and return their frames.
+ */
+static void
+insert_after_scrambled (bool (*touched) (uint64_t), uint32_t *frames,
+                        uint32_t n)
+{
+  uint32_t f[FRAMES], i;
+
+  for (i = 0; i < FRAMES; i++) {
+    f[i] = adaptra_pool_insert (&pool, i, 7, 1, ADAPTRA_PG_READAHEAD);
+    assert_int_equal (f[i], i);
+  }
+  for (i = 0; i < FRAMES; i += 2)
+    assert_true (adaptra_pool_complete (&pool, f[i]));
+  for (i = 1; i < FRAMES; i += 2)
+    assert_true (adaptra_pool_complete (&pool, f[i]));
+  for (i = 0; i < FRAMES; i++)
+    if (touched (i))
+      adaptra_pool_touch (&pool, f[i]);
+  for (i = 0; i < n; i++)
+    frames[i] = adaptra_pool_insert (&pool, 1000 + i, 8, 1, 0);
+  assert_accounted ();
+}
+
+static bool
+every_page (uint64_t page_no)
+{
+  (void) page_no;
+  return true;
+}
+
+static bool
+even_pages (uint64_t page_no)
+{
+  return page_no % 2 == 0;
+}
+
+/* A run of pages inserted into a full pool lands in consecutive
+ * frames, so that its read needs no transfer buffer (fetch.c), when
+ * the victim's neighbours were read already: the victim's run goes
+ * with it.
+ */
+static void
+test_eviction_follows_victims_run (void **state)
+{
+  uint32_t frames[8], i;
+
+  (void) state;
+  insert_after_scrambled (every_page, frames, 8);
+  for (i = 0; i < 8; i++)
+    assert_int_equal (frames[i], i);
+  assert_int_equal (pool.evicted, 8);
+  assert_int_equal (pool.evicted_unread, 0);
+  assert_int_equal (adaptra_pool_lookup (&pool, 7), ADAPTRA_NO_FRAME);
+  assert_int_not_equal (adaptra_pool_lookup (&pool, 8), ADAPTRA_NO_FRAME);
+}
+
+/* But a neighbour not read yet stays, and so does one read twice:
+ * eviction then takes the policy's victims in their order.
+ */
+static void
+test_eviction_keeps_unread_neighbours (void **state)
+{
+  uint32_t frames[4], i;
+
+  (void) state;
+  insert_after_scrambled (even_pages, frames, 4);
+  for (i = 0; i < 4; i++)
+    assert_int_equal (frames[i], 2 * i);
+  assert_int_equal (pool.evicted_unread, 0);
+  for (i = 1; i < 8; i += 2)
+    assert_int_not_equal (adaptra_pool_lookup (&pool, i), ADAPTRA_NO_FRAME);
+}
+
+static void
+test_eviction_keeps_pages_read_twice (void **state)
+{
+  uint32_t frames[2];
+
+  (void) state;
+  insert_after_scrambled (every_page, frames, 0);
+  adaptra_pool_touch (&pool, 1);     /* page 1, in frame 1: read twice */
+  frames[0] = adaptra_pool_insert (&pool, 1000, 8, 1, 0);
+  frames[1] = adaptra_pool_insert (&pool, 1001, 8, 1, 0);
+  assert_int_equal (frames[0], 0);
+  assert_int_equal (frames[1], 2);
+  assert_int_not_equal (adaptra_pool_lookup (&pool, 1), ADAPTRA_NO_FRAME);
+}
+
 static void
 test_delayed_activation (void **state)
 {
@@ -624,6 +717,12 @@ main (void)
     cmocka_unit_test_setup_teardown (test_budget_never_exceeded,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_eviction_order_and_unread,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_eviction_follows_victims_run,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_eviction_keeps_unread_neighbours,
+                                     setup, teardown),
+    cmocka_unit_test_setup_teardown (test_eviction_keeps_pages_read_twice,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_delayed_activation, setup, teardown),
     cmocka_unit_test_setup_teardown (test_aging_clock,
