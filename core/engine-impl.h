@@ -93,6 +93,8 @@ struct adaptra_engine {
   unsigned threads, hint_threads; /* of each kind, running now */
   unsigned workers_busy;        /* of the first, reading a job now */
   unsigned hint_workers_busy;   /* of the others */
+  uint64_t idle_wakeups;        /* a waiting thread woken to find no job
+                                   it may take (workers.c) */
   bool stopping;
 
   uint64_t evicted_base;        /* pool eviction counts at the last reset */

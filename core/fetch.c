@@ -91,7 +91,7 @@ static int
 fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
                  void *ctx, uint64_t first, const uint32_t *frames, uint32_t n,
                  uint32_t bytes, const struct adaptra_request *demand,
-                 const struct adaptra_job *begun)
+                 const struct adaptra_job *begun, bool worker)
 {
   const uint64_t offset = (first << e->page_shift) - v->base;
   void *slot;
@@ -159,9 +159,12 @@ fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
   if (!demand)
     adaptra_prefetch_account (e, v, -(int64_t) ((uint64_t) n << e->page_shift));
   adaptra_wake (e, first, n);
-  /* Room in flight again: a worker held back (worker_main) may start. */
-  if (e->queue.head)
-    pthread_cond_signal (&e->job_queued);
+  /* Room in flight again: queued jobs held back by the gate may start,
+   * and a worker that ends its job takes the next itself (waking
+   * another for it only made that one find nothing and sleep again).
+   */
+  if (e->queue.head && !worker)
+    adaptra_workers_room (e);
   return err;
 }
 
@@ -171,18 +174,19 @@ adaptra_fetch_then_lock (struct adaptra_engine *e, struct adaptra_volume *v,
                          uint32_t n, uint32_t bytes,
                          const struct adaptra_request *demand)
 {
-  return fetch_then_lock (e, v, ctx, first, frames, n, bytes, demand, NULL);
+  return fetch_then_lock (e, v, ctx, first, frames, n, bytes, demand, NULL,
+                          false);
 }
 
 void
 adaptra_fetch_job_then_lock (struct adaptra_engine *e, void *ctx,
-                             struct adaptra_job *job, bool begun)
+                             struct adaptra_job *job, bool begun, bool worker)
 {
   struct adaptra_volume *v = job->volume;
 
   assert_unlocked (e);
   fetch_then_lock (e, v, ctx, job->first, job->frames, job->npages,
-                   job->bytes, NULL, begun ? job : NULL);
+                   job->bytes, NULL, begun ? job : NULL, worker);
   free (job);
   if (--v->running == 0)
     pthread_cond_broadcast (&e->job_done);

@@ -7,7 +7,8 @@
  * adaptra_fetch_then_lock: a worker's job, a reader's stolen part of
  * one, a reader's own miss.  It reads into the frames (or a transfer
  * buffer, or the client's buffer), times the read for the model
- * (model.h), completes or drops the frames and wakes their readers.
+ * (model.h), completes or drops the frames and wakes their readers,
+ * and the workers that the room it leaves lets start.
  */
 
 #ifndef ADAPTRA_FETCH_H
@@ -53,8 +54,12 @@ extern void adaptra_fetch_job_begin (struct adaptra_engine *e,
  * else it begins now.  Called without the lock; returns with it held.
  * Its volume counts it as running meanwhile, so that
  * adaptra_volume_set_contexts and adaptra_volume_close can wait for it.
+ * The room its end leaves in flight goes to queued jobs
+ * (adaptra_workers_room), unless worker: the caller is a worker that
+ * takes its next job itself.
  */
 extern void adaptra_fetch_job_then_lock (struct adaptra_engine *e, void *ctx,
-                                         struct adaptra_job *job, bool begun);
+                                         struct adaptra_job *job, bool begun,
+                                         bool worker);
 
 #endif /* ADAPTRA_FETCH_H */

@@ -688,7 +688,7 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                        (last > page ? last : page + 1) - job->first);
   adaptra_prefetch_take (e, prev, job, false);
   adaptra_unlock (e);
-  adaptra_fetch_job_then_lock (e, ctx, job, false);
+  adaptra_fetch_job_then_lock (e, ctx, job, false, false);
   return true;
 }
 

@@ -38,7 +38,7 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
   }
   adaptra_prefetch_take (e, job->prev, job, true);
   adaptra_unlock (e);
-  adaptra_fetch_job_then_lock (e, ctx, job, false);
+  adaptra_fetch_job_then_lock (e, ctx, job, false, false);
   adaptra_unlock (e);
   return true;
 }
@@ -317,6 +317,12 @@ grow (struct adaptra_engine *e, bool hints_only, uint64_t taken)
 }
 
 void
+adaptra_workers_room (struct adaptra_engine *e)
+{
+  grow (e, false, 0);
+}
+
+void
 adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
 {
   assert_locked (e);
@@ -387,19 +393,21 @@ adaptra_worker_complete (struct adaptra_engine *e, struct adaptra_job *job,
   /* As a thread's: valid until the job ends. */
   void *ctx = job->volume->ctxs[index % job->volume->nctx];
 
-  adaptra_fetch_job_then_lock (e, ctx, job, true);
+  adaptra_fetch_job_then_lock (e, ctx, job, true, true);
   done (e, &simulated, stream);
   adaptra_unlock (e);
 }
 
 /* Wait on cond for at most ADAPTRA_WORKERS_IDLE_NS (the condition
  * variables are on the real-time clock; the caller measures its idle
- * time on the monotonic one).  Lock held; dropped meanwhile.
+ * time on the monotonic one).  Returns false if the time ran out.
+ * Lock held; dropped meanwhile.
  */
-static void
+static bool
 idle_wait (struct adaptra_engine *e, pthread_cond_t *cond)
 {
   struct timespec until;
+  bool woken;
 
   clock_gettime (CLOCK_REALTIME, &until);
   until.tv_sec += (time_t) (ADAPTRA_WORKERS_IDLE_NS / 1000000000);
@@ -410,8 +418,9 @@ idle_wait (struct adaptra_engine *e, pthread_cond_t *cond)
   }
   assert_locked (e);
   set_lock_owner (e, 0);
-  pthread_cond_timedwait (cond, &e->lock, &until);
+  woken = pthread_cond_timedwait (cond, &e->lock, &until) != ETIMEDOUT;
   set_lock_owner (e, adaptra_lock_self ());
+  return woken;
 }
 
 static void *
@@ -426,14 +435,18 @@ worker_main (void *arg)
   for (;;) {
     struct adaptra_job *job = NULL, *prev = NULL;
     uint64_t stream, idle_since = adaptra_monotonic_ns ();
+    bool woken = false;
     void *ctx;
 
     while (!e->stopping && (job = next_for_worker (e, w, &prev)) == NULL) {
+      if (woken)
+        e->idle_wakeups++;
       if (*alive > (w->hints_only ? ADAPTRA_HINT_WORKERS_MIN
                     : ADAPTRA_WORKERS_MIN) &&
           adaptra_monotonic_ns () - idle_since >= ADAPTRA_WORKERS_IDLE_NS)
         break;
-      idle_wait (e, w->hints_only ? &e->hint_queued : &e->job_queued);
+      woken = idle_wait (e, w->hints_only ? &e->hint_queued
+                         : &e->job_queued);
     }
     if (e->stopping || job == NULL)
       break;
@@ -442,7 +455,7 @@ worker_main (void *arg)
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */
     ctx = job->volume->ctxs[w->index % job->volume->nctx];
     adaptra_unlock (e);
-    adaptra_fetch_job_then_lock (e, ctx, job, false);
+    adaptra_fetch_job_then_lock (e, ctx, job, false, true);
     done (e, w, stream);
   }
   /* Ended, idle (the slot's next thread joins this one) or stopped

@@ -82,4 +82,12 @@ extern unsigned adaptra_workers_wanted (const struct adaptra_model_estimate *est
  */
 extern void adaptra_workers_job_queued (struct adaptra_engine *e, bool hint);
 
+/* A read that no worker thread will follow with its next job (a
+ * client's own, a job a reader ran itself) ended, leaving room in
+ * flight: wake or start threads for the queued jobs that could start
+ * now, as adaptra_workers_job_queued.  (Cache hints' workers pass no
+ * gate, so room wakes none of them.)  Lock held.
+ */
+extern void adaptra_workers_room (struct adaptra_engine *e);
+
 #endif /* ADAPTRA_WORKERS_H */

@@ -255,6 +255,66 @@ test_threads_as_many_as_the_limit_admits (void **state)
   assert_int_equal (running (), 0);
 }
 
+/* A worker that ends its job takes the next itself: the room the job
+ * leaves in flight wakes no other thread, which would only find the
+ * job gone and sleep again (a wake-up and a thread switch per job).
+ * Jobs wait behind the limit's worth of reads held in the backend,
+ * with threads idle besides; each read let go lets one job more start,
+ * and no idle thread wakes for it.
+ */
+static void
+test_worker_takes_its_next_job (void **state)
+{
+  void *ctx = &worker_ctx;
+  struct adaptra_model_estimate est;
+  unsigned i, held;
+  uint64_t wakeups, size;
+
+  (void) state;
+  est = learn_remote ();
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
+  assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
+  /* Small jobs first: many fit the limit, and as many threads start
+   * (and stay, idle, once their reads are let go).
+   */
+  gate = true;
+  for (i = 0; i < CEILING; i++)
+    adaptra_cache_hint (e, client, (uint64_t) i * 256 * 1024 + 128 * 1024,
+                        JOB);
+  sem_wait (&entered);
+  usleep (100 * 1000);
+  release_all ();
+  /* Then jobs of half the limit each: fewer fit, and the other
+   * threads wait.
+   */
+  size = (est.limit / 2 + PAGE - 1) / PAGE * PAGE;
+  gate = true;
+  for (i = 0; i < 8; i++)
+    adaptra_cache_hint (e, client, DISK / 4 + (uint64_t) i * 2 * size,
+                        (uint32_t) size);
+  sem_wait (&entered);
+  usleep (100 * 1000);                  /* the limit's worth start */
+  for (held = 1; sem_trywait (&entered) == 0; held++)
+    ;
+  assert_true (running () > held);      /* threads wait besides */
+  adaptra_lock (e);
+  assert_non_null (e->queue.head);      /* jobs wait behind the limit */
+  wakeups = e->idle_wakeups;
+  adaptra_unlock (e);
+  for (i = 0; i < 4; i++) {
+    sem_post (&release);
+    sem_wait (&entered);                /* the next job's read */
+  }
+  usleep (100 * 1000);                  /* a thread woken would show */
+  adaptra_lock (e);
+  wakeups = e->idle_wakeups - wakeups;
+  adaptra_unlock (e);
+  release_all ();
+  assert_int_equal (wakeups, 0);
+  assert_int_equal (stats ().pages_in_flight, 0);
+  adaptra_workers_stop (e);
+}
+
 /* One event starts threads for every queued job that may start, at
  * once: jobs queued while the bytes in flight (a client's reads, here)
  * filled the model's limit started no thread; when they are read and
@@ -439,6 +499,7 @@ main (void)
     cmocka_unit_test (test_wanted_at_least_min),
     T (test_threads_follow_the_model),
     T (test_threads_as_many_as_the_limit_admits),
+    T (test_worker_takes_its_next_job),
     T (test_threads_start_at_once),
     T (test_reader_waits_one_chunk),
     T (test_window_in_ways_jobs),
