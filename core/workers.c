@@ -326,9 +326,6 @@ void
 adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
 {
   assert_locked (e);
-  pthread_cond_signal (&e->job_queued);
-  if (hint)
-    pthread_cond_signal (&e->hint_queued);
   grow (e, false, 0);
   if (hint)
     grow (e, true, 0);
@@ -562,3 +559,4 @@ adaptra_workers_stop (struct adaptra_engine *e)
   e->stopping = false;
   adaptra_unlock (e);
 }
+

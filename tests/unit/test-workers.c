@@ -255,28 +255,22 @@ test_threads_as_many_as_the_limit_admits (void **state)
   assert_int_equal (running (), 0);
 }
 
-/* A worker that ends its job takes the next itself: the room the job
- * leaves in flight wakes no other thread, which would only find the
- * job gone and sleep again (a wake-up and a thread switch per job).
- * Jobs wait behind the limit's worth of reads held in the backend,
- * with threads idle besides; each read let go lets one job more start,
- * and no idle thread wakes for it.
+/* Start the workers over the remote backend and hold the limit's worth
+ * of reads in the backend, jobs waiting behind them and threads idle
+ * besides (started for the many small jobs of a first round, which
+ * fit the limit many times).  Returns the idle wake-ups so far.
  */
-static void
-test_worker_takes_its_next_job (void **state)
+static uint64_t
+hold_the_limit (void)
 {
   void *ctx = &worker_ctx;
   struct adaptra_model_estimate est;
   unsigned i, held;
   uint64_t wakeups, size;
 
-  (void) state;
   est = learn_remote ();
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, &ctx), 0);
   assert_int_equal (adaptra_workers_start (e, CEILING, 0), 0);
-  /* Small jobs first: many fit the limit, and as many threads start
-   * (and stay, idle, once their reads are let go).
-   */
   gate = true;
   for (i = 0; i < CEILING; i++)
     adaptra_cache_hint (e, client, (uint64_t) i * 256 * 1024 + 128 * 1024,
@@ -284,9 +278,7 @@ test_worker_takes_its_next_job (void **state)
   sem_wait (&entered);
   usleep (100 * 1000);
   release_all ();
-  /* Then jobs of half the limit each: fewer fit, and the other
-   * threads wait.
-   */
+  /* Jobs of half the limit each: a few fill it. */
   size = (est.limit / 2 + PAGE - 1) / PAGE * PAGE;
   gate = true;
   for (i = 0; i < 8; i++)
@@ -301,18 +293,55 @@ test_worker_takes_its_next_job (void **state)
   assert_non_null (e->queue.head);      /* jobs wait behind the limit */
   wakeups = e->idle_wakeups;
   adaptra_unlock (e);
-  for (i = 0; i < 4; i++) {
-    sem_post (&release);
-    sem_wait (&entered);                /* the next job's read */
-  }
-  usleep (100 * 1000);                  /* a thread woken would show */
+  return wakeups;
+}
+
+/* The idle wake-ups since hold_the_limit returned wakeups, once any
+ * thread woken would have shown; then let every read go and stop.
+ */
+static uint64_t
+wakeups_since (uint64_t wakeups)
+{
+  usleep (100 * 1000);
   adaptra_lock (e);
   wakeups = e->idle_wakeups - wakeups;
   adaptra_unlock (e);
   release_all ();
-  assert_int_equal (wakeups, 0);
   assert_int_equal (stats ().pages_in_flight, 0);
   adaptra_workers_stop (e);
+  return wakeups;
+}
+
+/* A worker that ends its job takes the next itself: the room the job
+ * leaves in flight wakes no other thread, which would only find the
+ * job gone and sleep again (a wake-up and a thread switch per job).
+ * Each read let go lets one job more start, and no idle thread wakes.
+ */
+static void
+test_worker_takes_its_next_job (void **state)
+{
+  uint64_t wakeups;
+  unsigned i;
+
+  (void) state;
+  wakeups = hold_the_limit ();
+  for (i = 0; i < 4; i++) {
+    sem_post (&release);
+    sem_wait (&entered);                /* the next job's read */
+  }
+  assert_int_equal (wakeups_since (wakeups), 0);
+}
+
+/* A job queued behind the gate wakes no thread: none may take it. */
+static void
+test_job_behind_the_gate_wakes_none (void **state)
+{
+  uint64_t wakeups;
+
+  (void) state;
+  wakeups = hold_the_limit ();
+  adaptra_cache_hint (e, client, DISK / 2, JOB);
+  assert_int_equal (wakeups_since (wakeups), 0);
 }
 
 /* One event starts threads for every queued job that may start, at
@@ -500,6 +529,7 @@ main (void)
     T (test_threads_follow_the_model),
     T (test_threads_as_many_as_the_limit_admits),
     T (test_worker_takes_its_next_job),
+    T (test_job_behind_the_gate_wakes_none),
     T (test_threads_start_at_once),
     T (test_reader_waits_one_chunk),
     T (test_window_in_ways_jobs),
