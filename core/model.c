@@ -305,9 +305,9 @@ seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate)
  * mean far read is served longer than the mean near one, that one's
  * time scaled to the far read's size (a near read queued at one head
  * is served in its transfer); 0 if the window holds fewer than
- * ADAPTRA_MODEL_SEEK_READS far reads, or if not a seek: seek_like, or
- * staying (the model sees seeks already), merely
- * ADAPTRA_MODEL_SEEK_NS longer.
+ * ADAPTRA_MODEL_SEEK_READS far reads, or if not a seek: seek_like,
+ * or staying (the model sees seeks already), at least
+ * ADAPTRA_MODEL_SEEK_STAY_NS longer.
  */
 static uint64_t
 served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
@@ -320,9 +320,8 @@ served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
     return 0;
   near = (uint64_t) (m->near_served.t * m->far_served.n / m->near_served.n);
   far = (uint64_t) m->far_served.t;
-  if (far < near + ADAPTRA_MODEL_SEEK_NS)
-    return 0;
-  return staying || seek_like (near, far) ? far - near : 0;
+  return seek_like (near, far) ||
+    (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS) ? far - near : 0;
 }
 
 /* Does distance cost (model.h), by either test, at bandwidth rate?

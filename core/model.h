@@ -124,19 +124,21 @@
  * ADAPTRA_MODEL_SEEK_READS far reads in the window: a few far reads
  * among many near ones (one stream) say little.
  *
- * Once distance costs, the service times need only show the far reads
- * ADAPTRA_MODEL_SEEK_NS longer for it to go on costing (a hysteresis,
- * as for "as fast as the pool"): the queue then batches each stream's
- * reads into runs of megabytes (budgets, below), whose far reads'
- * seek, 1.4 ms to the next of eight streams on the disk model, is a
+ * Once distance costs, the mean far read need only be served
+ * ADAPTRA_MODEL_SEEK_STAY_NS longer than the near one (the disk
+ * model's shortest seek: a head that seeks does not seek for less)
+ * for it to go on costing, whatever the ratio (a hysteresis, as for
+ * "as fast as the pool"): the queue then batches each stream's reads
+ * into runs of megabytes (budgets, below), whose far reads' seek,
+ * 1.4 ms to the next of eight streams on the disk model, is a
  * fraction of their 7 ms a MiB of transfer, never twice a near read's
  * time.  Without it the model took the disk for latency-bound again
  * whenever the runs grew, and the queue cut them into 64 KiB chunks,
  * each far and each a seek: a disk W3 run in a few then lost a fifth
- * of its throughput.  A remote store whose far reads are served
- * longer by jitter never saw seeks to begin with: it does not start
- * seeing them on that.
+ * of its throughput.  A remote store's far reads served longer by
+ * its jitter are so by less.
  */
+#define ADAPTRA_MODEL_SEEK_STAY_NS UINT64_C (500000)
 #define ADAPTRA_MODEL_SEEK_READS 32
 
 /* As fast as the pool: the averages of the recent reads within

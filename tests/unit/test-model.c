@@ -515,6 +515,50 @@ test_disk_long_runs_still_seek (void **state)
   assert_within (est.seek_ns, 1800 * US, 2600 * US);
 }
 
+/* Groups of three 64 KiB reads 10 ms apart, each 5 ms: a near one
+ * alone, a far one that completes far_ns after it, and a near one
+ * near_ns after that: the last two queued, served in far_ns and
+ * near_ns.  Their whole times never look like a seek.
+ */
+static void
+served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
+               uint64_t far_ns, uint64_t near_ns)
+{
+  uint64_t n = 64 * KIB;
+  unsigned i;
+
+  for (i = 0; i < groups; i++, *t += 10 * MS) {
+    adaptra_model_sample (m, n, *t, *t + 5 * MS, ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (m, n, *t + 100 * US, *t + 5 * MS + far_ns,
+                          ADAPTRA_MODEL_FAR);
+    adaptra_model_sample (m, n, *t + 200 * US,
+                          *t + 5 * MS + far_ns + near_ns,
+                          ADAPTRA_MODEL_NEAR);
+  }
+}
+
+/* The hysteresis's bound: a backend that looked seeking (its far
+ * reads served 0.7 ms longer than its near ones, over twice as long)
+ * and whose far reads then take 0.4 ms longer, under twice as long,
+ * less than a disk's shortest seek (ADAPTRA_MODEL_SEEK_STAY_NS): the
+ * model stops seeing seeks.
+ */
+static void
+test_seeks_end_under_a_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+
+  (void) state;
+  served_groups (&m, &t, 200, 1000 * US, 300 * US);
+  adaptra_model_estimate (&m, t, &est);
+  assert_true (est.seeks);
+  served_groups (&m, &t, 200, 900 * US, 500 * US);
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
+}
+
 /* A disk read sequentially in small requests: each within the pool's
  * latency bound, but at a seventh of its speed: never as fast as the
  * pool (stepping aside would lose the read-ahead a disk needs).
@@ -791,6 +835,7 @@ main (void)
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
     cmocka_unit_test (test_disk_long_runs_still_seek),
+    cmocka_unit_test (test_seeks_end_under_a_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
