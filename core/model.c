@@ -108,6 +108,8 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
   return rate;
 }
 
+static void judge_distance (struct adaptra_model *m, uint64_t now);
+
 void
 adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                       uint64_t t0, uint64_t t1,
@@ -163,6 +165,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     keep_fastest (&b->far, bytes, t);
     b->far_reads++;
   }
+  judge_distance (m, t1);
 }
 
 /* The line t = latency + n * slope through the averages; slope 0 when
@@ -301,11 +304,13 @@ seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 /* By the service times of the reads that queued (model.h): what the
  * mean far read is served longer than the mean near one, that one's
  * time scaled to the far read's size (a near read queued at one head
- * is served in its transfer); 0 if not a seek (seek_like) or the
- * window holds fewer than ADAPTRA_MODEL_SEEK_READS far reads.
+ * is served in its transfer); 0 if the window holds fewer than
+ * ADAPTRA_MODEL_SEEK_READS far reads, or if not a seek: seek_like,
+ * or staying (the model sees seeks already), at least
+ * ADAPTRA_MODEL_SEEK_STAY_NS longer.
  */
 static uint64_t
-served_gap (const struct adaptra_model *m, uint64_t now)
+served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
 {
   uint64_t near, far, far_reads;
 
@@ -315,25 +320,54 @@ served_gap (const struct adaptra_model *m, uint64_t now)
     return 0;
   near = (uint64_t) (m->near_served.t * m->far_served.n / m->near_served.n);
   far = (uint64_t) m->far_served.t;
-  return seek_like (near, far) ? far - near : 0;
+  return seek_like (near, far) ||
+    (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS) ? far - near : 0;
 }
 
-/* What a seek costs where distance costs (the tests above, gap the
- * larger of theirs): how much longer the mean far read takes than the
- * mean near one, their sizes' difference at bandwidth rate taken off;
- * at least gap.  The fastest far read is a short hop, where the mean far
- * read is the seek the queue's turns make; the reads in flight queue
- * both alike.
+/* Does distance cost (model.h), by either test, at bandwidth rate?
+ * was: the model's last answer (the hysteresis).  *gap and *served:
+ * the tests' answers.
+ */
+static bool
+distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
+                bool was, uint64_t *gap, uint64_t *served)
+{
+  *gap = seek_gap (m, now, rate);
+  *served = served_gap (m, now, was);
+  return *gap > 0 || *served > 0;
+}
+
+/* Record the answer at time now, for the next one's hysteresis. */
+static void
+judge_distance (struct adaptra_model *m, uint64_t now)
+{
+  uint64_t transfer, gap, served;
+  bool startup;
+
+  bandwidth (m, now, &transfer, &startup);
+  m->seeking = distance_costs (m, now, transfer, m->seeking, &gap, &served);
+}
+
+/* What a seek costs where distance costs: by the service times where
+ * reads queued (served, from served_gap), else how much longer the
+ * mean far read takes than the mean near one, their sizes' difference
+ * at bandwidth rate taken off, at least gap (from seek_gap).  The
+ * fastest far read is a short hop, where the mean far read is the
+ * seek the queue's turns make; and a queued read's whole time is
+ * mostly the reads ahead of it at the head, near or far.
  */
 static uint64_t
-seek_cost (const struct adaptra_model *m, uint64_t rate, uint64_t least)
+seek_cost (const struct adaptra_model *m, uint64_t rate, uint64_t gap,
+           uint64_t served)
 {
   double mean;
 
+  if (served > 0)
+    return served;
   if (m->near.t == 0 || m->far.t == 0 || rate == 0)
-    return least;
+    return gap;
   mean = m->far.t - m->near.t - (m->far.n - m->near.n) * 1e9 / (double) rate;
-  return mean > (double) least ? (uint64_t) mean : least;
+  return mean > (double) gap ? (uint64_t) mean : gap;
 }
 
 /* The largest power of two not over n (n > 0). */
@@ -365,12 +399,9 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->read_ns = (uint64_t) m->t;
   fit (m, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
-  /* Distance costs by either test; each asked once. */
-  gap = seek_gap (m, now, transfer);
-  served = served_gap (m, now);
-  est->seeks = gap > 0 || served > 0;
-  est->seek_ns = est->seeks
-    ? seek_cost (m, transfer, gap > served ? gap : served) : 0;
+  est->seeks = distance_costs (m, now, transfer, m->seeking, &gap,
+                               &served);
+  est->seek_ns = est->seeks ? seek_cost (m, transfer, gap, served) : 0;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 

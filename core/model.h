@@ -40,9 +40,11 @@
  * distance costs: a disk's head (blk-mq calls such a device rotational and
  * gives it one queue and an elevator).  A remote store or the page
  * cache answers a far read as soon as a near one.  What a seek costs
- * is how much longer the mean far read takes than the mean near one
- * (moving averages of each apart): the queue's turns between streams
- * make mean seeks, where the fastest far read is the shortest hop.
+ * is how much longer the mean far read is served than the mean near
+ * one (moving averages of each apart, by their service times where
+ * reads queued, else by their whole times): the queue's turns between
+ * streams make mean seeks, where the fastest far read is the shortest
+ * hop.
  *
  * No locking: the engine samples and asks under its lock, except for
  * start and end (atomic: readers add to running without the lock).
@@ -121,7 +123,22 @@
  * completions, near or far alike, and the test waits for
  * ADAPTRA_MODEL_SEEK_READS far reads in the window: a few far reads
  * among many near ones (one stream) say little.
+ *
+ * Once distance costs, the mean far read need only be served
+ * ADAPTRA_MODEL_SEEK_STAY_NS longer than the near one (the disk
+ * model's shortest seek: a head that seeks does not seek for less)
+ * for it to go on costing, whatever the ratio (a hysteresis, as for
+ * "as fast as the pool"): the queue then batches each stream's reads
+ * into runs of megabytes (budgets, below), whose far reads' seek,
+ * 1.4 ms to the next of eight streams on the disk model, is a
+ * fraction of their 7 ms a MiB of transfer, never twice a near read's
+ * time.  Without it the model took the disk for latency-bound again
+ * whenever the runs grew, and the queue cut them into 64 KiB chunks,
+ * each far and each a seek: a disk W3 run in a few then lost a fifth
+ * of its throughput.  A remote store's far reads served longer by
+ * its jitter are so by less.
  */
+#define ADAPTRA_MODEL_SEEK_STAY_NS UINT64_C (500000)
 #define ADAPTRA_MODEL_SEEK_READS 32
 
 /* As fast as the pool: the averages of the recent reads within
@@ -292,6 +309,7 @@ struct adaptra_model {
   struct adaptra_model_mean near, far; /* of near and far reads apart */
   struct adaptra_model_mean near_served, far_served; /* of those that
                                    queued, their service times */
+  bool seeking;                 /* distance costs, the last answer */
   uint64_t newest;              /* the latest slot id seen */
   uint64_t delivered;           /* bytes of every read sampled */
   unsigned ndone;               /* completions sampled into done */

@@ -61,6 +61,7 @@ struct backend {
   enum kind kind;
   uint64_t now;                 /* virtual time, ns */
   uint64_t last_end;            /* the disk head */
+  unsigned turns;               /* reads queued_turns queued */
 };
 
 /* One read of bytes at offset, alone. */
@@ -407,49 +408,72 @@ test_disk_short_seeks (void **state)
 }
 
 /* Eight streams over the disk's one head, each an eighth of it from
- * the next, as the engine reads them when the model takes the disk
- * for latency-bound: each stream's first read alone, then pairs of
- * 64 KiB chunks (a far read, the near one after it), four reads in
- * flight at the head, served in the order they started.  The first
- * far reads, alone, take their seek and transfer (1.9 ms); every near
- * read waits behind the far read before it and more, so its whole
- * time never looks half a far read's.  From when the head turned to
- * it, a near read is its transfer alone: distance costs.
+ * the next: each stream's first read of chunk bytes alone; pos: where
+ * each reads next.
+ */
+static void
+first_reads (struct backend *b, uint64_t *pos, uint64_t chunk)
+{
+  unsigned s;
+
+  for (s = 0; s < 8; s++) {
+    pos[s] = s * DISK_SIZE / 8 + DISK_SIZE / 16;
+    one_read (b, pos[s], chunk);
+    pos[s] += chunk;
+  }
+}
+
+/* Then the eight streams' reads for ns, as the engine's queue sends
+ * them: ADAPTRA_MODEL_DEPTH reads of chunk bytes in flight at the
+ * head, served in the order they started; turn reads of a stream in a
+ * row (the first far, the others near), the streams in turn, on from
+ * where the last call left off (b->turns).  Reads in flight at the
+ * end complete.
+ */
+static void
+queued_turns (struct backend *b, uint64_t *pos, uint64_t ns, uint64_t chunk,
+              unsigned turn)
+{
+  struct { uint64_t offset, t0; enum adaptra_model_distance where; }
+    q[ADAPTRA_MODEL_DEPTH], *r;
+  uint64_t end = b->now + ns;
+  unsigned s, head = 0, tail = 0;
+
+  while (head < tail || b->now < end) {
+    while (b->now < end && tail - head < ADAPTRA_MODEL_DEPTH) {
+      s = b->turns++ / turn % 8;
+      r = &q[tail++ % ADAPTRA_MODEL_DEPTH];
+      r->offset = pos[s];
+      r->t0 = b->now;
+      r->where = adaptra_model_start (&b->m, pos[s], chunk);
+      pos[s] += chunk;
+    }
+    r = &q[head++ % ADAPTRA_MODEL_DEPTH];
+    b->now += read_ns (DISK, r->offset, chunk, b->last_end);
+    b->last_end = r->offset + chunk;
+    adaptra_model_end (&b->m, chunk);
+    adaptra_model_sample (&b->m, chunk, r->t0, b->now, r->where);
+  }
+}
+
+/* The eight streams as the engine reads them when the model takes the
+ * disk for latency-bound: pairs of 64 KiB chunks (a far read, the
+ * near one after it).  The first far reads, alone, take their seek
+ * and transfer (1.9 ms); every near read waits behind the far read
+ * before it and more, so its whole time never looks half a far
+ * read's.  From when the head turned to it, a near read is its
+ * transfer alone: distance costs.
  */
 static void
 test_disk_queued_near_reads (void **state)
 {
   struct backend b = { .kind = DISK, .now = SEC };
   struct adaptra_model_estimate est;
-  struct { uint64_t offset, t0; enum adaptra_model_distance where; }
-    q[ADAPTRA_MODEL_DEPTH];
-  uint64_t pos[8], end = b.now + 3 * SEC, chunk = 64 * KIB;
-  unsigned s, head = 0, tail = 0, next = 0;
+  uint64_t pos[8];
 
   (void) state;
-  for (s = 0; s < 8; s++) {
-    pos[s] = s * DISK_SIZE / 8 + DISK_SIZE / 16;
-    one_read (&b, pos[s], chunk);
-    pos[s] += chunk;
-  }
-  while (b.now < end) {
-    while (tail - head < ADAPTRA_MODEL_DEPTH) {
-      s = next / 2 % 8;
-      q[tail % ADAPTRA_MODEL_DEPTH].offset = pos[s];
-      q[tail % ADAPTRA_MODEL_DEPTH].t0 = b.now;
-      q[tail % ADAPTRA_MODEL_DEPTH].where =
-        adaptra_model_start (&b.m, pos[s], chunk);
-      pos[s] += chunk;
-      tail++, next++;
-    }
-    b.now += read_ns (DISK, q[head % ADAPTRA_MODEL_DEPTH].offset, chunk,
-                      b.last_end);
-    b.last_end = q[head % ADAPTRA_MODEL_DEPTH].offset + chunk;
-    adaptra_model_end (&b.m, chunk);
-    adaptra_model_sample (&b.m, chunk, q[head % ADAPTRA_MODEL_DEPTH].t0,
-                          b.now, q[head % ADAPTRA_MODEL_DEPTH].where);
-    head++;
-  }
+  first_reads (&b, pos, 64 * KIB);
+  queued_turns (&b, pos, 3 * SEC, 64 * KIB, 2);
   est = estimate (&b);
   assert_true (est.seeks);
   assert_false (est.latency_bound);
@@ -457,6 +481,82 @@ test_disk_queued_near_reads (void **state)
   assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
   /* At least the hop from one stream to the next, less a transfer. */
   assert_within (est.seek_ns, 900 * US, 8 * MS);
+}
+
+/* Then the queue batches, and the runs grow: four reads of 1 MiB a
+ * turn.  A far read's seek (1.4 ms to the next stream) is now a
+ * fraction of its transfer (7 ms), so its service time is never
+ * twice a near one's: the model that saw seeks keeps seeing them
+ * (ADAPTRA_MODEL_SEEK_NS longer is enough to stay), every tenth of a
+ * second, rather than take the disk for latency-bound and undo the
+ * runs.  A seek costs the mean hop the turns make, by the service
+ * times: seven of 1.44 ms and one of 7.06 ms back, 2.14 ms, not the
+ * queueing in the reads' whole times (which made it 1.2 or 10 ms).
+ */
+static void
+test_disk_long_runs_still_seek (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  struct adaptra_model_estimate est;
+  uint64_t pos[8];
+  unsigned i;
+
+  (void) state;
+  first_reads (&b, pos, 64 * KIB);
+  queued_turns (&b, pos, SEC, 64 * KIB, 2);
+  assert_true (estimate (&b).seeks);
+  for (i = 0; i < 30; i++) {
+    queued_turns (&b, pos, SEC / 10, MIB, 4);
+    est = estimate (&b);
+    assert_true (est.seeks);
+    assert_false (est.latency_bound);
+  }
+  /* The mean of the last far reads, about a turn of the eight. */
+  assert_within (est.seek_ns, 1800 * US, 2600 * US);
+}
+
+/* Groups of three 64 KiB reads 10 ms apart, each 5 ms: a near one
+ * alone, a far one that completes far_ns after it, and a near one
+ * near_ns after that: the last two queued, served in far_ns and
+ * near_ns.  Their whole times never look like a seek.
+ */
+static void
+served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
+               uint64_t far_ns, uint64_t near_ns)
+{
+  uint64_t n = 64 * KIB;
+  unsigned i;
+
+  for (i = 0; i < groups; i++, *t += 10 * MS) {
+    adaptra_model_sample (m, n, *t, *t + 5 * MS, ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (m, n, *t + 100 * US, *t + 5 * MS + far_ns,
+                          ADAPTRA_MODEL_FAR);
+    adaptra_model_sample (m, n, *t + 200 * US,
+                          *t + 5 * MS + far_ns + near_ns,
+                          ADAPTRA_MODEL_NEAR);
+  }
+}
+
+/* The hysteresis's bound: a backend that looked seeking (its far
+ * reads served 0.7 ms longer than its near ones, over twice as long)
+ * and whose far reads then take 0.4 ms longer, under twice as long,
+ * less than a disk's shortest seek (ADAPTRA_MODEL_SEEK_STAY_NS): the
+ * model stops seeing seeks.
+ */
+static void
+test_seeks_end_under_a_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+
+  (void) state;
+  served_groups (&m, &t, 200, 1000 * US, 300 * US);
+  adaptra_model_estimate (&m, t, &est);
+  assert_true (est.seeks);
+  served_groups (&m, &t, 200, 900 * US, 500 * US);
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
 }
 
 /* A disk read sequentially in small requests: each within the pool's
@@ -734,6 +834,8 @@ main (void)
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
+    cmocka_unit_test (test_disk_long_runs_still_seek),
+    cmocka_unit_test (test_seeks_end_under_a_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
