@@ -9,7 +9,8 @@
  * runs gets a window of two requests past each, so a run of two reads
  * waits once and reads less ahead for nothing than a stream started at
  * its second read; a random reader gets none; a long sequential reader
- * still grows its windows to the max.  And many streams starting at
+ * still grows its windows to the max; streams interleaved on one
+ * client start at their second reads.  And many streams starting at
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
  * limit.
@@ -161,6 +162,37 @@ test_long_stream_grows (void **state)
   s = stats ();
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead -
                s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit <= 2 * MAX_PAGES);
+}
+
+/* Streams interleaved on one client (W3: a reader of several files
+ * through one disk), each in a region of its own away from page 0,
+ * read round-robin a request at a time: each stream's second read is
+ * right after its own first, though not after the client's last read,
+ * and starts it (adjacent_read), so only the first two rounds wait for
+ * the backend.  With the client's last read alone each stream started
+ * at its fourth read (the history rule), on a window too short to
+ * reach its mark before the fifth missed again.
+ */
+#define INTERLEAVED 8
+#define INTERLEAVED_ROUNDS 12
+
+static void
+test_interleaved_streams_start (void **state)
+{
+  const uint64_t region = DISK / PAGE / (INTERLEAVED + 1);
+  uint64_t demand0 = client_bytes, started;
+  unsigned round, i;
+
+  (void) state;
+  for (round = 0; round < INTERLEAVED_ROUNDS; round++)
+    for (i = 0; i < INTERLEAVED; i++)
+      read_pages ((i + 1) * region + round * REQ, REQ);
+  assert_int_equal (client_bytes - demand0,
+                    (uint64_t) 2 * INTERLEAVED * REQ * PAGE);
+  adaptra_lock (e);
+  started = adaptra_client_of (e, client)->streams_started;
+  adaptra_unlock (e);
+  assert_int_equal (started, INTERLEAVED);
 }
 
 /* A copy of a sparse image: a client that asked for block status
@@ -343,6 +375,7 @@ main (void)
     T (test_random_reader),
     T (test_random_reader_next_cached),
     T (test_long_stream_grows),
+    T (test_interleaved_streams_start),
     T (test_trail_to_the_extent_end),
     T (test_deep_client_trail_stays_short),
     T (test_mid_extent_trail_stays_short),
