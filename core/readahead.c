@@ -39,6 +39,8 @@
  *   the client's previous     initial method from both requests
  *   read just before          (adaptive mode: adjacent_read), a new
  *                             stream at its second read; or follow
+ *   one of its latest lone    a trail of two requests past it, a new
+ *   reads just before         stream at its second read; or follow
  *   history behind > 2x req   context / accelerated context (the pages
  *                             before the miss were read, or are the
  *                             request's own, and are still here), a
@@ -761,7 +763,7 @@ follow (struct adaptra_engine *e, const struct event *ev,
  * the client touched outside a live stream, or after one of its
  * latest ADAPTRA_CLIENT_LONE_ENDS lone reads (remember_lone), and that
  * page is still read in the pool (h, the history behind the miss, is
- * not empty)?
+ * not empty)?  AFTER_LAST, AFTER_LONE or NOT_ADJACENT.
  * Adaptive mode only: fixed mode keeps the seed's evidence, as the
  * legacy kernel it stands for did not start a window on the second
  * read of a scan either.
@@ -779,9 +781,14 @@ follow (struct adaptra_engine *e, const struct event *ev,
  * to read, but each one's second read is right after its lone first:
  * with the last read alone, each of 8 streams interleaved at 64 KiB
  * over a 5 ms backend started at its fourth read and waited again at
- * its fifth, the link idle for the first 0.2 s (W3).
+ * its fifth, the link idle for the first 0.2 s (W3).  A boot
+ * interleaves many runs of two or three reads too: such a second read
+ * gets a trail (start_stream), not four times both requests, which
+ * read 11% more of a boot's trace (the gate's T-boot-web) for nothing.
  */
-static bool
+enum adjacency { NOT_ADJACENT, AFTER_LAST, AFTER_LONE };
+
+static enum adjacency
 adjacent_read (struct adaptra_engine *e, const struct event *ev, uint64_t h)
 {
   struct adaptra_client *c;
@@ -789,13 +796,13 @@ adjacent_read (struct adaptra_engine *e, const struct event *ev, uint64_t h)
 
   if (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || ev->reader != ev->first ||
       h == 0 || (c = adaptra_client_of (e, ev->client)) == NULL)
-    return false;
+    return NOT_ADJACENT;
   if (__atomic_load_n (&c->touched, __ATOMIC_RELAXED) == ev->first)
-    return true;
+    return AFTER_LAST;
   for (i = 0; i < ADAPTRA_CLIENT_LONE_ENDS; i++)
     if (c->lone_ends[i] == ev->first)
-      return true;
-  return false;
+      return AFTER_LONE;
+  return NOT_ADJACENT;
 }
 
 /* Remember lone read ev, a miss that found no stream, among its
@@ -868,6 +875,29 @@ trail_pages (const struct adaptra_engine *e, struct adaptra_client *c,
   return n;
 }
 
+/* Issue the trail of read ev of client c (trail_pages): a new stream
+ * whose window starts right past the read, its mark on its first page;
+ * unless another reader's trail or window holds the pages: then ev
+ * follows that window's stream.  Returns the stream.
+ */
+static struct adaptra_stream *
+issue_trail (struct adaptra_engine *e, const struct event *ev,
+             struct adaptra_window_bounds *b, struct adaptra_client *c)
+{
+  struct placement pl;
+  struct adaptra_window w;
+
+  if ((pl.s = covering (e, ev, NULL)) != NULL)
+    return follow (e, ev, pl.s);
+  pl.s = new_stream (e, ev, ev->last);
+  pl.method = ADAPTRA_METHOD_INITIAL;
+  w.ra = min_u64 (trail_pages (e, c, ev, b->max), b->max);
+  w.la = w.ra;
+  if (place_forward (e, ev, &pl, ev->last, w))
+    issue (e, ev, &pl);
+  return pl.s;
+}
+
 /* Lone read ev, a miss that found no stream: score whether its
  * client's previous lone read was followed by the next page, and when
  * the client's lone reads start runs (LONE_RUNS_MIN), issue the trail:
@@ -893,8 +923,6 @@ trail (struct adaptra_engine *e, const struct event *ev,
        struct adaptra_window_bounds *b, const struct adaptra_stream *near)
 {
   struct adaptra_client *c = adaptra_client_of (e, ev->client);
-  struct placement pl;
-  struct adaptra_window w;
 
   if (c == NULL || e->cfg.mode != ADAPTRA_MODE_ADAPTIVE)
     return NULL;
@@ -916,16 +944,7 @@ trail (struct adaptra_engine *e, const struct event *ev,
    */
   if (c->lone_runs < LONE_RUNS_MIN || near != NULL)
     return NULL;
-  /* Another reader's trail or window holds the pages: follow it. */
-  if ((pl.s = covering (e, ev, NULL)) != NULL)
-    return follow (e, ev, pl.s);
-  pl.s = new_stream (e, ev, ev->last);
-  pl.method = ADAPTRA_METHOD_INITIAL;
-  w.ra = min_u64 (trail_pages (e, c, ev, b->max), b->max);
-  w.la = w.ra;
-  if (place_forward (e, ev, &pl, ev->last, w))
-    issue (e, ev, &pl);
-  return pl.s;
+  return issue_trail (e, ev, b, c);
 }
 
 /* A miss with no stream (near: a stream whose window it is next to,
@@ -943,7 +962,7 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
   const uint64_t req = ev->last - ev->reader;
   struct placement pl;
   struct adaptra_window w;
-  bool adjacent;
+  enum adjacency adjacent;
   uint64_t h;
 
   /* The volume's first page: a new stream, sized from the request
@@ -971,12 +990,21 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
    */
   h = history_behind (e, v, ev->first, b) + (ev->reader - ev->first);
   adjacent = adjacent_read (e, ev, h);
-  if (h > EVIDENCE * req || adjacent) {
+  /* Right after one of its client's latest lone reads, with other
+   * reads between: the second read of one of several runs, as a boot
+   * reads (often two or three reads long) or streams interleaved on
+   * one connection: a new stream with its trail, rather than four
+   * times both requests.
+   */
+  if (adjacent == AFTER_LONE && h <= EVIDENCE * req)
+    return issue_trail (e, ev, b, adaptra_client_of (e, ev->client));
+  if (h > EVIDENCE * req || adjacent == AFTER_LAST) {
     /* Unless a window holds the pages ahead: a reader of its stream. */
     if ((pl.s = covering (e, ev, NULL)) != NULL)
       return follow (e, ev, pl.s);
     pl.s = new_stream (e, ev, ev->last);
-    pl.method = adjacent ? ADAPTRA_METHOD_INITIAL : ADAPTRA_METHOD_CONTEXT;
+    pl.method = adjacent == AFTER_LAST ? ADAPTRA_METHOD_INITIAL
+                                       : ADAPTRA_METHOD_CONTEXT;
     if (size_forward (e, ev, b, h, &pl, &w) &&
         place_forward (e, ev, &pl, ev->reader, w))
       issue (e, ev, &pl);

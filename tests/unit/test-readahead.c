@@ -168,10 +168,10 @@ test_long_stream_grows (void **state)
  * through one disk), each in a region of its own away from page 0,
  * read round-robin a request at a time: each stream's second read is
  * right after its own first, though not after the client's last read,
- * and starts it (adjacent_read), so only the first two rounds wait for
- * the backend.  With the client's last read alone each stream started
- * at its fourth read (the history rule), on a window too short to
- * reach its mark before the fifth missed again.
+ * and starts it with a trail (adjacent_read), so only the first two
+ * rounds wait for the backend.  With the client's last read alone
+ * each stream started at its fourth read (the history rule), on a
+ * window too short to reach its mark before the fifth missed again.
  */
 #define INTERLEAVED 8
 #define INTERLEAVED_ROUNDS 12
