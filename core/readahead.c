@@ -409,7 +409,14 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * B), reading faster than the remote model delivers, doubled its cap
  * to a quarter of the pool, and the 64 MiB window past its stream's
  * end was read for nothing in one run of two: 50 MiB more from the
- * backend.  The disk model seeks and is not latency-bound, and the
+ * backend.  The streams that share the link share that ceiling (one
+ * stream alone has all of it), and a cap raised before, when the model
+ * allowed more, comes down to it: sixteen readers sharing the remote
+ * model's link (W2) are each late for bandwidth at every window, their
+ * caps doubled to 8 x R x L each and their windows grew to what the
+ * pool allowed (about 1.5 MiB each), read ahead of every reader at any
+ * stop (2.5% more than the readers read in 3 s; 1.3% at the shared
+ * ceiling).  The disk model seeks and is not latency-bound, and the
  * bandwidth is not known until a slot of reads is over (model.h):
  * there the ceiling is the pool's alone.
  */
@@ -423,18 +430,22 @@ raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
   uint64_t ceiling = (e->cfg.pool_bytes / ADAPTRA_POOL_WINDOWS)
     >> e->page_shift;
 
+  struct adaptra_model_estimate est;
+
   if (e->cfg.max_bytes != 0)
     return;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  if (est.latency_bound && est.bdp > 0)
+    ceiling = min_u64 (ceiling,
+                       max_u64 (b->max, LATE_CAP_BDPS * est.bdp /
+                                max_u64 (adaptra_streams_count
+                                         (&e->streams), 1)
+                                >> e->page_shift));
   if (s->late > 0) {
-    struct adaptra_model_estimate est;
-
-    adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-    if (est.latency_bound && est.bdp > 0)
-      ceiling = min_u64 (ceiling, max_u64 (b->max, LATE_CAP_BDPS * est.bdp
-                                                   >> e->page_shift));
-    s->cap = min_u64 (2 * max_u64 (s->cap, b->max), ceiling);
+    s->cap = 2 * max_u64 (s->cap, b->max);
     s->late = 0;
   }
+  s->cap = min_u64 (s->cap, ceiling);
   if (s->cap > b->max)
     b->max = min_u64 (s->cap, spare);
 }

@@ -366,6 +366,79 @@ test_cold_readers (void **state)
   free (buf);
 }
 
+/* Readers that share a link wait for its bandwidth, not its latency:
+ * SHARERS clients, each reading a region of its own in 64 KiB reads,
+ * round-robin, on a backend measured at 5 ms a read and about 200 MB/s
+ * in all, every read waiting for its read-ahead (no worker runs).  A
+ * late reader's cap doubles up to LATE_CAP_BDPS times R x L shared
+ * among the streams (readahead.c: raise_cap), here no more than the
+ * auto max (the 1 MiB floor or R x L), so no window passes it; each
+ * stream alone doubled its cap towards 8 x R x L (624 pages here), and
+ * such windows, which arrive no sooner, are bytes read ahead of every
+ * reader at any stop.
+ */
+#define SHARERS 8
+#define SHARED_REQ (64 * 1024)
+#define SHARED_READS 48
+#define AUTO_FLOOR_PAGES (ADAPTRA_AUTO_MAX_FLOOR / PAGE)
+
+static void
+test_shared_link_cap (void **state)
+{
+  const uint64_t region = DISK / (SHARERS + 1) / SHARED_REQ * SHARED_REQ;
+  unsigned char *buf = malloc (SHARED_REQ);
+  struct adaptra_model_estimate est;
+  struct adaptra_config cfg;
+  int c[SHARERS];
+  uint64_t widest = 0;
+  unsigned i, k;
+
+  (void) state;
+  assert_non_null (buf);
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 0;                    /* auto */
+  fixture_start (&cfg, "", "test");
+  for (i = 0; i < SHARERS; i++)
+    c[i] = i == 0 ? client : open_client (e, volume, "sharer");
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5 * US;
+  /* Half a second of 4 MiB hints measures the bandwidth first. */
+  for (i = 0; i < 24; i++) {
+    adaptra_cache_hint (e, client, 0, 4 * 1024 * 1024);
+    drain ();
+    adaptra_invalidate (e, volume, 0, 4 * 1024 * 1024);
+  }
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.latency_bound);
+  ntraces = 0;
+  for (k = 0; k < SHARED_READS; k++)
+    for (i = 0; i < SHARERS; i++) {
+      uint64_t off = (i + 1) * region + k * SHARED_REQ;
+
+      assert_int_equal (adaptra_read (e, c[i], &client_ctx, buf, SHARED_REQ,
+                                      off), 0);
+      assert_memory_equal (buf, disk + off, SHARED_REQ);
+    }
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].kind == ADAPTRA_TRACE_WINDOW &&
+        trace_pages (&traces[i]) > widest)
+      widest = trace_pages (&traces[i]);
+  assert_true (stats ().io_block > 0);
+  assert_true (widest > 0);
+  /* The auto max, and on a miss the pages its reader reads itself. */
+  assert_true (widest <= max_u64 (AUTO_FLOOR_PAGES, est.bdp / PAGE) +
+               SHARED_REQ / PAGE);
+  read_ns = read_ns_per_kib = 0;
+  drain ();
+  for (i = 1; i < SHARERS; i++)
+    adaptra_client_close (e, c[i]);
+  free (buf);
+}
+
 int
 main (void)
 {
@@ -381,6 +454,7 @@ main (void)
     T (test_mid_extent_trail_stays_short),
     T (test_long_extent_trail_stays_short),
     T (test_cold_readers),
+    T (test_shared_link_cap),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
