@@ -409,8 +409,10 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * B), reading faster than the remote model delivers, doubled its cap
  * to a quarter of the pool, and the 64 MiB window past its stream's
  * end was read for nothing in one run of two: 50 MiB more from the
- * backend.  The streams that share the link share that ceiling (one
- * stream alone has all of it), and a cap raised before, when the model
+ * backend.  The streams that share the link (sharing_streams: those
+ * with prefetch queued or being read; the table also holds streams
+ * that ended, as a copy's extents) share that ceiling, one stream
+ * alone has all of it, and a cap raised before, when the model
  * allowed more, comes down to it: sixteen readers sharing the remote
  * model's link (W2) are each late for bandwidth at every window, their
  * caps doubled to 8 x R x L each and their windows grew to what the
@@ -422,25 +424,39 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  */
 #define LATE_CAP_BDPS 8
 
+/* Streams that share the backend now: s and those with prefetch
+ * queued or being read.
+ */
+static uint64_t
+sharing_streams (struct adaptra_engine *e, const struct adaptra_stream *s)
+{
+  struct adaptra_streams *t = &e->streams;
+  struct adaptra_stream *o;
+  uint64_t n = 1;
+
+  for (o = adaptra_streams_first (t); o; o = adaptra_streams_after (t, o))
+    if (o != s && o->queued_jobs + o->running_jobs > 0)
+      n++;
+  return n;
+}
+
 static void
-raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
+raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
            struct adaptra_window_bounds *b)
 {
   uint64_t spare = adaptra_pool_spare (&e->pool);
   uint64_t ceiling = (e->cfg.pool_bytes / ADAPTRA_POOL_WINDOWS)
     >> e->page_shift;
-
   struct adaptra_model_estimate est;
 
-  if (e->cfg.max_bytes != 0)
+  /* Nothing to raise or bring down. */
+  if (e->cfg.max_bytes != 0 || (s->late == 0 && s->cap <= b->max))
     return;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (est.latency_bound && est.bdp > 0)
     ceiling = min_u64 (ceiling,
                        max_u64 (b->max, LATE_CAP_BDPS * est.bdp /
-                                max_u64 (adaptra_streams_count
-                                         (&e->streams), 1)
-                                >> e->page_shift));
+                                sharing_streams (e, s) >> e->page_shift));
   if (s->late > 0) {
     s->cap = 2 * max_u64 (s->cap, b->max);
     s->late = 0;
