@@ -39,6 +39,8 @@
  *   the client's previous     initial method from both requests
  *   read just before          (adaptive mode: adjacent_read), a new
  *                             stream at its second read; or follow
+ *   one of its latest lone    a trail of two requests past it, a new
+ *   reads just before         stream at its second read; or follow
  *   history behind > 2x req   context / accelerated context (the pages
  *                             before the miss were read, or are the
  *                             request's own, and are still here), a
@@ -407,32 +409,59 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * B), reading faster than the remote model delivers, doubled its cap
  * to a quarter of the pool, and the 64 MiB window past its stream's
  * end was read for nothing in one run of two: 50 MiB more from the
- * backend.  The disk model seeks and is not latency-bound, and the
+ * backend.  The streams that share the link (sharing_streams: those
+ * with prefetch queued or being read; the table also holds streams
+ * that ended, as a copy's extents) share that ceiling, one stream
+ * alone has all of it, and a cap raised before, when the model
+ * allowed more, comes down to it: sixteen readers sharing the remote
+ * model's link (W2) are each late for bandwidth at every window, their
+ * caps doubled to 8 x R x L each and their windows grew to what the
+ * pool allowed (about 1.5 MiB each), read ahead of every reader at any
+ * stop (2.5% more than the readers read in 3 s; 1.3% at the shared
+ * ceiling).  The disk model seeks and is not latency-bound, and the
  * bandwidth is not known until a slot of reads is over (model.h):
  * there the ceiling is the pool's alone.
  */
 #define LATE_CAP_BDPS 8
 
+/* Streams that share the backend now: s and those with prefetch
+ * queued or being read.
+ */
+static uint64_t
+sharing_streams (struct adaptra_engine *e, const struct adaptra_stream *s)
+{
+  struct adaptra_streams *t = &e->streams;
+  struct adaptra_stream *o;
+  uint64_t n = 1;
+
+  for (o = adaptra_streams_first (t); o; o = adaptra_streams_after (t, o))
+    if (o != s && o->queued_jobs + o->running_jobs > 0)
+      n++;
+  return n;
+}
+
 static void
-raise_cap (const struct adaptra_engine *e, struct adaptra_stream *s,
+raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
            struct adaptra_window_bounds *b)
 {
   uint64_t spare = adaptra_pool_spare (&e->pool);
   uint64_t ceiling = (e->cfg.pool_bytes / ADAPTRA_POOL_WINDOWS)
     >> e->page_shift;
+  struct adaptra_model_estimate est;
 
-  if (e->cfg.max_bytes != 0)
+  /* Nothing to raise or bring down. */
+  if (e->cfg.max_bytes != 0 || (s->late == 0 && s->cap <= b->max))
     return;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  if (est.latency_bound && est.bdp > 0)
+    ceiling = min_u64 (ceiling,
+                       max_u64 (b->max, LATE_CAP_BDPS * est.bdp /
+                                sharing_streams (e, s) >> e->page_shift));
   if (s->late > 0) {
-    struct adaptra_model_estimate est;
-
-    adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-    if (est.latency_bound && est.bdp > 0)
-      ceiling = min_u64 (ceiling, max_u64 (b->max, LATE_CAP_BDPS * est.bdp
-                                                   >> e->page_shift));
-    s->cap = min_u64 (2 * max_u64 (s->cap, b->max), ceiling);
+    s->cap = 2 * max_u64 (s->cap, b->max);
     s->late = 0;
   }
+  s->cap = min_u64 (s->cap, ceiling);
   if (s->cap > b->max)
     b->max = min_u64 (s->cap, spare);
 }
@@ -758,8 +787,10 @@ follow (struct adaptra_engine *e, const struct event *ev,
 
 /* Does miss ev continue its client's previous read (Linux's prev_pos
  * rule): the request starts at the miss, right after the last page
- * the client touched outside a live stream, and that page is still
- * read in the pool (h, the history behind the miss, is not empty)?
+ * the client touched outside a live stream, or after one of its
+ * latest ADAPTRA_CLIENT_LONE_ENDS lone reads (remember_lone), and that
+ * page is still read in the pool (h, the history behind the miss, is
+ * not empty)?  AFTER_LAST, AFTER_LONE or NOT_ADJACENT.
  * Adaptive mode only: fixed mode keeps the seed's evidence, as the
  * legacy kernel it stands for did not start a window on the second
  * read of a scan either.
@@ -771,19 +802,48 @@ follow (struct adaptra_engine *e, const struct event *ev,
  * thirds of what 99% of reads served at once allows over 600 s.  Two
  * adjacent reads of one client start a stream here, at the second.
  * A random reader lands right after its own previous read on a
- * fraction 1/N of its reads (N the requests its span holds), and
- * interleaved streams on one connection are not adjacent read to
- * read: they keep the history rule.
+ * fraction 1/N of its reads (N the requests its span holds).
+ * Streams interleaved on one connection (a `diff` of two files, a
+ * guest reading a few files through one disk) are not adjacent read
+ * to read, but each one's second read is right after its lone first:
+ * with the last read alone, each of 8 streams interleaved at 64 KiB
+ * over a 5 ms backend started at its fourth read and waited again at
+ * its fifth, the link idle for the first 0.2 s (W3).  A boot
+ * interleaves many runs of two or three reads too: such a second read
+ * gets a trail (start_stream), not four times both requests, which
+ * read 11% more of a boot's trace (the gate's T-boot-web) for nothing.
  */
-static bool
+enum adjacency { NOT_ADJACENT, AFTER_LAST, AFTER_LONE };
+
+static enum adjacency
 adjacent_read (struct adaptra_engine *e, const struct event *ev, uint64_t h)
 {
   struct adaptra_client *c;
+  unsigned i;
 
   if (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || ev->reader != ev->first ||
       h == 0 || (c = adaptra_client_of (e, ev->client)) == NULL)
-    return false;
-  return __atomic_load_n (&c->touched, __ATOMIC_RELAXED) == ev->first;
+    return NOT_ADJACENT;
+  if (__atomic_load_n (&c->touched, __ATOMIC_RELAXED) == ev->first)
+    return AFTER_LAST;
+  for (i = 0; i < ADAPTRA_CLIENT_LONE_ENDS; i++)
+    if (c->lone_ends[i] == ev->first)
+      return AFTER_LONE;
+  return NOT_ADJACENT;
+}
+
+/* Remember lone read ev, a miss that found no stream, among its
+ * client's latest (adjacent_read): the page right after it.
+ */
+static void
+remember_lone (struct adaptra_engine *e, const struct event *ev)
+{
+  struct adaptra_client *c = adaptra_client_of (e, ev->client);
+
+  if (c == NULL)
+    return;
+  c->lone_ends[c->lone_end_next] = ev->last;
+  c->lone_end_next = (c->lone_end_next + 1) % ADAPTRA_CLIENT_LONE_ENDS;
 }
 
 /* Did a client read page p (present, and not a read-ahead page nobody
@@ -842,6 +902,29 @@ trail_pages (const struct adaptra_engine *e, struct adaptra_client *c,
   return n;
 }
 
+/* Issue the trail of read ev of client c (trail_pages): a new stream
+ * whose window starts right past the read, its mark on its first page;
+ * unless another reader's trail or window holds the pages: then ev
+ * follows that window's stream.  Returns the stream.
+ */
+static struct adaptra_stream *
+issue_trail (struct adaptra_engine *e, const struct event *ev,
+             struct adaptra_window_bounds *b, struct adaptra_client *c)
+{
+  struct placement pl;
+  struct adaptra_window w;
+
+  if ((pl.s = covering (e, ev, NULL)) != NULL)
+    return follow (e, ev, pl.s);
+  pl.s = new_stream (e, ev, ev->last);
+  pl.method = ADAPTRA_METHOD_INITIAL;
+  w.ra = min_u64 (trail_pages (e, c, ev, b->max), b->max);
+  w.la = w.ra;
+  if (place_forward (e, ev, &pl, ev->last, w))
+    issue (e, ev, &pl);
+  return pl.s;
+}
+
 /* Lone read ev, a miss that found no stream: score whether its
  * client's previous lone read was followed by the next page, and when
  * the client's lone reads start runs (LONE_RUNS_MIN), issue the trail:
@@ -867,8 +950,6 @@ trail (struct adaptra_engine *e, const struct event *ev,
        struct adaptra_window_bounds *b, const struct adaptra_stream *near)
 {
   struct adaptra_client *c = adaptra_client_of (e, ev->client);
-  struct placement pl;
-  struct adaptra_window w;
 
   if (c == NULL || e->cfg.mode != ADAPTRA_MODE_ADAPTIVE)
     return NULL;
@@ -890,16 +971,7 @@ trail (struct adaptra_engine *e, const struct event *ev,
    */
   if (c->lone_runs < LONE_RUNS_MIN || near != NULL)
     return NULL;
-  /* Another reader's trail or window holds the pages: follow it. */
-  if ((pl.s = covering (e, ev, NULL)) != NULL)
-    return follow (e, ev, pl.s);
-  pl.s = new_stream (e, ev, ev->last);
-  pl.method = ADAPTRA_METHOD_INITIAL;
-  w.ra = min_u64 (trail_pages (e, c, ev, b->max), b->max);
-  w.la = w.ra;
-  if (place_forward (e, ev, &pl, ev->last, w))
-    issue (e, ev, &pl);
-  return pl.s;
+  return issue_trail (e, ev, b, c);
 }
 
 /* A miss with no stream (near: a stream whose window it is next to,
@@ -917,7 +989,7 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
   const uint64_t req = ev->last - ev->reader;
   struct placement pl;
   struct adaptra_window w;
-  bool adjacent;
+  enum adjacency adjacent;
   uint64_t h;
 
   /* The volume's first page: a new stream, sized from the request
@@ -945,12 +1017,21 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
    */
   h = history_behind (e, v, ev->first, b) + (ev->reader - ev->first);
   adjacent = adjacent_read (e, ev, h);
-  if (h > EVIDENCE * req || adjacent) {
+  /* Right after one of its client's latest lone reads, with other
+   * reads between: the second read of one of several runs, as a boot
+   * reads (often two or three reads long) or streams interleaved on
+   * one connection: a new stream with its trail, rather than four
+   * times both requests.
+   */
+  if (adjacent == AFTER_LONE && h <= EVIDENCE * req)
+    return issue_trail (e, ev, b, adaptra_client_of (e, ev->client));
+  if (h > EVIDENCE * req || adjacent == AFTER_LAST) {
     /* Unless a window holds the pages ahead: a reader of its stream. */
     if ((pl.s = covering (e, ev, NULL)) != NULL)
       return follow (e, ev, pl.s);
     pl.s = new_stream (e, ev, ev->last);
-    pl.method = adjacent ? ADAPTRA_METHOD_INITIAL : ADAPTRA_METHOD_CONTEXT;
+    pl.method = adjacent == AFTER_LAST ? ADAPTRA_METHOD_INITIAL
+                                       : ADAPTRA_METHOD_CONTEXT;
     if (size_forward (e, ev, b, h, &pl, &w) &&
         place_forward (e, ev, &pl, ev->reader, w))
       issue (e, ev, &pl);
@@ -975,6 +1056,7 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
    */
   adaptra_stat_add (&e->stats.readrandom, 1);
   adaptra_stat_add (&e->stats.pgreadrandom, req);
+  remember_lone (e, ev);
   return trail (e, ev, b, near);
 }
 

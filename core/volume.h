@@ -64,6 +64,16 @@ struct adaptra_volume {
                                    by every core's hits */
 };
 
+/* How many of a client's latest lone reads a read right after one
+ * continues, starting a stream at its second read (readahead.c:
+ * adjacent_read): a connection that reads a few files at once
+ * interleaves their runs, as one Linux process reads through a few
+ * open files, each with its own prev_pos.  A random reader lands
+ * right after one of them on a fraction ADAPTRA_CLIENT_LONE_ENDS / N
+ * of its reads (N the requests its span holds).
+ */
+#define ADAPTRA_CLIENT_LONE_ENDS 16
+
 /* A client.  used, requests, bytes, readahead_hits and touched are
  * read and written with atomics: the hit path counts and touches
  * without the engine lock (read.c).  The rest is the engine lock's.
@@ -88,6 +98,11 @@ struct adaptra_client {
                                    one; 0: none (readahead.c: trail) */
   uint32_t lone_runs;           /* how many of its lone reads lately
                                    the next page followed (trail) */
+  uint64_t lone_ends[ADAPTRA_CLIENT_LONE_ENDS];
+                                /* the pages right after its latest
+                                   lone reads; 0: none (readahead.c:
+                                   adjacent_read) */
+  uint32_t lone_end_next;       /* the slot of lone_ends written next */
 };
 
 /* The client table grows by chunks that never move, so that the hit

@@ -116,11 +116,14 @@ check "$tmpdir/random" 'd["windows"] == 0 and d["amplification"] <= 1' \
 
 # Interleaved streams on one client at depth 1 (the bench's W3): one
 # read at a time, so at most 200 MiB/s of 64 KiB reads and the 10 MiB
-# the bucket starts with; read ahead, they wait for the backend on few
-# of them.
+# the bucket starts with; read ahead, most are served at once, and
+# since the streams share the link's late cap (readahead.c: raise_cap)
+# a reader that waits, waits for a chunk, not a window: under a
+# backend read (5 ms) at p99, where streams with windows of up to
+# 8 MiB waited 6.6 ms.
 sim --pool 64M --workload interleave:8:64K --duration 2 --json \
   > "$tmpdir/interleave"
-check "$tmpdir/interleave" 'd["hit_pct"] > 80' \
+check "$tmpdir/interleave" 'd["hit_pct"] > 50' 'd["p99_latency_ms"] < 5' \
   'd["client_bytes"] / 2 / 2**20 > 150' 'd["amplification"] < 1.05' \
   'd["client_bytes"] / 2**20 <= 200 * 2 + 10'
 

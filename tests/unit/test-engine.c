@@ -228,15 +228,13 @@ test_interleaved_streams (void **state)
   n = adaptra_streams_snapshot (e, rows, 16);
   assert_int_equal (n, 8);
   assert_int_equal (s.streams_active, 8);
-  /* Each started on its fourth read (the client's read before each
-   * was another stream's)...  By the context method, but the last:
-   * the seven before it had just started, and reads of a live stream
-   * do not move the client's last page, so its fourth read was
-   * adjacent to the client's last one (the initial method).
+  /* Each started on its second read, right after its own lone first
+   * one, though the client's read before it was another stream's
+   * (readahead.c: adjacent_read), with a trail (the initial method)...
    */
-  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 7);
-  assert_int_equal (s.method[ADAPTRA_METHOD_INITIAL].readahead, 1);
-  assert_int_equal (s.readrandom, 24);
+  assert_int_equal (s.method[ADAPTRA_METHOD_CONTEXT].readahead, 0);
+  assert_int_equal (s.method[ADAPTRA_METHOD_INITIAL].readahead, 8);
+  assert_int_equal (s.readrandom, 8);
   /* ...and then followed by its marks. */
   assert_true (s.method[ADAPTRA_METHOD_STATE].readahead >= 8 * 4);
   /* Every stream is at the end of its own region. */
@@ -266,19 +264,15 @@ test_reordered_reads_one_stream (void **state)
   s = stats ();
   assert_int_equal (s.streams_active, 1);
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit > 400);
-  /* Random: the first five reads, before there is history; and the
-   * two that overtook their predecessor just past a window that ran
-   * out (reads 7 and 9: position alone is no evidence, they read on
-   * demand and the predecessor, arriving next, carries the stream
-   * on).  Read 15 is not one of them: the model samples the reads'
-   * spacing on the fake clock as a delivery rate (model.h), so a
-   * window's fetch takes time and the look-ahead covers the pages
-   * read meanwhile: the window at read 8's pages marks 13 of its 28
-   * pages, the next is out by read 13, and read 15 lands in it.  With
-   * a look-ahead of 4 pages only read 14 took the mark, after read 15
-   * had landed past the window's end.
+  /* Random: the first three reads (1, 0 and 3), before there is
+   * history; and the two that overtook their predecessor just past a
+   * window that ran out (reads 5 and 7: position alone is no evidence,
+   * they read on demand and the predecessor, arriving next, carries
+   * the stream on).  Read 2 is right after read 1, one of the client's
+   * latest lone reads (readahead.c: adjacent_read), and starts the
+   * stream with its trail, two requests past it.
    */
-  assert_int_equal (s.readrandom, 7);
+  assert_int_equal (s.readrandom, 5);
 }
 
 static void

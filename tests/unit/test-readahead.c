@@ -9,7 +9,8 @@
  * runs gets a window of two requests past each, so a run of two reads
  * waits once and reads less ahead for nothing than a stream started at
  * its second read; a random reader gets none; a long sequential reader
- * still grows its windows to the max.  And many streams starting at
+ * still grows its windows to the max; streams interleaved on one
+ * client start at their second reads.  And many streams starting at
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
  * limit.
@@ -161,6 +162,37 @@ test_long_stream_grows (void **state)
   s = stats ();
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead -
                s.method[ADAPTRA_METHOD_NONE].pgreadahead_hit <= 2 * MAX_PAGES);
+}
+
+/* Streams interleaved on one client (W3: a reader of several files
+ * through one disk), each in a region of its own away from page 0,
+ * read round-robin a request at a time: each stream's second read is
+ * right after its own first, though not after the client's last read,
+ * and starts it with a trail (adjacent_read), so only the first two
+ * rounds wait for the backend.  With the client's last read alone
+ * each stream started at its fourth read (the history rule), on a
+ * window too short to reach its mark before the fifth missed again.
+ */
+#define INTERLEAVED 8
+#define INTERLEAVED_ROUNDS 12
+
+static void
+test_interleaved_streams_start (void **state)
+{
+  const uint64_t region = DISK / PAGE / (INTERLEAVED + 1);
+  uint64_t demand0 = client_bytes, started;
+  unsigned round, i;
+
+  (void) state;
+  for (round = 0; round < INTERLEAVED_ROUNDS; round++)
+    for (i = 0; i < INTERLEAVED; i++)
+      read_pages ((i + 1) * region + round * REQ, REQ);
+  assert_int_equal (client_bytes - demand0,
+                    (uint64_t) 2 * INTERLEAVED * REQ * PAGE);
+  adaptra_lock (e);
+  started = adaptra_client_of (e, client)->streams_started;
+  adaptra_unlock (e);
+  assert_int_equal (started, INTERLEAVED);
 }
 
 /* A copy of a sparse image: a client that asked for block status
@@ -334,6 +366,79 @@ test_cold_readers (void **state)
   free (buf);
 }
 
+/* Readers that share a link wait for its bandwidth, not its latency:
+ * SHARERS clients, each reading a region of its own in 64 KiB reads,
+ * round-robin, on a backend measured at 5 ms a read and about 200 MB/s
+ * in all, every read waiting for its read-ahead (no worker runs).  A
+ * late reader's cap doubles up to LATE_CAP_BDPS times R x L shared
+ * among the streams (readahead.c: raise_cap), here no more than the
+ * auto max (the 1 MiB floor or R x L), so no window passes it; each
+ * stream alone doubled its cap towards 8 x R x L (624 pages here), and
+ * such windows, which arrive no sooner, are bytes read ahead of every
+ * reader at any stop.
+ */
+#define SHARERS 8
+#define SHARED_REQ (64 * 1024)
+#define SHARED_READS 48
+#define AUTO_FLOOR_PAGES (ADAPTRA_AUTO_MAX_FLOOR / PAGE)
+
+static void
+test_shared_link_cap (void **state)
+{
+  const uint64_t region = DISK / (SHARERS + 1) / SHARED_REQ * SHARED_REQ;
+  unsigned char *buf = malloc (SHARED_REQ);
+  struct adaptra_model_estimate est;
+  struct adaptra_config cfg;
+  int c[SHARERS];
+  uint64_t widest = 0;
+  unsigned i, k;
+
+  (void) state;
+  assert_non_null (buf);
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 0;                    /* auto */
+  fixture_start (&cfg, "", "test");
+  for (i = 0; i < SHARERS; i++)
+    c[i] = i == 0 ? client : open_client (e, volume, "sharer");
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5 * US;
+  /* Half a second of 4 MiB hints measures the bandwidth first. */
+  for (i = 0; i < 24; i++) {
+    adaptra_cache_hint (e, client, 0, 4 * 1024 * 1024);
+    drain ();
+    adaptra_invalidate (e, volume, 0, 4 * 1024 * 1024);
+  }
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.latency_bound);
+  ntraces = 0;
+  for (k = 0; k < SHARED_READS; k++)
+    for (i = 0; i < SHARERS; i++) {
+      uint64_t off = (i + 1) * region + k * SHARED_REQ;
+
+      assert_int_equal (adaptra_read (e, c[i], &client_ctx, buf, SHARED_REQ,
+                                      off), 0);
+      assert_memory_equal (buf, disk + off, SHARED_REQ);
+    }
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].kind == ADAPTRA_TRACE_WINDOW &&
+        trace_pages (&traces[i]) > widest)
+      widest = trace_pages (&traces[i]);
+  assert_true (stats ().io_block > 0);
+  assert_true (widest > 0);
+  /* The auto max, and on a miss the pages its reader reads itself. */
+  assert_true (widest <= max_u64 (AUTO_FLOOR_PAGES, est.bdp / PAGE) +
+               SHARED_REQ / PAGE);
+  read_ns = read_ns_per_kib = 0;
+  drain ();
+  for (i = 1; i < SHARERS; i++)
+    adaptra_client_close (e, c[i]);
+  free (buf);
+}
+
 int
 main (void)
 {
@@ -343,11 +448,13 @@ main (void)
     T (test_random_reader),
     T (test_random_reader_next_cached),
     T (test_long_stream_grows),
+    T (test_interleaved_streams_start),
     T (test_trail_to_the_extent_end),
     T (test_deep_client_trail_stays_short),
     T (test_mid_extent_trail_stays_short),
     T (test_long_extent_trail_stays_short),
     T (test_cold_readers),
+    T (test_shared_link_cap),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
