@@ -427,19 +427,6 @@ parallel_workers (const struct adaptra_engine *e,
   return e->nworkers < ways ? e->nworkers : ways;
 }
 
-/* Are workers reading jobs of streams other than stream?  In startup
- * (model.h) they compete with it as much as queued ones do: 16
- * streams starting together each found the queue just drained, and
- * megabytes of their large first jobs went out at once.  Lock held.
- */
-static bool
-others_reading (struct adaptra_engine *e, uint64_t stream)
-{
-  const struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream);
-
-  return e->workers_busy > (s ? s->running_jobs : 0);
-}
-
 /* How a window is cut into jobs (job_pages): share, the most pages of
  * a job; first, the most of its first (the ramp, below, where less
  * than share); and where it ramps, its ways-th job takes the rest, up
@@ -475,8 +462,6 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
   bool contended = adaptra_queue_contended (&e->queue, stream);
 
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (est.startup && !contended)
-    contended = others_reading (e, stream);
   floor = est.job_min >> e->page_shift;
   e->queue.budget = est.budget;
   e->queue.seeks = est.seeks;
