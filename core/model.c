@@ -324,30 +324,6 @@ served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
     (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS) ? far - near : 0;
 }
 
-/* Does distance cost (model.h), by either test, at bandwidth rate?
- * was: the model's last answer (the hysteresis).  *gap and *served:
- * the tests' answers.
- */
-static bool
-distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
-                bool was, uint64_t *gap, uint64_t *served)
-{
-  *gap = seek_gap (m, now, rate);
-  *served = served_gap (m, now, was);
-  return *gap > 0 || *served > 0;
-}
-
-/* Record the answer at time now, for the next one's hysteresis. */
-static void
-judge_distance (struct adaptra_model *m, uint64_t now)
-{
-  uint64_t transfer, gap, served;
-  bool startup;
-
-  bandwidth (m, now, &transfer, &startup);
-  m->seeking = distance_costs (m, now, transfer, m->seeking, &gap, &served);
-}
-
 /* What a seek costs where distance costs: by the service times where
  * reads queued (served, from served_gap), else how much longer the
  * mean far read takes than the mean near one, their sizes' difference
@@ -368,6 +344,38 @@ seek_cost (const struct adaptra_model *m, uint64_t rate, uint64_t gap,
     return gap;
   mean = m->far.t - m->near.t - (m->far.n - m->near.n) * 1e9 / (double) rate;
   return mean > (double) gap ? (uint64_t) mean : gap;
+}
+
+/* Does distance cost (model.h), by either test, at bandwidth rate,
+ * and is the seek at least 1/ADAPTRA_MODEL_SEEK_LATENCY_DIV of the
+ * fastest near read's latency?  was: the model's last answer (the
+ * hysteresis).  *gap and *served: the tests' answers.
+ */
+static bool
+distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
+                bool was, uint64_t *gap, uint64_t *served)
+{
+  uint64_t near, far, far_reads;
+
+  *gap = seek_gap (m, now, rate);
+  *served = served_gap (m, now, was);
+  if (*gap == 0 && *served == 0)
+    return false;
+  least_latency (m, now, rate, false, &near, &far, &far_reads);
+  return near == UINT64_MAX ||
+    seek_cost (m, rate, *gap, *served) * ADAPTRA_MODEL_SEEK_LATENCY_DIV >=
+    near;
+}
+
+/* Record the answer at time now, for the next one's hysteresis. */
+static void
+judge_distance (struct adaptra_model *m, uint64_t now)
+{
+  uint64_t transfer, gap, served;
+  bool startup;
+
+  bandwidth (m, now, &transfer, &startup);
+  m->seeking = distance_costs (m, now, transfer, m->seeking, &gap, &served);
 }
 
 /* The largest power of two not over n (n > 0). */

@@ -141,6 +141,19 @@
 #define ADAPTRA_MODEL_SEEK_STAY_NS UINT64_C (500000)
 #define ADAPTRA_MODEL_SEEK_READS 32
 
+/* And distance costs only where a seek (seek_ns) is at least
+ * 1/ADAPTRA_MODEL_SEEK_LATENCY_DIV of the fastest near read's latency:
+ * a disk's near reads wait none, but a remote store's far reads
+ * (other streams', 64 KiB each) were served 0.3 ms longer than its
+ * near ones (larger prefetch jobs, the service time scaled down to a
+ * far read's size) behind a 5 ms latency, by its token bucket and
+ * jitter: taken for seeks, each such spell sent a window out in one
+ * job of 1-2 MiB, which the link then served behind the small reads,
+ * and client reads waited for it up to hundreds of milliseconds.
+ * Reads in parallel hide such a difference with the latency.
+ */
+#define ADAPTRA_MODEL_SEEK_LATENCY_DIV 4
+
 /* As fast as the pool: the averages of the recent reads within
  * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC
  * (a 64 KiB read within 115 us, 1 MiB within 1.1 ms: a file in the

@@ -342,6 +342,37 @@ test_remote_lone_far_reads_do_not_seek (void **state)
   assert_true (est.latency_bound);
 }
 
+/* A remote store read by many streams: a read completes every 0.5 ms,
+ * by turns a stream's 1 MiB window (near, 9 ms) and another stream's
+ * 64 KiB demand read (far, 5.5 ms).  Each is served 0.5 ms, from the
+ * completion before it; the near read's service scaled to a far
+ * read's size is 31 us, so the far reads look served 0.47 ms longer,
+ * twice as long and more: by the service times alone a seek.  But
+ * behind the near reads' 8 ms latency that is jitter the reads in
+ * parallel hide, not a seek (ADAPTRA_MODEL_SEEK_LATENCY_DIV): still
+ * latency-bound, with a limit, chunks under it.
+ */
+static void
+test_remote_served_jitter_does_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 1000; i++, t += MS) {
+    adaptra_model_sample (&m, MIB, t - 9 * MS, t, ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (&m, 64 * KIB, t + 500 * US - 5500 * US,
+                          t + 500 * US, ADAPTRA_MODEL_FAR);
+  }
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
+  assert_true (est.latency_bound);
+  assert_true (est.limit != UINT64_MAX);
+  assert_true (est.chunk <= ADAPTRA_MODEL_CHUNK_MAX);
+}
+
 /* A budget for a seek of seek_ns at the estimate's bandwidth. */
 static uint64_t
 seek_budget (const struct adaptra_model_estimate *est, uint64_t seek_ns)
@@ -831,6 +862,7 @@ main (void)
     cmocka_unit_test (test_remote_streams_do_not_seek),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_remote_lone_far_reads_do_not_seek),
+    cmocka_unit_test (test_remote_served_jitter_does_not_seek),
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
