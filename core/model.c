@@ -427,9 +427,14 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   }
 
   if (est->limit != UINT64_MAX) {
-    est->chunk = pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
-                                    ADAPTRA_MODEL_CHUNK_MIN,
-                                    ADAPTRA_MODEL_CHUNK_MAX));
+    /* In startup the product is the rate samples', which a token
+     * bucket's burst inflates (model.h): competing streams' jobs stay
+     * small until a slot has measured the bandwidth.
+     */
+    est->chunk = est->startup ? ADAPTRA_MODEL_CHUNK_MIN
+      : pow2_floor (clamp (est->bdp / ADAPTRA_MODEL_CHUNK_DIVISOR,
+                           ADAPTRA_MODEL_CHUNK_MIN,
+                           ADAPTRA_MODEL_CHUNK_MAX));
     est->budget = est->chunk;
     est->job_min = est->limit / ADAPTRA_MODEL_STREAM_READS;
     if (est->job_min < ADAPTRA_MODEL_CHUNK_FLOOR)

@@ -220,7 +220,12 @@
 /* Chunks: while streams compete, no prefetch job is larger than a
  * chunk.  Latency-bound: a sixteenth of the product, a power of two
  * within [CHUNK_MIN, CHUNK_MAX] (about twenty of them fit the limit,
- * so a reader that catches up waits for about its own request).
+ * so a reader that catches up waits for about its own request); in
+ * startup CHUNK_MIN, because the rate samples' product is not yet the
+ * bandwidth's: the first reads of many streams starting together,
+ * through a token bucket's burst, saw five times the link, and the
+ * workers put megabytes of competing jobs in flight at once that the
+ * link then served behind the small ones (40-230 ms each).
  * Otherwise the fitted product within [CHUNK_FLOOR, CHUNK_MAX].
  */
 #define ADAPTRA_MODEL_CHUNK_DIVISOR 16

@@ -759,6 +759,36 @@ test_startup_sees_reads_in_parallel (void **state)
                     ADAPTRA_MODEL_GAIN_DEN);
 }
 
+/* Startup when many streams start together: sixteen reads of
+ * 512 KiB at a time on the remote backend, each alone in its 7.5 ms,
+ * as a token bucket's burst lets them through, so that the rate
+ * samples see five times the link's 200 MiB/s.  Until a slot has
+ * measured the bandwidth, the chunk that bounds competing streams'
+ * jobs is ADAPTRA_MODEL_CHUNK_MIN, not a sixteenth of that product:
+ * megabytes of larger jobs going out at once starved the large reads
+ * behind the small ones when the burst was over.  Past startup the
+ * chunk is the product's again.
+ */
+static void
+test_startup_chunks_stay_small (void **state)
+{
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  struct adaptra_model_estimate est;
+
+  (void) state;
+  parallel_rounds (&b, 16, 512 * KIB, 20 * MS);
+  est = estimate (&b);
+  assert_true (est.startup);
+  assert_true (est.latency_bound);
+  assert_true (est.bandwidth > 800 * MIB);
+  assert_int_equal (est.chunk, ADAPTRA_MODEL_CHUNK_MIN);
+  assert_int_equal (est.budget, ADAPTRA_MODEL_CHUNK_MIN);
+  parallel_rounds (&b, 16, 512 * KIB, 3 * ADAPTRA_MODEL_SLOT_NS);
+  est = estimate (&b);
+  assert_false (est.startup);
+  assert_true (est.chunk > ADAPTRA_MODEL_CHUNK_MIN);
+}
+
 /* A link of LINK_RATE behind LINK_LATENCY: a read's bytes flow once
  * its latency is over and the link has moved those of the reads
  * before it.  Jobs of LINK_JOB bytes, two latencies' transfer each (a
@@ -874,6 +904,7 @@ main (void)
     cmocka_unit_test (test_turns_slow),
     cmocka_unit_test (test_slots),
     cmocka_unit_test (test_startup_sees_reads_in_parallel),
+    cmocka_unit_test (test_startup_chunks_stay_small),
     cmocka_unit_test (test_limit_covers_a_read_in_flight),
     cmocka_unit_test (test_running),
   };
