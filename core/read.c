@@ -377,10 +377,13 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
     adaptra_steps_aside (e, c->volume);
     adaptra_unlock (e);
   }
-  else
+  else if (__atomic_load_n (&c->volume->bypass, __ATOMIC_RELAXED))
     /* Its bytes still count in the volume's next sample: the step-aside
      * decision weighs what the reads in parallel deliver together
-     * (ADAPTRA_MODEL_FAST_*), not the sampled read's time alone.
+     * (ADAPTRA_MODEL_FAST_*), not the sampled read's time alone.  Not
+     * once the volume stepped back: the engine samples every read
+     * then, and the reads still out from before would make the next
+     * one look paced by all of them, and step aside again at once.
      */
     adaptra_model_deliver (&c->volume->model, end - start);
   return 0;
