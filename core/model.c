@@ -119,8 +119,9 @@ adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes)
   __atomic_fetch_add (&m->unsampled, bytes, __ATOMIC_RELAXED);
 }
 
-/* A read's pace (ADAPTRA_MODEL_FAST_*): of time t, it delivered bytes
- * of the delivered since since, until t1.
+/* A read's pace (ADAPTRA_MODEL_FAST_*): a read of bytes that took t
+ * and ended at t1, one of the reads that together delivered delivered
+ * bytes from since to t1: its share of that span, or t where shorter.
  */
 static double
 pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
@@ -145,8 +146,9 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket *b = &m->bucket[second % ADAPTRA_MODEL_BUCKETS];
   double n = (double) bytes, dt = (double) t;
-  uint64_t unsampled = __atomic_exchange_n (&m->unsampled, 0,
-                                            __ATOMIC_RELAXED);
+  /* The engine's own samples find none: no locked exchange for them. */
+  uint64_t unsampled = __atomic_load_n (&m->unsampled, __ATOMIC_RELAXED)
+    ? __atomic_exchange_n (&m->unsampled, 0, __ATOMIC_RELAXED) : 0;
   uint64_t served, since, rate = delivery_rate (m, bytes + unsampled, t0, t1,
                                                 &served, &since);
 

@@ -387,8 +387,8 @@ extern void adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                                   enum adaptra_model_distance where);
 
 /* A successful read of bytes that is not sampled: its bytes count in
- * the next sample's pace (ADAPTRA_MODEL_FAST_*) and delivery rate.
- * Atomic, no lock needed.
+ * the next sample's pace (ADAPTRA_MODEL_FAST_*), slot and delivery
+ * rate.  Atomic, no lock needed.
  */
 extern void adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes);
 
