@@ -78,11 +78,13 @@ average (double *avg, double x, bool first)
  * (model.h): bytes a second since the newest completion kept at or
  * before t0, 0 if none is kept.  *served: when the backend turned to
  * the read (model.h): the latest completion kept between t0 and t1,
- * else t0.  Records the completion.
+ * else t0.  *since: where the read's pace starts (ADAPTRA_MODEL_FAST_*):
+ * *served if a completion came during the read, else that newest one
+ * before it, else t0.  Records the completion.
  */
 static uint64_t
 delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
-               uint64_t t1, uint64_t *served)
+               uint64_t t1, uint64_t *served, uint64_t *since)
 {
   unsigned i, n = m->ndone < ADAPTRA_MODEL_DONE ? m->ndone
     : ADAPTRA_MODEL_DONE;
@@ -90,22 +92,46 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
   struct adaptra_model_done *d;
 
   m->delivered += bytes;
-  *served = t0;
+  *served = *since = t0;
   for (i = 1; i <= n; i++) {
     d = &m->done[(m->ndone - i) % ADAPTRA_MODEL_DONE];
     if (d->t > *served && d->t < t1)
       *served = d->t;
     if (d->t <= t0) {
+      *since = d->t;
       if (t1 > d->t)
         rate = (uint64_t) ((double) (m->delivered - d->delivered) * 1e9 /
                            (double) (t1 - d->t));
       break;
     }
   }
+  if (*served > t0)
+    *since = *served;
   d = &m->done[m->ndone++ % ADAPTRA_MODEL_DONE];
   d->t = t1;
   d->delivered = m->delivered;
   return rate;
+}
+
+void
+adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes)
+{
+  __atomic_fetch_add (&m->unsampled, bytes, __ATOMIC_RELAXED);
+}
+
+/* A read's pace (ADAPTRA_MODEL_FAST_*): a read of bytes that took t
+ * and ended at t1, one of the reads that together delivered delivered
+ * bytes from since to t1: its share of that span, or t where shorter.
+ */
+static double
+pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
+         uint64_t t1)
+{
+  double span = t1 > since ? (double) (t1 - since) : 0;
+
+  if (delivered > 0)
+    span = span * (double) bytes / (double) delivered;
+  return span < (double) t ? span : (double) t;
 }
 
 static void judge_distance (struct adaptra_model *m, uint64_t now);
@@ -120,7 +146,11 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
   struct adaptra_model_bucket *b = &m->bucket[second % ADAPTRA_MODEL_BUCKETS];
   double n = (double) bytes, dt = (double) t;
-  uint64_t served, rate = delivery_rate (m, bytes, t0, t1, &served);
+  /* The engine's own samples find none: no locked exchange for them. */
+  uint64_t unsampled = __atomic_load_n (&m->unsampled, __ATOMIC_RELAXED)
+    ? __atomic_exchange_n (&m->unsampled, 0, __ATOMIC_RELAXED) : 0;
+  uint64_t served, since, rate = delivery_rate (m, bytes + unsampled, t0, t1,
+                                                &served, &since);
 
   bool first = m->samples++ == 0;
   struct adaptra_model_mean *mean = where == ADAPTRA_MODEL_NEAR ? &m->near
@@ -130,6 +160,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   average (&m->t, dt, first);
   average (&m->nn, n * n, first);
   average (&m->nt, n * dt, first);
+  average (&m->pace, pace_of (bytes, bytes + unsampled, t, since, t1), first);
   if (mean) {
     first = mean->t == 0;
     average (&mean->n, n, first);
@@ -149,7 +180,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     s->bytes = s->rate = 0;
   }
   if (s->id == id) {
-    s->bytes += bytes;
+    s->bytes += bytes + unsampled;
     if (rate > s->rate)
       s->rate = rate;
   }
@@ -487,8 +518,8 @@ adaptra_model_fast (const struct adaptra_model *m, uint64_t now,
     m->n * 1e9 / (double) ADAPTRA_MODEL_FAST_BYTES_PER_SEC;
   struct adaptra_model_estimate est;
 
-  if (m->samples < ADAPTRA_MODEL_FAST_SAMPLES || m->t > slack * bound ||
-      m->n * 1e9 * slack < m->t * (double) ADAPTRA_MODEL_FAST_RATE)
+  if (m->samples < ADAPTRA_MODEL_FAST_SAMPLES || m->pace > slack * bound ||
+      m->n * 1e9 * slack < m->pace * (double) ADAPTRA_MODEL_FAST_RATE)
     return false;
   adaptra_model_estimate (m, now, &est);
   return !est.seeks && !est.latency_bound;

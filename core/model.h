@@ -154,7 +154,7 @@
  */
 #define ADAPTRA_MODEL_SEEK_LATENCY_DIV 4
 
-/* As fast as the pool: the averages of the recent reads within
+/* As fast as the pool: the recent reads' mean pace (below) within
  * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC
  * (a 64 KiB read within 115 us, 1 MiB within 1.1 ms: a file in the
  * page cache takes 15-30 us for 64 KiB, the remote model 5 ms), AND
@@ -170,6 +170,20 @@
  * reader at queue depth 1 over 2 ms).  With hysteresis (both bounds
  * twice as loose to stay fast), and not before
  * ADAPTRA_MODEL_FAST_SAMPLES reads.
+ *
+ * A read's pace is its time in aggregate: its bytes at the rate the
+ * reads in parallel with it delivered, from the latest completion
+ * before its end (sampled, or reported unsampled by
+ * adaptra_model_deliver since the last sample) to its end, or its
+ * whole time where that is shorter.  One read at a time, that is its
+ * own time.  Many in parallel at the page cache, a read's own time
+ * stretches with the threads that share the CPUs (sixteen 4 KiB reads
+ * at once on two CPUs take 40 us and more each, a thread descheduled
+ * in its read a millisecond), while together they deliver far more
+ * than the pool needs: judged by its own time, a volume stepped aside
+ * and back dozens of times a second under random reads at queue depth
+ * 16.  At one head (a disk) reads in parallel only queue: their pace
+ * is the head's, 27 us for 4 KiB at 150 MB/s, whatever the depth.
  */
 #define ADAPTRA_MODEL_FAST_LATENCY_NS 50000
 #define ADAPTRA_MODEL_FAST_BYTES_PER_SEC UINT64_C (1000000000)
@@ -324,6 +338,10 @@ struct adaptra_model {
                                    (atomic) */
   uint64_t samples;             /* reads sampled */
   double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
+  double pace;                  /* moving average: a read's pace (see
+                                   ADAPTRA_MODEL_FAST_*) */
+  uint64_t unsampled;           /* bytes of reads not sampled since the
+                                   last sample (atomic) */
   struct adaptra_model_mean near, far; /* of near and far reads apart */
   struct adaptra_model_mean near_served, far_served; /* of those that
                                    queued, their service times */
@@ -385,6 +403,12 @@ extern uint64_t adaptra_model_reads (const struct adaptra_model *m);
 extern void adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                                   uint64_t t0, uint64_t t1,
                                   enum adaptra_model_distance where);
+
+/* A successful read of bytes that is not sampled: its bytes count in
+ * the next sample's pace (ADAPTRA_MODEL_FAST_*), slot and delivery
+ * rate.  Atomic, no lock needed.
+ */
+extern void adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes);
 
 /* The estimate at time now, from one pass over the filters. */
 extern void adaptra_model_estimate (const struct adaptra_model *m,

@@ -290,7 +290,7 @@ adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
       const struct adaptra_trace t = {
         .kind = ADAPTRA_TRACE_BYPASS,
         .bypass = { .volume = v->id, .on = fast,
-                    .read_ns = v->model.t, .bytes = v->model.n },
+                    .read_ns = v->model.pace, .bytes = v->model.n },
       };
 
       e->cfg.trace (e->cfg.trace_opaque, &t);
@@ -363,8 +363,9 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
    * costs one clock reading, not two; signed, since a concurrent read
    * that started later may have stored its start first.
    */
-  if (!err &&
-      (int64_t) (t0 - __atomic_load_n (&c->volume->aside_sampled_ns,
+  if (err)
+    return err;
+  if ((int64_t) (t0 - __atomic_load_n (&c->volume->aside_sampled_ns,
                                        __ATOMIC_RELAXED))
       >= (int64_t) ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
     t1 = adaptra_now (e);
@@ -376,7 +377,16 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
     adaptra_steps_aside (e, c->volume);
     adaptra_unlock (e);
   }
-  return err;
+  else if (__atomic_load_n (&c->volume->bypass, __ATOMIC_RELAXED))
+    /* Its bytes still count in the volume's next sample: the step-aside
+     * decision weighs what the reads in parallel deliver together
+     * (ADAPTRA_MODEL_FAST_*), not the sampled read's time alone.  Not
+     * once the volume stepped back: the engine samples every read
+     * then, and the reads still out from before would make the next
+     * one look paced by all of them, and step aside again at once.
+     */
+    adaptra_model_deliver (&c->volume->model, end - start);
+  return 0;
 }
 
 /* A volume that stepped aside, or a miss of a client that reads ahead

@@ -677,6 +677,109 @@ test_turns_slow (void **state)
   assert_int_equal (est.job_min, est.limit / ADAPTRA_MODEL_STREAM_READS);
 }
 
+/* Reads of 4 KiB in parallel, depth of them in flight and one
+ * completing every gap ns: each takes depth gaps, and every
+ * STALL_EVERY-th stall ns more (a thread descheduled in its read).
+ * With sample_ns 0 every read is sampled, as the engine's are;
+ * otherwise as a stepped-aside volume's (core/read.c): the first read
+ * that starts sample_ns after the last sampled one's start, the rest
+ * delivered unsampled.  After each sample, asks the fast test as the
+ * engine does (its last answer, *fast, for the hysteresis); returns
+ * how often the answer changed.
+ */
+#define STALL_EVERY 50
+
+static unsigned
+parallel (struct backend *b, unsigned reads, unsigned depth, uint64_t gap,
+          uint64_t stall, uint64_t sample_ns, bool *fast)
+{
+  uint64_t sampled = 0;
+  unsigned i, switches = 0;
+  bool now_fast;
+
+  for (i = 1; i <= reads; i++) {
+    uint64_t t0;
+
+    b->now += gap;
+    t0 = b->now - depth * gap - (i % STALL_EVERY == 0 ? stall : 0);
+    if (sample_ns && t0 < sampled + sample_ns) {
+      adaptra_model_deliver (&b->m, 4 * KIB);
+      continue;
+    }
+    sampled = t0;
+    adaptra_model_sample (&b->m, 4 * KIB, t0, b->now, ADAPTRA_MODEL_UNKNOWN);
+    now_fast = adaptra_model_fast (&b->m, b->now, *fast);
+    switches += now_fast != *fast;
+    *fast = now_fast;
+  }
+  return switches;
+}
+
+/* The page cache under random 4 KiB reads at queue depth 16 on two
+ * CPUs: a read completes every 2.5 us (1.6 GB/s together), yet each
+ * takes 40 us, and one in STALL_EVERY a millisecond more.  By its own
+ * time no read is as fast as the pool (4 KiB in 40 us is 100 MB/s);
+ * together they are.  The volume steps aside once, from the engine's
+ * samples, and stays aside on its own once-a-millisecond samples for
+ * three seconds.
+ */
+static void
+test_fast_in_parallel (void **state)
+{
+  struct backend b = { .kind = FAST, .now = SEC };
+  bool fast = false;
+
+  (void) state;
+  assert_int_equal (parallel (&b, 1000, 16, 2500, MS, 0, &fast), 1);
+  assert_true (fast);
+  assert_int_equal (parallel (&b, 3 * SEC / 2500, 16, 2500, MS, MS, &fast),
+                    0);
+  assert_true (fast);
+  /* The slots count the reads not sampled too. */
+  assert_true (estimate (&b).bandwidth >= UINT64_C (1500000000));
+}
+
+/* A disk's head at 150 MB/s under 4 KiB reads at queue depth 16: they
+ * only queue, a completion every 27 us, each read 16 times that:
+ * never as fast as the pool, whether each read is sampled or one a
+ * millisecond.
+ */
+static void
+test_disk_in_parallel_is_not_fast (void **state)
+{
+  const uint64_t gap = 4 * KIB * SEC / (150 * 1000 * 1000);
+  struct backend b = { .kind = DISK, .now = SEC };
+  bool fast = true;
+
+  (void) state;
+  parallel (&b, 1000, 16, gap, MS, 0, &fast);
+  assert_false (fast);
+  assert_false (adaptra_model_fast (&b.m, b.now, true));
+  fast = true;
+  parallel (&b, SEC / gap, 16, gap, MS, MS, &fast);
+  assert_false (fast);
+  assert_false (adaptra_model_fast (&b.m, b.now, true));
+}
+
+/* A stepped-aside volume whose backend turns slow under queue depth
+ * 16 (50 ms a read: a completion every 3.1 ms): read-ahead comes back
+ * within a few of its samples.
+ */
+static void
+test_turns_slow_in_parallel (void **state)
+{
+  struct backend b = { .kind = FAST, .now = SEC };
+  bool fast = false;
+
+  (void) state;
+  parallel (&b, SEC / 2500, 16, 2500, MS, 0, &fast);
+  assert_true (fast);
+  parallel (&b, SEC / 2500, 16, 2500, MS, MS, &fast);
+  assert_true (fast);
+  assert_int_equal (parallel (&b, 4, 16, 50 * MS / 16, 0, MS, &fast), 1);
+  assert_false (fast);
+}
+
 /* The bandwidth of a slot counts once the slot is over (reads complete
  * two slots later), and is forgotten after a second.
  */
@@ -902,6 +1005,9 @@ main (void)
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
     cmocka_unit_test (test_turns_slow),
+    cmocka_unit_test (test_fast_in_parallel),
+    cmocka_unit_test (test_disk_in_parallel_is_not_fast),
+    cmocka_unit_test (test_turns_slow_in_parallel),
     cmocka_unit_test (test_slots),
     cmocka_unit_test (test_startup_sees_reads_in_parallel),
     cmocka_unit_test (test_startup_chunks_stay_small),
