@@ -846,6 +846,34 @@ remember_lone (struct adaptra_engine *e, const struct event *ev)
   c->lone_end_next = (c->lone_end_next + 1) % ADAPTRA_CLIENT_LONE_ENDS;
 }
 
+/* Score read ev of a client, a miss with little history behind it,
+ * right after one of the client's latest lone reads (after_lone: up,
+ * to LONE_RUNS_MAX) or after none (down, to 0), and say whether its
+ * reads continue its lone reads often enough (LONE_RUNS_MIN) for this
+ * one to start a stream.  A random reader lands right after one of
+ * its latest lone reads by chance (volume.h: ADAPTRA_CLIENT_LONE_ENDS),
+ * between reads that land after none: its score stays under the
+ * minimum and its chance read stays random.  Streams interleaved on
+ * one connection continue them read after read: after the first
+ * round, the first stream's second read raises the score, and every
+ * other stream's starts it.
+ */
+static bool
+lone_reads_continue (struct adaptra_engine *e, const struct event *ev,
+                     bool after_lone)
+{
+  struct adaptra_client *c = adaptra_client_of (e, ev->client);
+
+  if (c == NULL)
+    return false;
+  if (after_lone)
+    c->lone_follows = c->lone_follows < LONE_RUNS_MAX ? c->lone_follows + 1
+                                                      : LONE_RUNS_MAX;
+  else if (c->lone_follows > 0)
+    c->lone_follows--;
+  return after_lone && c->lone_follows >= LONE_RUNS_MIN;
+}
+
 /* Did a client read page p (present, and not a read-ahead page nobody
  * has read yet)?
  */
@@ -1018,12 +1046,13 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
   h = history_behind (e, v, ev->first, b) + (ev->reader - ev->first);
   adjacent = adjacent_read (e, ev, h);
   /* Right after one of its client's latest lone reads, with other
-   * reads between: the second read of one of several runs, as a boot
-   * reads (often two or three reads long) or streams interleaved on
-   * one connection: a new stream with its trail, rather than four
-   * times both requests.
+   * reads between, where its reads lately did so too: the second read
+   * of one of several runs, as a boot reads (often two or three reads
+   * long) or streams interleaved on one connection: a new stream with
+   * its trail, rather than four times both requests.
    */
-  if (adjacent == AFTER_LONE && h <= EVIDENCE * req)
+  if (h <= EVIDENCE * req && adjacent != AFTER_LAST &&
+      lone_reads_continue (e, ev, adjacent == AFTER_LONE))
     return issue_trail (e, ev, b, adaptra_client_of (e, ev->client));
   if (h > EVIDENCE * req || adjacent == AFTER_LAST) {
     /* Unless a window holds the pages ahead: a reader of its stream. */

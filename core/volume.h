@@ -70,7 +70,10 @@ struct adaptra_volume {
  * interleaves their runs, as one Linux process reads through a few
  * open files, each with its own prev_pos.  A random reader lands
  * right after one of them on a fraction ADAPTRA_CLIENT_LONE_ENDS / N
- * of its reads (N the requests its span holds).
+ * of its reads (N the requests its span holds), but rarely twice
+ * without a read after none between: such a read starts a stream only
+ * when the client's reads lately continued its lone reads
+ * (readahead.c: lone_reads_continue).
  */
 #define ADAPTRA_CLIENT_LONE_ENDS 16
 
@@ -103,6 +106,9 @@ struct adaptra_client {
                                    lone reads; 0: none (readahead.c:
                                    adjacent_read) */
   uint32_t lone_end_next;       /* the slot of lone_ends written next */
+  uint32_t lone_follows;        /* how many of its reads lately came
+                                   right after one of its lone_ends
+                                   (readahead.c: lone_reads_continue) */
 };
 
 /* The client table grows by chunks that never move, so that the hit

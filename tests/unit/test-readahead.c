@@ -168,10 +168,12 @@ test_long_stream_grows (void **state)
  * through one disk), each in a region of its own away from page 0,
  * read round-robin a request at a time: each stream's second read is
  * right after its own first, though not after the client's last read,
- * and starts it with a trail (adjacent_read), so only the first two
- * rounds wait for the backend.  With the client's last read alone
- * each stream started at its fourth read (the history rule), on a
- * window too short to reach its mark before the fifth missed again.
+ * and starts it with a trail (adjacent_read), once the client's reads
+ * continue its lone reads (the first stream's second read raises that
+ * score): only the first two rounds wait for the backend, and the
+ * first stream's third read.  With the client's last read alone each
+ * stream started at its fourth read (the history rule), on a window
+ * too short to reach its mark before the fifth missed again.
  */
 #define INTERLEAVED 8
 #define INTERLEAVED_ROUNDS 12
@@ -188,11 +190,35 @@ test_interleaved_streams_start (void **state)
     for (i = 0; i < INTERLEAVED; i++)
       read_pages ((i + 1) * region + round * REQ, REQ);
   assert_int_equal (client_bytes - demand0,
-                    (uint64_t) 2 * INTERLEAVED * REQ * PAGE);
+                    (uint64_t) (2 * INTERLEAVED + 1) * REQ * PAGE);
   adaptra_lock (e);
   started = adaptra_client_of (e, client)->streams_started;
   adaptra_unlock (e);
   assert_int_equal (started, INTERLEAVED);
+}
+
+/* A random reader that lands, now and then, right after one of its
+ * latest lone reads, between reads that land after none: each such
+ * read is chance, not a run, and starts no stream (a stats test's
+ * 400 random 4 KiB reads over 16 MiB started three).
+ */
+static void
+test_random_reader_lands_after_lone (void **state)
+{
+  const uint64_t region = DISK / PAGE / 2;
+  uint64_t started;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 8; i++) {
+    read_pages (region + (uint64_t) i * RUN_GAP, REQ);
+    read_pages (region + (uint64_t) i * RUN_GAP + RUN_GAP / 2, REQ);
+    read_pages (region + (uint64_t) i * RUN_GAP + REQ, REQ);
+  }
+  adaptra_lock (e);
+  started = adaptra_client_of (e, client)->streams_started;
+  adaptra_unlock (e);
+  assert_int_equal (started, 0);
 }
 
 /* A copy of a sparse image: a client that asked for block status
@@ -449,6 +475,7 @@ main (void)
     T (test_random_reader_next_cached),
     T (test_long_stream_grows),
     T (test_interleaved_streams_start),
+    T (test_random_reader_lands_after_lone),
     T (test_trail_to_the_extent_end),
     T (test_deep_client_trail_stays_short),
     T (test_mid_extent_trail_stays_short),
