@@ -478,8 +478,7 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
  * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small), at
  * most what one read carries (e->slot_pages, the most of a job whose
  * frames are scattered: queue.c), dispatched as one job, with the
- * look-ahead mark on its first page (lead_pages is a whole window
- * there):
+ * look-ahead mark on its first page (its lead is the whole window):
  * the next window is queued when the reader enters this one, behind
  * it at the head.  Two reads in flight, issued one after the other,
  * keep the head busy and reach it in order, and a reader that catches
@@ -496,8 +495,9 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
  * that take turns at a seeking disk (several readers, or one reader
  * of interleaved streams) each find the others' jobs done now and
  * then; their windows stay the runs that the model's budget sizes.
+ * Returns whether s is such a stream: then b's max and lead are set.
  */
-static void
+static bool
 lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
              struct adaptra_window_bounds *b)
 {
@@ -505,12 +505,15 @@ lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
 
   if (e->cfg.max_bytes != 0 || e->last_window_stream != s->id ||
       sharing_streams (e, s) > 1)
-    return;
+    return false;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (!est.latency_bound)
-    b->max = min_u64 (b->max,
-                      min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
-                               e->slot_pages));
+  if (est.latency_bound)
+    return false;
+  b->max = min_u64 (b->max,
+                    min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
+                             e->slot_pages));
+  b->lead = b->max;
+  return true;
 }
 
 /* Rescue the n pages of s from the reader's page: they would be
@@ -571,9 +574,9 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   struct adaptra_state_decision d;
 
   raise_cap (e, s, b);
-  lone_window (e, s, b);
-  b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
-  b->lead = min_u64 (b->lead, b->max);
+  if (!lone_window (e, s, b))
+    b->lead = min_u64 (lead_pages (e, s, in.stream_shift, in.ra_old,
+                                   adaptra_now (e)), b->max);
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:
