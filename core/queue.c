@@ -378,8 +378,8 @@ adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
   return rest;
 }
 
-/* Not counting a job adaptra-sim's workers started, which stays queued
- * until its read completes where a thread's leaves the queue.
+/* A job taken to be read, a thread's or adaptra-sim's worker's, has
+ * left the queue (adaptra_queue_take): only jobs not started count.
  */
 bool
 adaptra_queue_contended (const struct adaptra_queue *q, uint64_t stream)

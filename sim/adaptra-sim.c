@@ -51,7 +51,7 @@
  * filter's thread wake-ups or the jitter of the delay filter's sleep,
  * so a reader and its window's completion that tie in virtual time tie
  * every time (W1 fixed: 50% hit, 75% with --client-rtt 80us, against
- * 59.9% measured; random jitter on the latency alone gave 51%); a
+ * 61.5-74.1% measured; random jitter on the latency alone gave 51%); a
  * reader that needs a page of a job a worker has taken completes the
  * read in flight due first (sim_wait), and the next until its page is
  * there, so a read due before its own completes then too.
