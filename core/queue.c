@@ -211,8 +211,11 @@ adaptra_queue_add (struct adaptra_queue *q, struct adaptra_job *job)
       prev = at;
   link_after (q, prev, last, job);
   if (s) {
+    bool had = adaptra_stream_has_jobs (s);
+
     s->queued_last = job;
     s->queued_jobs++;
+    adaptra_stream_jobs (q->streams, s, had);
   }
   q->queued_bytes += (uint64_t) job->npages << q->page_shift;
 }
@@ -258,9 +261,13 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
    * a steal or a dropped queue may take it first, and the index has the
    * new last.
    */
-  if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
-      s->queued_last == job)
-    s->queued_last = last_of (q, job->stream);
+  if (s && s->queued_jobs > 0) {
+    bool had = adaptra_stream_has_jobs (s);
+
+    if (--s->queued_jobs > 0 && s->queued_last == job)
+      s->queued_last = last_of (q, job->stream);
+    adaptra_stream_jobs (q->streams, s, had);
+  }
   q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
 }
 
@@ -371,8 +378,8 @@ adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
   return rest;
 }
 
-/* Not counting a job adaptra-sim's workers started, which stays queued
- * until its read completes where a thread's leaves the queue.
+/* A job taken to be read, a thread's or adaptra-sim's worker's, has
+ * left the queue (adaptra_queue_take): only jobs not started count.
  */
 bool
 adaptra_queue_contended (const struct adaptra_queue *q, uint64_t stream)

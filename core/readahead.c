@@ -425,20 +425,14 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  */
 #define LATE_CAP_BDPS 8
 
-/* Streams that share the backend now: s and those with prefetch
- * queued or being read.
+/* Streams that share the backend now: s (of the table) and those with
+ * prefetch queued or being read, by the table's count of them.
  */
 static uint64_t
-sharing_streams (struct adaptra_engine *e, const struct adaptra_stream *s)
+sharing_streams (const struct adaptra_engine *e,
+                 const struct adaptra_stream *s)
 {
-  struct adaptra_streams *t = &e->streams;
-  struct adaptra_stream *o;
-  uint64_t n = 1;
-
-  for (o = adaptra_streams_first (t); o; o = adaptra_streams_after (t, o))
-    if (o != s && o->queued_jobs + o->running_jobs > 0)
-      n++;
-  return n;
+  return 1 + e->streams.with_jobs - adaptra_stream_has_jobs (s);
 }
 
 static void
