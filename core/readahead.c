@@ -461,17 +461,19 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
     b->max = min_u64 (s->cap, spare);
 }
 
-/* A lone stream on a backend that is not latency-bound (model.h: a
- * disk's head, the page cache's CPUs) needs no more read ahead than
- * keeps the backend busy: its reader, faster than the backend, waits
- * for bandwidth whatever the window, and every page read ahead when it
- * stops was read for nothing.  Nor can reads in parallel hide
- * anything there, and the pieces of one window read at once reach a
- * disk's head out of order, a seek each.  So its window is one read of
- * the model's chunk (a read's fixed cost at the transfer rate, within
- * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small), at
- * most what one read carries (e->slot_pages, the most of a job whose
- * frames are scattered: queue.c), dispatched as one job, with the
+/* A lone stream on a backend with no latency that reads in parallel
+ * hide (adaptra_latency_unhidden: a disk's head, the page cache's
+ * CPUs) needs no more read ahead than keeps the backend busy: its
+ * reader, faster than the backend, waits for bandwidth whatever the
+ * window, and every page read ahead when it stops was read for
+ * nothing.  Nor can reads in parallel hide anything there, and the
+ * pieces of one window read at once reach a disk's head out of order,
+ * a seek each.  So its window is one read of the model's chunk (a
+ * read's fixed cost at the transfer rate, within
+ * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small;
+ * where the model sees seeks, its budget), at most what one read
+ * carries (e->slot_pages, the most of a job whose frames are
+ * scattered: queue.c), dispatched as one job, with the
  * look-ahead mark on its first page (its lead is the whole window):
  * the next window is queued when the reader enters this one, behind
  * it at the head.  Two reads in flight, issued one after the other,
@@ -501,7 +503,7 @@ lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
       sharing_streams (e, s) > 1)
     return false;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (est.latency_bound)
+  if (!adaptra_latency_unhidden (&est))
     return false;
   b->max = min_u64 (b->max,
                     min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
