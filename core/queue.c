@@ -277,6 +277,7 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
 {
   struct adaptra_job *job;
   struct treap_node *first, *n;
+  uint64_t from;
 
   *prev = NULL;
   if (!q->head)
@@ -296,10 +297,17 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
   if (!q->seeks)
     return NULL;
   /* Up the sweep, within the round the fair order serves (its first
-   * job's), past near: the job there, if any, did its budget.
+   * job's), past near and past the jobs of that round that continue
+   * it one after another: they continue the run that did its budget,
+   * and go in their stream's next turn.  The first job past them
+   * instead would skip the stream's next pages, read them out of
+   * order later, and give the stream a second turn in the round.
    */
   first = treap_ceil (&q->order, 0, 0);
-  n = treap_ceil (&q->order, first->major, q->near + 1);
+  from = q->near;
+  while ((n = treap_ceil (&q->order, first->major, from)) != NULL &&
+         n->major == first->major && n->minor == from)
+    from += treap_entry (n, struct adaptra_job, by_order)->npages;
   if (!n || n->major != first->major)
     return NULL;
   job = treap_entry (n, struct adaptra_job, by_order);
