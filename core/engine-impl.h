@@ -80,6 +80,8 @@ struct adaptra_engine {
   struct adaptra_queue queue;   /* prefetch jobs (queue.c) */
   uint64_t flight_bytes;        /* prefetch jobs queued or running */
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
+  uint64_t last_window_stream;  /* the stream of the window issued last
+                                   (readahead.c: lone_window) */
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
   size_t nclients;              /* slots in the chunks (atomic) */
   size_t client_free;           /* every slot below it is used: where

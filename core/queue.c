@@ -220,8 +220,11 @@ adaptra_queue_add (struct adaptra_queue *q, struct adaptra_job *job)
       prev = at;
   link_after (q, prev, last, job);
   if (s) {
+    bool had = adaptra_stream_has_jobs (s);
+
     s->queued_last = job;
     s->queued_jobs++;
+    adaptra_stream_jobs (q->streams, s, had);
   }
   q->queued_bytes += (uint64_t) job->npages << q->page_shift;
 }
@@ -267,9 +270,13 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
    * a steal or a dropped queue may take it first, and the index has the
    * new last.
    */
-  if (s && s->queued_jobs > 0 && --s->queued_jobs > 0 &&
-      s->queued_last == job)
-    s->queued_last = last_of (q, job->stream);
+  if (s && s->queued_jobs > 0) {
+    bool had = adaptra_stream_has_jobs (s);
+
+    if (--s->queued_jobs > 0 && s->queued_last == job)
+      s->queued_last = last_of (q, job->stream);
+    adaptra_stream_jobs (q->streams, s, had);
+  }
   q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
 }
 
@@ -388,8 +395,8 @@ adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
   return rest;
 }
 
-/* Not counting a job adaptra-sim's workers started, which stays queued
- * until its read completes where a thread's leaves the queue.
+/* A job taken to be read, a thread's or adaptra-sim's worker's, has
+ * left the queue (adaptra_queue_take): only jobs not started count.
  */
 bool
 adaptra_queue_contended (const struct adaptra_queue *q, uint64_t stream)
@@ -418,15 +425,18 @@ adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v,
     e->volumes_in_flight--;
 }
 
-/* How many ways a window is split: where distance costs and streams
- * compete, none (one head reads one place at a time, and pieces of
- * windows read at once reach it out of order, a seek each; one stream
- * alone keeps the head busy with its pieces while its reader waits
- * for the first, so one stream reads faster in pieces than in whole
- * windows); where latency-bound, into as many
- * jobs as one stream may have read at once (ADAPTRA_MODEL_STREAM_READS;
- * while streams compete, the chunks are smaller anyway); elsewhere the
- * reads in flight the backend rewards, ADAPTRA_MODEL_DEPTH where it is
+/* How many ways a window of n pages is split.  Not at all where the
+ * backend is not latency-bound (model.h) and the window is what one
+ * read carries (e->slot_pages: a lone stream's there, readahead.c), or
+ * where distance costs and streams compete: reads in parallel hide no
+ * latency at one head or at the CPUs, and the pieces of one window
+ * read at once reach a disk's head out of order, a seek each.  Where
+ * distance costs and one stream alone has a window larger than a
+ * read, the head is busy with its pieces while its reader waits for
+ * the first.  Where latency-bound, into as many jobs as one stream may
+ * have read at once (ADAPTRA_MODEL_STREAM_READS; while streams
+ * compete, the chunks are smaller anyway); elsewhere the reads in
+ * flight the backend rewards, ADAPTRA_MODEL_DEPTH where it is
  * latency-bound without a limit.  There every worker still reads
  * (flight_open), for many streams' small windows, not for one window
  * in 16 pieces: a curl plugin 2 ms away read a scan's 64 MiB in 258
@@ -435,9 +445,11 @@ adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v,
  */
 static unsigned
 parallel_workers (const struct adaptra_engine *e,
-                  const struct adaptra_model_estimate *est, bool contended)
+                  const struct adaptra_model_estimate *est, uint64_t n,
+                  bool contended)
 {
-  unsigned ways = est->seeks && contended ? 1
+  unsigned ways = !est->latency_bound &&
+    (n <= e->slot_pages || (est->seeks && contended)) ? 1
     : est->limit != UINT64_MAX ? ADAPTRA_MODEL_STREAM_READS
     : est->depth ? est->depth : ADAPTRA_MODEL_DEPTH;
 
@@ -484,7 +496,7 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
   e->queue.seeks = est.seeks;
   ceiling = (contended ? est.chunk
              : min_u64 (est.job_max, ADAPTRA_REQUEST_MAX)) >> e->page_shift;
-  ways = parallel_workers (e, &est, contended);
+  ways = parallel_workers (e, &est, n, contended);
   share = ways > 1 ? (n + ways - 1) / ways : n;
 
   if (share < floor)

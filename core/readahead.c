@@ -333,6 +333,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   s->issue_ns = adaptra_now (e);
   s->lost = 0;
   s->hits = 0;
+  e->last_window_stream = s->id;
 
   /* A mark among the reader's own pages moves to the first page
    * prefetched, or goes when none is.
@@ -424,20 +425,14 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  */
 #define LATE_CAP_BDPS 8
 
-/* Streams that share the backend now: s and those with prefetch
- * queued or being read.
+/* Streams that share the backend now: s (of the table) and those with
+ * prefetch queued or being read, by the table's count of them.
  */
 static uint64_t
-sharing_streams (struct adaptra_engine *e, const struct adaptra_stream *s)
+sharing_streams (const struct adaptra_engine *e,
+                 const struct adaptra_stream *s)
 {
-  struct adaptra_streams *t = &e->streams;
-  struct adaptra_stream *o;
-  uint64_t n = 1;
-
-  for (o = adaptra_streams_first (t); o; o = adaptra_streams_after (t, o))
-    if (o != s && o->queued_jobs + o->running_jobs > 0)
-      n++;
-  return n;
+  return 1 + e->streams.with_jobs - adaptra_stream_has_jobs (s);
 }
 
 static void
@@ -464,6 +459,52 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
   s->cap = min_u64 (s->cap, ceiling);
   if (s->cap > b->max)
     b->max = min_u64 (s->cap, spare);
+}
+
+/* A lone stream on a backend that is not latency-bound (model.h: a
+ * disk's head, the page cache's CPUs) needs no more read ahead than
+ * keeps the backend busy: its reader, faster than the backend, waits
+ * for bandwidth whatever the window, and every page read ahead when it
+ * stops was read for nothing.  Nor can reads in parallel hide
+ * anything there, and the pieces of one window read at once reach a
+ * disk's head out of order, a seek each.  So its window is one read of
+ * the model's chunk (a read's fixed cost at the transfer rate, within
+ * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small), at
+ * most what one read carries (e->slot_pages, the most of a job whose
+ * frames are scattered: queue.c), dispatched as one job, with the
+ * look-ahead mark on its first page (lead_pages is a whole window
+ * there):
+ * the next window is queued when the reader enters this one, behind
+ * it at the head.  Two reads in flight, issued one after the other,
+ * keep the head busy and reach it in order, and a reader that catches
+ * up waits for at most the window it needs and the one ahead of it.
+ * With windows grown to a quarter of the pool (16 MiB on the disk
+ * model), in four pieces read at once, a lone 64 KiB reader at the
+ * disk model waited up to 100 ms at every window (a piece that reached
+ * the head after the other three), and the 16-32 MiB read ahead when
+ * a run of 3 s stopped were 4% of its bytes.  An adaptra-max the user
+ * set is kept, as raise_cap keeps it.
+ *
+ * Lone: no other stream has prefetch queued or being read
+ * (sharing_streams), and the window issued last was its own.  Streams
+ * that take turns at a seeking disk (several readers, or one reader
+ * of interleaved streams) each find the others' jobs done now and
+ * then; their windows stay the runs that the model's budget sizes.
+ */
+static void
+lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
+             struct adaptra_window_bounds *b)
+{
+  struct adaptra_model_estimate est;
+
+  if (e->cfg.max_bytes != 0 || e->last_window_stream != s->id ||
+      sharing_streams (e, s) > 1)
+    return;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  if (!est.latency_bound)
+    b->max = min_u64 (b->max,
+                      min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
+                               e->slot_pages));
 }
 
 /* Rescue the n pages of s from the reader's page: they would be
@@ -524,6 +565,7 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   struct adaptra_state_decision d;
 
   raise_cap (e, s, b);
+  lone_window (e, s, b);
   b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
   b->lead = min_u64 (b->lead, b->max);
   d = adaptra_window_state (&in, b);

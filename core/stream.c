@@ -174,6 +174,10 @@ adaptra_streams_find (struct adaptra_streams *t, uint64_t page)
 void
 adaptra_streams_free (struct adaptra_streams *t, struct adaptra_stream *s)
 {
+  /* Its jobs, if any, no longer count: they find no stream (the id
+   * goes) when they leave the queue or end.
+   */
+  t->with_jobs -= adaptra_stream_has_jobs (s);
   hash_remove (t, s);
   ilist_unlink (&t->lru, LRU (t), slot_of (t, s));
   s->id = 0;

@@ -149,7 +149,31 @@ struct adaptra_streams {
    * never names a later stream that took its stream's slot.
    */
   uint64_t sequence;
+  /* Streams in the table with prefetch queued or being read
+   * (queued_jobs + running_jobs > 0), kept by adaptra_stream_jobs so
+   * that the late cap's sharing streams (readahead.c) cost no walk of
+   * the table: 100,000 streams is a supported case.
+   */
+  uint32_t with_jobs;
 };
+
+/* Does s have prefetch queued or being read? */
+static inline bool
+adaptra_stream_has_jobs (const struct adaptra_stream *s)
+{
+  return s->queued_jobs + s->running_jobs > 0;
+}
+
+/* s, a stream of table t, had jobs queued or being read
+ * (adaptra_stream_has_jobs) before its counts changed, or not
+ * (had): keep t's count of such streams.  Lock held.
+ */
+static inline void
+adaptra_stream_jobs (struct adaptra_streams *t,
+                     const struct adaptra_stream *s, bool had)
+{
+  t->with_jobs += (uint32_t) adaptra_stream_has_jobs (s) - (uint32_t) had;
+}
 
 /* A table of nslots (1..ADAPTRA_STREAMS_MAX) streams.  Returns 0, or -1
  * with errno set.

@@ -121,8 +121,12 @@ count_running (struct adaptra_engine *e, uint64_t stream, int n)
 {
   struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream);
 
-  if (s && (n > 0 || s->running_jobs > 0))
+  if (s && (n > 0 || s->running_jobs > 0)) {
+    bool had = adaptra_stream_has_jobs (s);
+
     s->running_jobs += (uint32_t) n;
+    adaptra_stream_jobs (&e->streams, s, had);
+  }
 }
 
 /* May worker w run job?  Its volume must have contexts, and a worker

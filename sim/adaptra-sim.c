@@ -13,17 +13,19 @@
  *   backend   a model (simlib.c: the bench's remote or disk model)
  *             that says when each read would complete; no byte moves,
  *             the pool keeps page metadata only (cfg.no_data);
- *   workers   simulated: when a virtual worker is free it takes the
- *             job a worker thread would (adaptra_worker_take: the same
- *             gate, fair order and batches, each worker with its own
- *             backend context), the model books its read, and at the
- *             virtual time the read completes the engine runs it
- *             (adaptra_worker_complete), which fills its pages as a
- *             worker thread's read would.  A reader that needs a page
- *             of a taken job waits in the clock's wait hook (sim_wait),
- *             where a thread would sleep until the worker woke it.  The
- *             engine splits windows for them as for the filter's
- *             threads (adaptra_workers_simulate).
+ *   workers   simulated: a free virtual worker takes the job a worker
+ *             thread would (adaptra_worker_take: the same gate, fair
+ *             order and batches, each worker with its own backend
+ *             context) at the moment a thread would: whenever the
+ *             engine's lock is free (start_workers, below), the model
+ *             books its read, and at the virtual time the read
+ *             completes the engine runs it (adaptra_worker_complete),
+ *             which fills its pages as a worker thread's read would.
+ *             A reader that needs a page of a taken job waits in the
+ *             clock's wait hook (sim_wait), where a thread would sleep
+ *             until the worker woke it.  The engine splits windows for
+ *             them as for the filter's threads
+ *             (adaptra_workers_simulate).
  *
  * Everything else -- streams, windows, marks, the pool's LRU lists,
  * eviction, rescue, the congestion limit -- is the engine's own code.
@@ -49,7 +51,7 @@
  * filter's thread wake-ups or the jitter of the delay filter's sleep,
  * so a reader and its window's completion that tie in virtual time tie
  * every time (W1 fixed: 50% hit, 75% with --client-rtt 80us, against
- * 59.9% measured; random jitter on the latency alone gave 51%); a
+ * 61.5-74.1% measured; random jitter on the latency alone gave 51%); a
  * reader that needs a page of a job a worker has taken completes the
  * read in flight due first (sim_wait), and the next until its page is
  * there, so a read due before its own completes then too.
@@ -142,9 +144,7 @@ struct sim_ctx {
 };
 
 struct worker {
-  bool busy;                    /* until its read's completion event */
-  struct adaptra_job *job;      /* taken, not completed yet: NULL once a
-                                   reader waited for it (sim_wait) */
+  struct adaptra_job *job;      /* taken, not completed yet; NULL: free */
   uint64_t offset;
   uint32_t count;
   uint64_t start, done;
@@ -259,6 +259,7 @@ sim_now (void *opaque)
 
 static int sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset);
 static void sim_wait (void *opaque);
+static void start_workers (struct sim *s);
 
 /* Check and apply the configuration; a refusal names the option as
  * the engine names the filter's parameter ("adaptra-page=3000 ..."
@@ -469,14 +470,28 @@ sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     S->now = w->done;
     return 0;
   }
-  /* A client's own read. */
+  /* A client's own read.  The engine dropped its lock for it: the
+   * workers take what the request queued, as threads would, the
+   * reader's read issued first.
+   */
   S->waited = true;
   done = model_read (S, S->now, offset, count);
+  start_workers (S);
   late (S, done, count);
   if (done > S->req_done)
     S->req_done = done;
   S->now = done;
   return 0;
+}
+
+/* Worker w's read completed and its job ran: it is free, its read no
+ * longer open in the model, and the completion event it had goes
+ * stale (the event loop skips it).
+ */
+static void
+free_worker (struct sim *s, struct worker *w)
+{
+  sim_model_finish (&s->model, (unsigned) (w - s->workers));
 }
 
 /* Does worker w's job hold bytes of the request in progress, if any? */
@@ -489,20 +504,25 @@ wanted (const struct worker *w)
 }
 
 /* A reader waits for a read in flight: a worker's, since a client's
- * own completes in its pread.  Complete the one due first of those
- * that hold bytes of its request (any, where no request is in
- * progress: a volume that closes waits for every job), its time final
- * now that a client waits for it (sim_model_pin), and go on from then;
- * the reader looks again and, if its page is still in flight, waits
- * for the next.  The worker stays busy until its completion event.
+ * own completes in its pread.  The engine dropped its lock: the
+ * workers take what the request queued first, as threads would.
+ * Complete the read due first of those that hold bytes of its request
+ * (any, where no request is in progress: a volume that closes waits
+ * for every job), its time final now that a client waits for it
+ * (sim_model_pin), and go on from then: its worker is free and, with
+ * the others, takes what the completion let through, as a thread takes
+ * its next job when its read ends.  The reader looks again and, if its
+ * page is still in flight, waits for the next.
  */
 static void
 sim_wait (void *opaque)
 {
   struct worker *first = NULL;
+  uint64_t done;
   unsigned i;
 
   (void) opaque;
+  start_workers (S);
   for (i = 0; i < S->nworkers; i++) {
     struct worker *w = &S->workers[i];
 
@@ -513,12 +533,15 @@ sim_wait (void *opaque)
     cli_die ("internal error: a reader waits and no read is in flight");
   i = (unsigned) (first - S->workers);
   retime_worker (S, i, sim_model_pin (&S->model, i));
-  late (S, first->done, first->count);
+  done = first->done;
+  late (S, done, first->count);
   S->waited = true;
-  if (first->done > S->req_done)
-    S->req_done = first->done;
+  if (done > S->req_done)
+    S->req_done = done;
   engine_complete_job (S, first);
-  S->now = first->done;
+  free_worker (S, first);
+  S->now = done;
+  start_workers (S);
 }
 
 /* ------------------------------------------------------------------ */
@@ -577,7 +600,11 @@ ev_pop (struct sim *s)
   return top;
 }
 
-/* Free virtual workers take the next jobs, as worker threads would. */
+/* Free virtual workers take the next jobs, as worker threads would
+ * when the engine's lock is free: after an event (at its time), and
+ * inside a client's request where the engine drops its lock (its own
+ * backend read, a wait for a page in flight, the request's end).
+ */
 static void
 start_workers (struct sim *s)
 {
@@ -586,12 +613,11 @@ start_workers (struct sim *s)
   for (i = 0; i < s->nworkers; i++) {
     struct worker *w = &s->workers[i];
 
-    if (w->busy)
+    if (w->job)
       continue;
     w->job = engine_take_job (s, &w->offset, &w->count);
     if (!w->job)
       return;
-    w->busy = true;
     w->start = s->now;
     w->done = 0;
     if (sim_model_start (&s->model, s->now, w->offset, w->count, i) == -1)
@@ -615,7 +641,7 @@ retime_workers (struct sim *s)
   if (!s->model.stale && s->model.generation == s->retimed)
     return;
   for (i = 0; i < s->nworkers; i++)
-    if (s->workers[i].busy)
+    if (s->workers[i].job)
       retime_worker (s, i, sim_model_done (&s->model, i));
   s->retimed = s->model.generation;
 }
@@ -625,11 +651,8 @@ finish_worker (struct sim *s, size_t i)
 {
   struct worker *w = &s->workers[i];
 
-  /* Unless a reader waited for it and completed it then (sim_wait). */
-  if (w->job)
-    engine_complete_job (s, w);
-  w->busy = false;
-  sim_model_finish (&s->model, (unsigned) i);
+  engine_complete_job (s, w);
+  free_worker (s, w);
   s->now = w->done;
 }
 
@@ -650,6 +673,10 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
   if (err)
     cli_die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
          count, offset, strerror (err));
+  /* The request ends, the lock is free: workers take what its reads'
+   * completions let through, then.
+   */
+  start_workers (s);
   s->now = t;
   s->req_count = 0;
   s->requests++;
@@ -1002,7 +1029,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
       break;
     /* A worker's completion that moved later since it was scheduled. */
     if (ev.kind == EV_WORKER &&
-        (!s.workers[ev.idx].busy || s.workers[ev.idx].done != ev.t))
+        (!s.workers[ev.idx].job || s.workers[ev.idx].done != ev.t))
       continue;
     s.now = ev.t;
     sim_model_forget (&s.model, s.now);

@@ -13,7 +13,9 @@
  * client start at their second reads.  And many streams starting at
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
- * limit.
+ * limit.  At a disk's head (no latency that reads in parallel hide), a
+ * lone reader's windows are one read each, while streams that take
+ * turns there keep growing theirs.
  */
 
 #include <config.h>
@@ -465,6 +467,144 @@ test_shared_link_cap (void **state)
   free (buf);
 }
 
+/* A backend like the bench's disk model, seen by the model: no
+ * latency, 150 MiB/s of transfer (6.5 us a KiB).  Reads in parallel
+ * hide nothing there (model.h: not latency-bound).
+ */
+#define HEAD_NS_PER_KIB (6500 * US / 1000)
+#define HEAD_REQ (64 * 1024)
+#define HEAD_POOL (64 * 1024 * 1024)
+#define HEAD_WORKERS 32                 /* the default adaptra-workers */
+#define HEAD_TEACH (2 * 1024 * 1024)    /* read at the disk's end first */
+
+/* A fresh engine for the head tests: a HEAD_POOL pool, adaptra-max
+ * auto, HEAD_WORKERS simulated workers (jobs run by drain), the disk
+ * backend, and the model taught by a reader of the disk's last
+ * HEAD_TEACH bytes, which the tests leave alone.
+ */
+static void
+restart_on_a_head (void)
+{
+  struct adaptra_config cfg;
+  uint64_t off;
+
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = HEAD_POOL;
+  cfg.max_bytes = 0;                    /* auto */
+  fixture_start (&cfg, "", "test");
+  assert_int_equal (adaptra_workers_simulate (e, HEAD_WORKERS), 0);
+  read_ns = 0;
+  read_ns_per_kib = HEAD_NS_PER_KIB;
+  for (off = DISK - HEAD_TEACH; off < DISK; off += HEAD_REQ)
+    read_pages (off / PAGE, HEAD_REQ / PAGE);
+}
+
+/* The largest window traced since ntraces was reset, in pages. */
+static uint64_t
+widest_window (void)
+{
+  uint64_t widest = 0;
+  unsigned i;
+
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].kind == ADAPTRA_TRACE_WINDOW &&
+        trace_pages (&traces[i]) > widest)
+      widest = trace_pages (&traces[i]);
+  return widest;
+}
+
+/* The window a lone stream gets where the backend is not
+ * latency-bound (readahead.c: lone_window), in pages.
+ */
+static uint64_t
+lone_bound (void)
+{
+  struct adaptra_model_estimate est;
+
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_false (est.latency_bound);
+  return min_u64 (est.chunk / PAGE, e->slot_pages);
+}
+
+/* One sequential reader at a disk's head (W1 of the bench's disk
+ * model), first with its read-ahead done before each read, then late
+ * for every window (no job runs: its reader reads what it needs).  Its
+ * windows stay one read of the model's chunk, whatever the pool could
+ * hold, and each is one job: windows grown to a quarter of the pool,
+ * in four pieces read at once, reached the one head out of order, and
+ * the reader waited for all of a 16 MiB window's pieces (up to 100 ms
+ * at 150 MiB/s).  On a miss the window also holds the reader's own
+ * request.
+ */
+static void
+test_lone_stream_on_a_head (void **state)
+{
+  uint64_t off, bound, windows = 0, jobs = 0;
+  unsigned i, seen = 0;
+
+  (void) state;
+  restart_on_a_head ();
+  bound = lone_bound ();
+  ntraces = 0;
+  for (off = 0; off < DISK / 4; off += HEAD_REQ) {
+    read_check (off, HEAD_REQ);
+    jobs += drain ();
+    for (; seen < ntraces; seen++)
+      windows += traces[seen].kind == ADAPTRA_TRACE_WINDOW;
+  }
+  assert_true (windows > 8);
+  assert_int_equal (jobs, windows);
+  assert_true (widest_window () <= bound + HEAD_REQ / PAGE);
+  ntraces = 0;
+  for (; off < DISK / 2; off += HEAD_REQ)
+    read_check (off, HEAD_REQ);
+  assert_true (stats ().io_block > 0);
+  assert_true (ntraces > 0);
+  assert_true (widest_window () <= bound + HEAD_REQ / PAGE);
+  for (i = 0; i < ntraces; i++)
+    assert_int_equal (traces[i].placement.stream, traces[0].placement.stream);
+  drain ();
+}
+
+/* Streams that take turns at the head (W3: a reader of several files,
+ * round-robin, each late for its windows) are no lone stream, even
+ * where the others' jobs are done when one reaches its mark (here
+ * every stream's after the first's read): each one's windows grow
+ * past a lone stream's, to runs that a head switches between less
+ * often.
+ */
+#define TURNS 8
+
+static void
+test_streams_taking_turns_grow (void **state)
+{
+  const uint64_t region = DISK / TURNS / HEAD_REQ * HEAD_REQ;
+  uint64_t k, bound, widest[TURNS] = { 0 };
+  unsigned i;
+
+  (void) state;
+  restart_on_a_head ();
+  bound = lone_bound ();
+  ntraces = 0;
+  for (k = 0; k < region / 2; k += HEAD_REQ)
+    for (i = 0; i < TURNS; i++) {
+      read_check (i * region + k, HEAD_REQ);
+      if (i == 0)
+        drain ();
+    }
+  for (k = 0; k < ntraces; k++)
+    if (traces[k].kind == ADAPTRA_TRACE_WINDOW) {
+      i = (unsigned) (traces[k].placement.start * PAGE / region);
+      widest[i] = max_u64 (widest[i], trace_pages (&traces[k]));
+    }
+  for (i = 0; i < TURNS; i++)
+    assert_true (widest[i] > 2 * bound);
+  drain ();
+}
+
 int
 main (void)
 {
@@ -482,6 +622,8 @@ main (void)
     T (test_long_extent_trail_stays_short),
     T (test_cold_readers),
     T (test_shared_link_cap),
+    T (test_lone_stream_on_a_head),
+    T (test_streams_taking_turns_grow),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

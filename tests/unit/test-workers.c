@@ -518,6 +518,122 @@ test_window_in_ways_jobs (void **state)
   drain ();
 }
 
+/* The streams of the table with prefetch queued or being read, by a
+ * walk of the table: what the table's count (with_jobs) must say.
+ * Lock held.
+ */
+static uint32_t
+walk_with_jobs (void)
+{
+  struct adaptra_streams *t = &e->streams;
+  struct adaptra_stream *s;
+  uint32_t n = 0;
+
+  for (s = adaptra_streams_first (t); s; s = adaptra_streams_after (t, s))
+    n += adaptra_stream_has_jobs (s);
+  return n;
+}
+
+/* The table's count, checked against the walk. */
+static uint32_t
+with_jobs (void)
+{
+  uint32_t counted, walked;
+
+  adaptra_lock (e);
+  counted = e->streams.with_jobs;
+  walked = walk_with_jobs ();
+  adaptra_unlock (e);
+  assert_int_equal (counted, walked);
+  return counted;
+}
+
+/* The table counts its streams with prefetch queued or being read as
+ * their jobs are queued, split by a reader's steal, taken and completed
+ * by workers (adaptra-sim's, through the threads' take and completion),
+ * run by a reader, and as a stream with jobs leaves the table: the
+ * count equals the walk of the table at every step.  Three streams, a
+ * window of two jobs each (of PAGES pages).
+ */
+static void
+test_streams_with_jobs_counted (void **state)
+{
+  enum { STREAMS = 3, PAGES = 8 };
+  struct adaptra_stream *s[STREAMS];
+  struct adaptra_job *taken[2 * STREAMS * PAGES]; /* a job a page at most */
+  struct adaptra_volume *v;
+  struct adaptra_stream *left;
+  uint64_t offset, base, gone, queued[STREAMS];
+  uint32_t count, counted[STREAMS], walked[STREAMS];
+  void *ctxs[] = { &worker_ctx };
+  unsigned i, ntaken = 0;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_simulate (e, 2 * STREAMS), 0);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
+  assert_int_equal (with_jobs (), 0);
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  base = v->base >> e->page_shift;
+  for (i = 0; i < STREAMS; i++)
+    s[i] = adaptra_streams_new (&e->streams, client,
+                                base + (i + 1) * DISK / PAGE / 4, now_ns);
+  for (i = 0; i < STREAMS; i++) {
+    uint64_t first = s[i]->next;
+
+    queued[i] = adaptra_prefetch_dispatch (e, v, first, first + PAGES,
+                                           UINT64_MAX, s[i]->id,
+                                           ADAPTRA_METHOD_STATE, 0) +
+      adaptra_prefetch_dispatch (e, v, first + PAGES, first + 2 * PAGES,
+                                 UINT64_MAX, s[i]->id,
+                                 ADAPTRA_METHOD_STATE, 0);
+    counted[i] = e->streams.with_jobs;
+    walked[i] = walk_with_jobs ();
+  }
+  adaptra_unlock (e);
+  for (i = 0; i < STREAMS; i++) {
+    assert_int_equal (queued[i], 2 * PAGES);
+    assert_int_equal (counted[i], walked[i]);
+    assert_int_equal (counted[i], i + 1);
+  }
+
+  /* Taken by simulated workers: queued, then running, still counted. */
+  while (ntaken < 2 * STREAMS * PAGES &&
+         (taken[ntaken] = adaptra_worker_take (e, &offset, &count)) != NULL) {
+    ntaken++;
+    assert_int_equal (with_jobs (), STREAMS);
+  }
+  assert_true (ntaken > 0);
+  /* Completed one by one: a stream stops counting with its last job. */
+  for (i = 0; i < ntaken; i++) {
+    adaptra_worker_complete (e, taken[i], i);
+    with_jobs ();
+  }
+  /* What the gate left queued, a reader runs. */
+  while (adaptra_prefetch_run_one (e, volume, &worker_ctx))
+    with_jobs ();
+  assert_int_equal (with_jobs (), 0);
+
+  /* A stream that leaves the table with jobs queued stops counting,
+   * and its jobs, which find no stream, count nowhere when they leave.
+   */
+  adaptra_lock (e);
+  for (i = 0; i < STREAMS; i++)
+    queued[i] = adaptra_prefetch_dispatch (e, v, s[i]->next + 2 * PAGES,
+                                           s[i]->next + 3 * PAGES, UINT64_MAX,
+                                           s[i]->id, ADAPTRA_METHOD_STATE, 0);
+  gone = s[0]->id;
+  adaptra_streams_free (&e->streams, s[0]);
+  left = adaptra_streams_get (&e->streams, gone);
+  adaptra_unlock (e);
+  for (i = 0; i < STREAMS; i++)
+    assert_int_equal (queued[i], PAGES);
+  assert_null (left);
+  assert_int_equal (with_jobs (), STREAMS - 1);
+  drain ();
+  assert_int_equal (with_jobs (), 0);
+}
+
 int
 main (void)
 {
@@ -533,6 +649,7 @@ main (void)
     T (test_threads_start_at_once),
     T (test_reader_waits_one_chunk),
     T (test_window_in_ways_jobs),
+    T (test_streams_with_jobs_counted),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
