@@ -35,7 +35,8 @@
  *     needs another stream's job meanwhile waits for the run to end,
  *     and its job goes next (adaptra_queue_promote).  When a run ends,
  *     the sweep goes on up from it within the round (C-SCAN), not
- *     back to the round's lowest page.
+ *     back to the round's lowest page, and past the jobs that
+ *     continue the run: they go in their stream's next turn.
  *
  * Indexes.  A walk of the queue costs its length, which grows with the
  * streams (tens of thousands of jobs with 100,000 streams, where the
@@ -152,9 +153,9 @@ extern void adaptra_queue_take (struct adaptra_queue *q,
 /* Where distance costs, the job that goes next, and the one before it
  * (*prev): the queued job that starts at near, while the run is under
  * a budget or still in the window it was reading; else the promoted
- * job (adaptra_queue_promote); else the first one past near in the
- * round the fair order serves (an elevator's sweep goes on up;
- * C-SCAN); NULL if none (the queue's head goes next, the sweep
+ * job (adaptra_queue_promote); else the first one past near, and past
+ * the jobs that continue near one after another, in the round the fair
+ * order serves (an elevator's sweep goes on up; C-SCAN); NULL if none (the queue's head goes next, the sweep
  * wraps).  Where distance does not cost, the promoted job if any (the
  * model stopped seeing seeks while a reader waited), else NULL.
  */

@@ -387,6 +387,91 @@ test_seeking_reader_waits_for_run (void **state)
   assert_null (q.head);
 }
 
+/* Take what goes next as a worker does (adaptra_queue_batch, else
+ * the queue's head), returning its stream and first page.
+ */
+static uint64_t
+take_next (struct adaptra_queue *q, uint64_t *first)
+{
+  struct adaptra_job *job, *prev;
+  uint64_t s;
+
+  job = adaptra_queue_batch (q, &prev);
+  if (!job) {
+    job = q->head;
+    prev = NULL;
+  }
+  assert_non_null (job);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  s = job->stream;
+  *first = job->first;
+  free (job);
+  return s;
+}
+
+/* Where distance costs, over many rounds, through the worker's path:
+ * NSTREAMS streams take turns queueing windows of a chunk each, each
+ * stream in its own area, ROUNDS budgets' worth of them.  A turn reads
+ * per_turn windows of one stream in page order (a budget's worth:
+ * consecutive windows continue the run until the budget is out); the
+ * sweep then goes up to the next stream, past the windows that
+ * continue the run, and wraps to the lowest stream at a round's start
+ * (C-SCAN); and no stream is ever more than a turn ahead of another.
+ */
+static void
+sweep_rounds (unsigned per_turn)
+{
+  enum { ROUNDS = 8 };
+  struct adaptra_queue q;
+  const uint64_t chunk = MIB;
+  const uint32_t pages = (uint32_t) (chunk >> SHIFT);
+  uint64_t taken[NSTREAMS + 1] = { 0 };
+  uint64_t s, last = 0, first, turns = 0;
+  unsigned i, run = 0;
+
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = per_turn * chunk;
+  q.seeks = true;
+  for (i = 0; i < ROUNDS * per_turn; i++)
+    for (s = 1; s <= NSTREAMS; s++)
+      queue_window (&q, s, s * STREAM_PAGES + i * pages, 1, chunk);
+  while (q.head) {
+    uint64_t most = 0, least = UINT64_MAX;
+
+    s = take_next (&q, &first);
+    assert_int_equal (first, s * STREAM_PAGES + taken[s] / chunk * pages);
+    taken[s] += chunk;
+    if (s != last) {
+      /* A turn ends after its budget, and the next one is the next
+       * stream up, the lowest after the highest.
+       */
+      if (last != 0)
+        assert_int_equal (run, per_turn);
+      assert_int_equal (s, last % NSTREAMS + 1);
+      run = 0;
+      turns++;
+    }
+    run++;
+    last = s;
+    for (i = 1; i <= NSTREAMS; i++) {
+      most = taken[i] > most ? taken[i] : most;
+      least = taken[i] < least ? taken[i] : least;
+    }
+    assert_true (most - least <= q.budget);
+  }
+  assert_int_equal (turns, NSTREAMS * ROUNDS);
+  assert_int_equal (q.queued_bytes, 0);
+}
+
+static void
+test_seeking_sweep_wraps_fairly (void **state)
+{
+  (void) state;
+  sweep_rounds (1);
+  sweep_rounds (3);
+}
+
 /* A job dropped unread does not move the batch on. */
 static void
 test_drop_keeps_batch (void **state)
@@ -518,6 +603,7 @@ main (void)
     cmocka_unit_test (test_seeking_steal_continues),
     cmocka_unit_test (test_latency_bound_steal_waits_its_turn),
     cmocka_unit_test (test_seeking_sweeps_up),
+    cmocka_unit_test (test_seeking_sweep_wraps_fairly),
     cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_seeking_run_ends_with_window),
     cmocka_unit_test (test_seeking_reader_waits_for_run),
