@@ -17,6 +17,7 @@
 #include <config.h>
 
 #include <stddef.h>
+#include <string.h>
 
 #include "model.h"
 
@@ -167,7 +168,8 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     average (&mean->t, dt > 0 ? dt : 1, first);
   }
   if (mean && served > t0 && t1 > served) {
-    mean = where == ADAPTRA_MODEL_NEAR ? &m->near_served : &m->far_served;
+    memcpy (m->served_before, m->served, sizeof m->served);
+    mean = &m->served[where];
     first = mean->t == 0;
     average (&mean->n, n, first);
     average (&mean->t, (double) (t1 - served), first);
@@ -338,21 +340,34 @@ seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate)
  * is served in its transfer); 0 if the window holds fewer than
  * ADAPTRA_MODEL_SEEK_READS far reads, or if not a seek: seek_like,
  * or staying (the model sees seeks already), at least
- * ADAPTRA_MODEL_SEEK_STAY_NS longer.
+ * ADAPTRA_MODEL_SEEK_STAY_NS longer, by the means now or by those
+ * before the last read that queued, whichever is longer (model.h: a
+ * swapped completion).
  */
 static uint64_t
 served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
 {
-  uint64_t near, far, far_reads;
+  uint64_t near, far, far_reads, gap = 0;
+  const struct adaptra_model_mean *served = m->served;
+  unsigned i;
 
   least_latency (m, now, 0, false, &near, &far, &far_reads);
-  if (far_reads < ADAPTRA_MODEL_SEEK_READS || m->near_served.n <= 0 ||
-      m->far_served.t == 0)
+  if (far_reads < ADAPTRA_MODEL_SEEK_READS)
     return 0;
-  near = (uint64_t) (m->near_served.t * m->far_served.n / m->near_served.n);
-  far = (uint64_t) m->far_served.t;
-  return seek_like (near, far) ||
-    (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS) ? far - near : 0;
+  for (i = 0; i < (staying ? 2 : 1); i++, served = m->served_before) {
+    const struct adaptra_model_mean *n = &served[ADAPTRA_MODEL_NEAR];
+    const struct adaptra_model_mean *f = &served[ADAPTRA_MODEL_FAR];
+
+    if (n->n <= 0 || f->t == 0)
+      continue;
+    near = (uint64_t) (n->t * f->n / n->n);
+    far = (uint64_t) f->t;
+    if ((seek_like (near, far) ||
+         (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS)) &&
+        far - near > gap)
+      gap = far - near;
+  }
+  return gap;
 }
 
 /* What a seek costs where distance costs: by the service times where

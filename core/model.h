@@ -138,6 +138,17 @@
  * of its throughput.  A remote store's far reads served longer by
  * its jitter are so by less.
  */
+/* A test that stays judges the service times before the last read
+ * that queued as well: the engine learns a read's end when its bytes
+ * are copied, after the head, and a window's small tail piece served
+ * right after a large piece is reported first.  By the completions it
+ * was served in the large one's time (a 40 KiB read in 12.8 ms), the
+ * large one in almost none, and scaled up from 40 KiB that one sample
+ * made the near reads look slower than the far ones, until the large
+ * read's came.  The model took the disk for latency-bound meanwhile,
+ * and the windows queued in that instant went out in 64 KiB chunks,
+ * each a seek, for as long as such chunks took to show seeks again.
+ */
 #define ADAPTRA_MODEL_SEEK_STAY_NS UINT64_C (500000)
 #define ADAPTRA_MODEL_SEEK_READS 32
 
@@ -343,8 +354,11 @@ struct adaptra_model {
   uint64_t unsampled;           /* bytes of reads not sampled since the
                                    last sample (atomic) */
   struct adaptra_model_mean near, far; /* of near and far reads apart */
-  struct adaptra_model_mean near_served, far_served; /* of those that
-                                   queued, their service times */
+  struct adaptra_model_mean served[2]; /* of those that queued, their
+                                   service times, near and far (by enum
+                                   adaptra_model_distance) */
+  struct adaptra_model_mean served_before[2]; /* the same before the
+                                   last read that queued */
   bool seeking;                 /* distance costs, the last answer */
   uint64_t newest;              /* the latest slot id seen */
   uint64_t delivered;           /* bytes of every read sampled */

@@ -546,6 +546,74 @@ test_disk_long_runs_still_seek (void **state)
   assert_within (est.seek_ns, 1800 * US, 2600 * US);
 }
 
+/* The engine learns a read's end when its bytes are copied too, after
+ * the head (at COPY_BYTES_PER_SEC): a window's small tail piece,
+ * served right after a large piece, is reported first, and by the
+ * completions it was served in the large one's time, the large one in
+ * almost none.  Turns of the eight streams as runs of the queue: a far
+ * MiB, a near 2 MiB, a near 40 KiB tail, ADAPTRA_MODEL_DEPTH of them
+ * at the head at once, for ns; sampled in the order they are reported.
+ */
+#define COPY_BYTES_PER_SEC (4 * UINT64_C (1000000000))
+
+static void
+swapped_turns (struct backend *b, uint64_t *pos, uint64_t ns)
+{
+  static const uint64_t sizes[] = { MIB, 2 * MIB, 40 * KIB };
+  struct { uint64_t bytes, t0, t1; enum adaptra_model_distance where; }
+    q[3];
+  uint64_t end = b->now + ns, head = b->now, t0 = b->now;
+  unsigned i, s;
+
+  while (b->now < end) {
+    s = b->turns++ % 8;
+    for (i = 0; i < 3; i++) {
+      q[i].bytes = sizes[i];
+      q[i].t0 = t0;
+      q[i].where = adaptra_model_start (&b->m, pos[s], sizes[i]);
+      head += read_ns (DISK, pos[s], sizes[i], b->last_end);
+      b->last_end = pos[s] + sizes[i];
+      pos[s] += sizes[i];
+      q[i].t1 = head + sizes[i] * SEC / COPY_BYTES_PER_SEC;
+      adaptra_model_end (&b->m, sizes[i]);
+    }
+    /* Started while the turn before was at the head (queued). */
+    t0 = head - read_ns (DISK, 0, MIB, 0);
+    adaptra_model_sample (&b->m, q[0].bytes, q[0].t0, q[0].t1, q[0].where);
+    adaptra_model_sample (&b->m, q[2].bytes, q[2].t0, q[2].t1, q[2].where);
+    adaptra_model_sample (&b->m, q[1].bytes, q[1].t0, q[1].t1, q[1].where);
+    b->now = q[1].t1;
+  }
+}
+
+/* A service swapped so belongs to neither read: by the bytes, the
+ * near reads are served at the head's rate, the far ones a seek
+ * longer.  Scaled up from a 40 KiB read, a large read's service made
+ * the near reads look slower per byte than the far ones, the model
+ * took the disk for latency-bound, and the queue cut every window
+ * into 64 KiB chunks, each a seek (disk W3 lost a tenth).
+ */
+static void
+test_disk_swapped_completions_still_seek (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  struct adaptra_model_estimate est;
+  uint64_t pos[8];
+  unsigned i;
+
+  (void) state;
+  first_reads (&b, pos, 64 * KIB);
+  queued_turns (&b, pos, SEC, 64 * KIB, 2);
+  queued_turns (&b, pos, SEC, MIB, 4);
+  assert_true (estimate (&b).seeks);
+  for (i = 0; i < 30; i++) {
+    swapped_turns (&b, pos, SEC / 10);
+    est = estimate (&b);
+    assert_true (est.seeks);
+    assert_false (est.latency_bound);
+  }
+}
+
 /* Groups of three 64 KiB reads 10 ms apart, each 5 ms: a near one
  * alone, a far one that completes far_ns after it, and a near one
  * near_ns after that: the last two queued, served in far_ns and
@@ -1000,6 +1068,7 @@ main (void)
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
     cmocka_unit_test (test_disk_long_runs_still_seek),
+    cmocka_unit_test (test_disk_swapped_completions_still_seek),
     cmocka_unit_test (test_seeks_end_under_a_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
