@@ -137,8 +137,8 @@
  * each far and each a seek: a disk W3 run in a few then lost a fifth
  * of its throughput.  A remote store's far reads served longer by
  * its jitter are so by less.
- */
-/* A test that stays judges the service times before the last read
+ *
+ * A test that stays judges the service times before the last read
  * that queued as well: the engine learns a read's end when its bytes
  * are copied, after the head, and a window's small tail piece served
  * right after a large piece is reported first.  By the completions it
