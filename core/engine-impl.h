@@ -342,4 +342,19 @@ extern void adaptra_prefetch_account (struct adaptra_engine *e,
 extern void adaptra_prefetch_drop_queue (struct adaptra_engine *e,
                                          const struct adaptra_volume *v);
 
+/* Is there no latency for reads in parallel to hide at the backend
+ * est describes: a latency under ADAPTRA_MODEL_LATENCY_MIN, whether
+ * it seeks or not (a disk's head, the page cache)?  Then one stream
+ * alone gains nothing from a window in pieces (readahead.c:
+ * lone_window, queue.c: parallel_workers).  Not the model's
+ * latency_bound, which no backend that seeks is: a store 2 ms away
+ * whose far reads its jitter serves longer, taken for seeking, still
+ * has its latency to hide.
+ */
+static inline bool
+adaptra_latency_unhidden (const struct adaptra_model_estimate *est)
+{
+  return est->latency_ns < ADAPTRA_MODEL_LATENCY_MIN;
+}
+
 #endif /* ADAPTRA_ENGINE_IMPL_H */

@@ -425,8 +425,8 @@ adaptra_prefetch_account (struct adaptra_engine *e, struct adaptra_volume *v,
     e->volumes_in_flight--;
 }
 
-/* How many ways a window of n pages is split.  Not at all where the
- * backend is not latency-bound (model.h) and the window is what one
+/* How many ways a window of n pages is split.  Not at all where no
+ * latency hides (adaptra_latency_unhidden) and the window is what one
  * read carries (e->slot_pages: a lone stream's there, readahead.c), or
  * where distance costs and streams compete: reads in parallel hide no
  * latency at one head or at the CPUs, and the pieces of one window
@@ -448,8 +448,8 @@ parallel_workers (const struct adaptra_engine *e,
                   const struct adaptra_model_estimate *est, uint64_t n,
                   bool contended)
 {
-  unsigned ways = !est->latency_bound &&
-    (n <= e->slot_pages || (est->seeks && contended)) ? 1
+  unsigned ways = (est->seeks && contended) ||
+    (n <= e->slot_pages && adaptra_latency_unhidden (est)) ? 1
     : est->limit != UINT64_MAX ? ADAPTRA_MODEL_STREAM_READS
     : est->depth ? est->depth : ADAPTRA_MODEL_DEPTH;
 

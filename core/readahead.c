@@ -461,19 +461,20 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
     b->max = min_u64 (s->cap, spare);
 }
 
-/* A lone stream on a backend that is not latency-bound (model.h: a
- * disk's head, the page cache's CPUs) needs no more read ahead than
- * keeps the backend busy: its reader, faster than the backend, waits
- * for bandwidth whatever the window, and every page read ahead when it
- * stops was read for nothing.  Nor can reads in parallel hide
- * anything there, and the pieces of one window read at once reach a
- * disk's head out of order, a seek each.  So its window is one read of
- * the model's chunk (a read's fixed cost at the transfer rate, within
- * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small), at
- * most what one read carries (e->slot_pages, the most of a job whose
- * frames are scattered: queue.c), dispatched as one job, with the
- * look-ahead mark on its first page (lead_pages is a whole window
- * there):
+/* A lone stream on a backend with no latency that reads in parallel
+ * hide (adaptra_latency_unhidden: a disk's head, the page cache's
+ * CPUs) needs no more read ahead than keeps the backend busy: its
+ * reader, faster than the backend, waits for bandwidth whatever the
+ * window, and every page read ahead when it stops was read for
+ * nothing.  Nor can reads in parallel hide anything there, and the
+ * pieces of one window read at once reach a disk's head out of order,
+ * a seek each.  So its window is one read of the model's chunk (a
+ * read's fixed cost at the transfer rate, within
+ * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small;
+ * where the model sees seeks, its budget), at most what one read
+ * carries (e->slot_pages, the most of a job whose frames are
+ * scattered: queue.c), dispatched as one job, with the
+ * look-ahead mark on its first page (its lead is the whole window):
  * the next window is queued when the reader enters this one, behind
  * it at the head.  Two reads in flight, issued one after the other,
  * keep the head busy and reach it in order, and a reader that catches
@@ -490,8 +491,9 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
  * that take turns at a seeking disk (several readers, or one reader
  * of interleaved streams) each find the others' jobs done now and
  * then; their windows stay the runs that the model's budget sizes.
+ * Returns whether s is such a stream: then b's max and lead are set.
  */
-static void
+static bool
 lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
              struct adaptra_window_bounds *b)
 {
@@ -499,12 +501,15 @@ lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
 
   if (e->cfg.max_bytes != 0 || e->last_window_stream != s->id ||
       sharing_streams (e, s) > 1)
-    return;
+    return false;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (!est.latency_bound)
-    b->max = min_u64 (b->max,
-                      min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
-                               e->slot_pages));
+  if (!adaptra_latency_unhidden (&est))
+    return false;
+  b->max = min_u64 (b->max,
+                    min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
+                             e->slot_pages));
+  b->lead = b->max;
+  return true;
 }
 
 /* Rescue the n pages of s from the reader's page: they would be
@@ -565,9 +570,9 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   struct adaptra_state_decision d;
 
   raise_cap (e, s, b);
-  lone_window (e, s, b);
-  b->lead = lead_pages (e, s, in.stream_shift, in.ra_old, adaptra_now (e));
-  b->lead = min_u64 (b->lead, b->max);
+  if (!lone_window (e, s, b))
+    b->lead = min_u64 (lead_pages (e, s, in.stream_shift, in.ra_old,
+                                   adaptra_now (e)), b->max);
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:

@@ -254,6 +254,57 @@ test_aging_clock (void **state)
   assert_int_equal (adaptra_pool_clock (&pool), 2);
 }
 
+/* What a page read ahead now survives, the ground of the thrashing
+ * threshold (docs/DESIGN.md §3.3): with ready pages, reads in flight
+ * (other windows, issued first) and free frames, and the pool's reads
+ * coming and going at a steady rate (each step completes the oldest
+ * read in flight and issues one more), the page stays for G
+ * (adaptra_pool_reclaimable: free and inactive pages) plus the pages
+ * in flight clock ticks.  G leaves those out: they are part of the
+ * threshold's margin.
+ */
+#define RING (FRAMES + 1)
+
+static void
+test_lifetime_is_survival (void **state)
+{
+  static const struct { uint32_t ready, in_flight; } cases[] = {
+    { FRAMES, 0 },
+    { FRAMES - 16, 16 },
+    { FRAMES - 24, 16 },        /* and 8 frames free */
+    { 8, FRAMES / 2 },
+  };
+  size_t c;
+
+  (void) state;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    uint32_t flight[RING];      /* reads in flight, oldest at head */
+    uint32_t head = 0, tail = 0, i;
+    uint64_t next = 1000, page = 999, expect, clock0;
+
+    assert_int_equal (adaptra_pool_init (&pool, (uint64_t) FRAMES << SHIFT,
+                                         SHIFT, false), 0);
+    for (i = 0; i < cases[c].ready; i++)
+      add_ready (i, 0);
+    for (i = 0; i < cases[c].in_flight; i++)
+      flight[tail++ % RING] = adaptra_pool_insert (&pool, next++, 7, 1,
+                                                   ADAPTRA_PG_READAHEAD);
+    expect = adaptra_pool_reclaimable (&pool) + cases[c].in_flight;
+    clock0 = adaptra_pool_clock (&pool);
+    /* The page read ahead now, then one more a step. */
+    flight[tail++ % RING] = adaptra_pool_insert (&pool, page, 7, 1,
+                                                 ADAPTRA_PG_READAHEAD);
+    do {
+      assert_true (adaptra_pool_complete (&pool, flight[head++ % RING]));
+      flight[tail++ % RING] = adaptra_pool_insert (&pool, next++, 7, 1,
+                                                   ADAPTRA_PG_READAHEAD);
+      assert_int_not_equal (flight[(tail - 1) % RING], ADAPTRA_NO_FRAME);
+    } while (adaptra_pool_lookup (&pool, page) != ADAPTRA_NO_FRAME);
+    assert_int_equal (adaptra_pool_clock (&pool) - clock0, expect);
+    adaptra_pool_fini (&pool);
+  }
+}
+
 /* As the seed's mark_page_accessed: the touch that flags a page
  * ACTIVATE ticks the clock, once; a first touch, a third, and the
  * promotion at the tail do not.
@@ -727,6 +778,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_delayed_activation, setup, teardown),
     cmocka_unit_test_setup_teardown (test_aging_clock,
                                      setup, teardown),
+    cmocka_unit_test (test_lifetime_is_survival),
     cmocka_unit_test_setup_teardown (test_aging_clock_on_activation,
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_count_by, setup, teardown),

@@ -533,7 +533,8 @@ lone_bound (void)
  * model), first with its read-ahead done before each read, then late
  * for every window (no job runs: its reader reads what it needs).  Its
  * windows stay one read of the model's chunk, whatever the pool could
- * hold, and each is one job: windows grown to a quarter of the pool,
+ * hold, each is one job, and each state window's mark is on its first
+ * page (the next window queues behind it): windows grown to a quarter of the pool,
  * in four pieces read at once, reached the one head out of order, and
  * the reader waited for all of a 16 MiB window's pieces (up to 100 ms
  * at 150 MiB/s).  On a miss the window also holds the reader's own
@@ -558,6 +559,9 @@ test_lone_stream_on_a_head (void **state)
   assert_true (windows > 8);
   assert_int_equal (jobs, windows);
   assert_true (widest_window () <= bound + HEAD_REQ / PAGE);
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].placement.method == ADAPTRA_METHOD_STATE)
+      assert_int_equal (traces[i].placement.mark, traces[i].placement.start);
   ntraces = 0;
   for (; off < DISK / 2; off += HEAD_REQ)
     read_check (off, HEAD_REQ);
