@@ -50,6 +50,17 @@
  */
 #define ADAPTRA_WORKERS_IDLE_NS UINT64_C (2000000000)
 
+/* While the model is in startup, its product is the delivery-rate
+ * samples' (model.h), which a token bucket's burst inflates ten times
+ * and more: a worker then starts at most this much of a stream's job
+ * (workers.c: lead_pages), and a stream at most four such
+ * (ADAPTRA_MODEL_STREAM_READS), until a slot has measured the link.
+ * One chunk's worth (ADAPTRA_MODEL_CHUNK_MAX) split adaptra-sim's
+ * interleaved streams' first 2 MiB jobs, whose rests then queued
+ * behind the other streams' (its p99 5.0 ms against 4.7).
+ */
+#define ADAPTRA_WORKERS_STARTUP_LEAD (2 * ADAPTRA_MODEL_CHUNK_MAX)
+
 struct adaptra_engine;
 
 struct adaptra_worker {

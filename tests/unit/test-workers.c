@@ -518,6 +518,120 @@ test_window_in_ways_jobs (void **state)
   drain ();
 }
 
+/* The most bytes of a stream's job that a worker starts, by the
+ * model's estimate now: its chunk or product, at most
+ * ADAPTRA_WORKERS_STARTUP_LEAD in startup (workers.c).
+ */
+static uint64_t
+lead_now (void)
+{
+  struct adaptra_model_estimate est;
+  uint64_t lead;
+
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  if (est.limit == UINT64_MAX)
+    return UINT64_MAX;
+  lead = est.chunk > est.bdp ? est.chunk : est.bdp;
+  if (est.startup && lead > ADAPTRA_WORKERS_STARTUP_LEAD)
+    lead = ADAPTRA_WORKERS_STARTUP_LEAD;
+  return lead;
+}
+
+/* Queue a window of n pages of stream 1 in the middle of the disk,
+ * then let simulated workers take and complete its jobs one at a
+ * time, each read taking 5 ms and 5 us a KiB (the remote backend):
+ * each starts at most lead_now () of it (the reader that catches up
+ * waits for no more), and all of it is read.
+ */
+static void
+workers_start_at_most_lead (uint64_t n)
+{
+  struct adaptra_volume *v;
+  uint64_t start, offset, pages = 0;
+  uint32_t count;
+  void *ctxs[] = { &worker_ctx };
+  struct adaptra_job *job;
+  unsigned jobs = 0, over = 0;
+
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  start = (v->base >> e->page_shift) + DISK / PAGE / 2;
+  assert_int_equal (adaptra_prefetch_dispatch (e, v, start, start + n,
+                                               UINT64_MAX, 1,
+                                               ADAPTRA_METHOD_STATE, 0), n);
+  adaptra_unlock (e);
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5000;
+  for (;;) {
+    uint64_t lead = lead_now ();
+
+    job = adaptra_worker_take (e, &offset, &count);
+    if (job == NULL)
+      break;
+    if (lead == UINT64_MAX || count > lead)
+      over++;
+    pages += count / PAGE;
+    jobs++;
+    adaptra_worker_complete (e, job, 0);
+  }
+  read_ns = read_ns_per_kib = 0;
+  assert_int_equal (over, 0);
+  assert_int_equal (pages, n);
+  assert_true (jobs > 1);
+}
+
+/* Over the remote backend, a window alone whose last job takes the
+ * rest of it (test_window_in_ways_jobs: two and a half firsts) is
+ * started a chunk or product at a time: a started job cannot be
+ * stolen, and its reader waited for all of it.
+ */
+static void
+test_workers_start_at_most_lead (void **state)
+{
+  struct adaptra_model_estimate est;
+  uint64_t first;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
+  est = learn_remote ();
+  assert_false (est.startup);
+  first = (est.chunk > est.bdp ? est.chunk : est.bdp) / PAGE;
+  assert_true (6 * first * PAGE / ADAPTRA_MODEL_STREAM_READS <= est.job_max);
+  workers_start_at_most_lead (6 * first);
+}
+
+/* In startup the product is the delivery-rate samples', which a
+ * burst inflates: two reads of 6 MiB (apart: no stream) that take
+ * only the latency (5 ms) say 1.26 GB/s, a product of 3 MiB (half
+ * of a read's time taken for its transfer, model.c).  A worker starts
+ * at most ADAPTRA_WORKERS_STARTUP_LEAD of a window of two products.
+ */
+static void
+test_workers_start_little_in_startup (void **state)
+{
+  struct adaptra_model_estimate est;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
+  read_ns = 5 * MS;
+  read_ns_per_kib = 0;
+  for (i = 0; i < 2; i++)
+    read_check ((uint64_t) i * 9 * 1024 * 1024, 6 * 1024 * 1024);
+  drain ();
+  read_ns = 0;
+  adaptra_lock (e);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  adaptra_unlock (e);
+  assert_true (est.startup);
+  assert_true (est.latency_bound);
+  assert_true (est.bdp > ADAPTRA_WORKERS_STARTUP_LEAD);
+  workers_start_at_most_lead (2 * est.bdp / PAGE);
+}
+
 /* The streams of the table with prefetch queued or being read, by a
  * walk of the table: what the table's count (with_jobs) must say.
  * Lock held.
@@ -649,6 +763,8 @@ main (void)
     T (test_threads_start_at_once),
     T (test_reader_waits_one_chunk),
     T (test_window_in_ways_jobs),
+    T (test_workers_start_at_most_lead),
+    T (test_workers_start_little_in_startup),
     T (test_streams_with_jobs_counted),
   };
 
