@@ -340,14 +340,14 @@ seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate)
  * is served in its transfer); 0 if the window holds fewer than
  * ADAPTRA_MODEL_SEEK_READS far reads, or if not a seek: seek_like,
  * or staying (the model sees seeks already), at least
- * ADAPTRA_MODEL_SEEK_STAY_NS longer, by the means now or by those
- * before the last read that queued, whichever is longer (model.h: a
- * swapped completion).
+ * ADAPTRA_MODEL_SEEK_STAY_NS longer, by the means now or else by
+ * those before the last read that queued (model.h: a swapped
+ * completion).
  */
 static uint64_t
 served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
 {
-  uint64_t near, far, far_reads, gap = 0;
+  uint64_t near, far, far_reads;
   const struct adaptra_model_mean *served = m->served;
   unsigned i;
 
@@ -362,12 +362,11 @@ served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
       continue;
     near = (uint64_t) (n->t * f->n / n->n);
     far = (uint64_t) f->t;
-    if ((seek_like (near, far) ||
-         (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS)) &&
-        far - near > gap)
-      gap = far - near;
+    if (seek_like (near, far) ||
+        (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS))
+      return far - near;
   }
-  return gap;
+  return 0;
 }
 
 /* What a seek costs where distance costs: by the service times where

@@ -551,38 +551,43 @@ test_disk_long_runs_still_seek (void **state)
  * served right after a large piece, is reported first, and by the
  * completions it was served in the large one's time, the large one in
  * almost none.  Turns of the eight streams as runs of the queue: a far
- * MiB, a near 2 MiB, a near 40 KiB tail, ADAPTRA_MODEL_DEPTH of them
- * at the head at once, for ns; sampled in the order they are reported.
+ * MiB, a near 512 KiB, a near 2 MiB, a near 40 KiB tail, each started when the read
+ * ADAPTRA_MODEL_DEPTH ahead of it at the head is reported, for ns;
+ * sampled in the order they are reported.
  */
 #define COPY_BYTES_PER_SEC (4 * UINT64_C (1000000000))
 
 static void
 swapped_turns (struct backend *b, uint64_t *pos, uint64_t ns)
 {
-  static const uint64_t sizes[] = { MIB, 2 * MIB, 40 * KIB };
-  struct { uint64_t bytes, t0, t1; enum adaptra_model_distance where; }
-    q[3];
-  uint64_t end = b->now + ns, head = b->now, t0 = b->now;
-  unsigned i, s;
+  static const uint64_t sizes[] = { MIB, 512 * KIB, 2 * MIB, 40 * KIB };
+  struct { uint64_t t0, t1; enum adaptra_model_distance where; } q[4];
+  uint64_t end = b->now + ns, head = b->now;
+  uint64_t reported[ADAPTRA_MODEL_DEPTH];
+  unsigned i, s, k = 0;
 
+  for (i = 0; i < ADAPTRA_MODEL_DEPTH; i++)
+    reported[i] = b->now;
   while (b->now < end) {
     s = b->turns++ % 8;
-    for (i = 0; i < 3; i++) {
-      q[i].bytes = sizes[i];
-      q[i].t0 = t0;
+    for (i = 0; i < 4; i++, k++) {
+      q[i].t0 = reported[k % ADAPTRA_MODEL_DEPTH];
       q[i].where = adaptra_model_start (&b->m, pos[s], sizes[i]);
+      if (head < q[i].t0)
+        head = q[i].t0;
       head += read_ns (DISK, pos[s], sizes[i], b->last_end);
       b->last_end = pos[s] + sizes[i];
       pos[s] += sizes[i];
       q[i].t1 = head + sizes[i] * SEC / COPY_BYTES_PER_SEC;
+      reported[k % ADAPTRA_MODEL_DEPTH] = q[i].t1;
       adaptra_model_end (&b->m, sizes[i]);
     }
-    /* Started while the turn before was at the head (queued). */
-    t0 = head - read_ns (DISK, 0, MIB, 0);
-    adaptra_model_sample (&b->m, q[0].bytes, q[0].t0, q[0].t1, q[0].where);
-    adaptra_model_sample (&b->m, q[2].bytes, q[2].t0, q[2].t1, q[2].where);
-    adaptra_model_sample (&b->m, q[1].bytes, q[1].t0, q[1].t1, q[1].where);
-    b->now = q[1].t1;
+    for (i = 0; i < 4; i++) {
+      unsigned r = i < 2 ? i : 5 - i;   /* the tail before the 2 MiB */
+
+      adaptra_model_sample (&b->m, sizes[r], q[r].t0, q[r].t1, q[r].where);
+    }
+    b->now = q[2].t1;
   }
 }
 
