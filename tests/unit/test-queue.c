@@ -63,20 +63,30 @@ queue_streams (struct adaptra_queue *q, unsigned n, uint64_t chunk)
       adaptra_queue_add (q, job_of (s, s * STREAM_PAGES + i * pages, pages));
 }
 
-/* Take the queue's head in order (a worker), returning its stream. */
+/* Take job (after prev) in order, as a worker does, returning its
+ * stream and, if first, its first page.
+ */
 static uint64_t
-take_head (struct adaptra_queue *q, uint64_t *first)
+take_in_order (struct adaptra_queue *q, struct adaptra_job *prev,
+               struct adaptra_job *job, uint64_t *first)
 {
-  struct adaptra_job *job = q->head;
   uint64_t s;
 
   assert_non_null (job);
-  adaptra_queue_take (q, NULL, job, ADAPTRA_TAKE_IN_ORDER);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
   s = job->stream;
   if (first)
     *first = job->first;
   free (job);
   return s;
+}
+
+/* Take the queue's head in order (a worker), returning its stream. */
+static uint64_t
+take_head (struct adaptra_queue *q, uint64_t *first)
+{
+  return take_in_order (q, NULL, q->head, first);
 }
 
 /* Drain the queue in order; check that every stream's chunks come in
@@ -301,16 +311,9 @@ queue_window (struct adaptra_queue *q, uint64_t s, uint64_t first,
 static uint64_t
 take_batch (struct adaptra_queue *q)
 {
-  struct adaptra_job *job, *prev;
-  uint64_t s;
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, &prev);
 
-  job = adaptra_queue_batch (q, &prev);
-  assert_non_null (job);
-  assert_ptr_equal (prev, job->prev);
-  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
-  s = job->stream;
-  free (job);
-  return s;
+  return take_in_order (q, prev, job, NULL);
 }
 
 /* Where distance costs, a run that passed its budget still reads the
@@ -393,21 +396,9 @@ test_seeking_reader_waits_for_run (void **state)
 static uint64_t
 take_next (struct adaptra_queue *q, uint64_t *first)
 {
-  struct adaptra_job *job, *prev;
-  uint64_t s;
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, &prev);
 
-  job = adaptra_queue_batch (q, &prev);
-  if (!job) {
-    job = q->head;
-    prev = NULL;
-  }
-  assert_non_null (job);
-  assert_ptr_equal (prev, job->prev);
-  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
-  s = job->stream;
-  *first = job->first;
-  free (job);
-  return s;
+  return job ? take_in_order (q, prev, job, first) : take_head (q, first);
 }
 
 /* Where distance costs, over many rounds, through the worker's path:
