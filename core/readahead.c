@@ -893,6 +893,19 @@ remember_lone (struct adaptra_engine *e, const struct event *ev)
   c->lone_end_next = (c->lone_end_next + 1) % ADAPTRA_CLIENT_LONE_ENDS;
 }
 
+/* One step of a client's score of its lone reads (lone_runs,
+ * lone_follows): up to LONE_RUNS_MAX when they did what the score
+ * counts (up), else down to 0.
+ */
+static void
+score_lone (uint32_t *score, bool up)
+{
+  if (up)
+    *score = *score < LONE_RUNS_MAX ? *score + 1 : LONE_RUNS_MAX;
+  else if (*score > 0)
+    (*score)--;
+}
+
 /* Score read ev of a client, a miss with little history behind it,
  * right after one of the client's latest lone reads (after_lone: up,
  * to LONE_RUNS_MAX) or after none (down, to 0), and say whether its
@@ -913,11 +926,7 @@ lone_reads_continue (struct adaptra_engine *e, const struct event *ev,
 
   if (c == NULL)
     return false;
-  if (after_lone)
-    c->lone_follows = c->lone_follows < LONE_RUNS_MAX ? c->lone_follows + 1
-                                                      : LONE_RUNS_MAX;
-  else if (c->lone_follows > 0)
-    c->lone_follows--;
+  score_lone (&c->lone_follows, after_lone);
   return after_lone && c->lone_follows >= LONE_RUNS_MIN;
 }
 
@@ -1029,11 +1038,7 @@ trail (struct adaptra_engine *e, const struct event *ev,
   if (c == NULL || e->cfg.mode != ADAPTRA_MODE_ADAPTIVE)
     return NULL;
   if (c->lone_next != 0) {
-    if (read_by_client (e, c->lone_next - 1))
-      c->lone_runs = c->lone_runs < LONE_RUNS_MAX ? c->lone_runs + 1
-                                                  : LONE_RUNS_MAX;
-    else if (c->lone_runs > 0)
-      c->lone_runs--;
+    score_lone (&c->lone_runs, read_by_client (e, c->lone_next - 1));
   }
   /* A next page already in the pool says nothing of whether the client
    * goes on past this read: that read is not scored.
