@@ -155,8 +155,8 @@ extern void adaptra_queue_take (struct adaptra_queue *q,
  * a budget or still in the window it was reading; else the promoted
  * job (adaptra_queue_promote); else the first one past near, and past
  * the jobs that continue near one after another, in the round the fair
- * order serves (an elevator's sweep goes on up; C-SCAN); NULL if none (the queue's head goes next, the sweep
- * wraps).  Where distance does not cost, the promoted job if any (the
+ * order serves (an elevator's sweep goes on up; C-SCAN); NULL if none
+ * (the queue's head goes next, the sweep wraps).  Where distance does not cost, the promoted job if any (the
  * model stopped seeing seeks while a reader waited), else NULL.
  */
 extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,

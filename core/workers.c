@@ -21,8 +21,48 @@
 #include "adaptra/sim.h"
 #include "engine-impl.h"
 
-static void start_at_most_lead (struct adaptra_engine *e,
-                                struct adaptra_job *job);
+/* The most pages of a stream's job that a worker starts: where the
+ * backend is latency-bound, the model's chunk or product, whichever is
+ * larger (the window's first job, queue.c), and while the model is in
+ * startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for
+ * cache hints, which no reader follows) the whole job.  Lock held.
+ */
+static uint64_t
+start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
+{
+  struct adaptra_model_estimate est;
+  uint64_t most;
+
+  if (job->stream == 0)
+    return UINT64_MAX;
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  if (est.limit == UINT64_MAX)
+    return UINT64_MAX;
+  most = max_u64 (est.chunk, est.bdp);
+  if (est.startup)
+    most = min_u64 (most, ADAPTRA_WORKERS_STARTUP_LEAD);
+  return max_u64 (most >> e->page_shift, 1);
+}
+
+/* Start job's first pages only, up to start_pages: the rest stays
+ * queued in its place, for the next worker or for its reader to steal
+ * (adaptra_queue_split; unless less than ADAPTRA_JOB_MIN would stay,
+ * and the whole job starts).  A job a worker has started cannot be
+ * stolen, and its reader, once it catches up, waits for all of it: a
+ * window's last job (the rest of it, up to the model's job_max, four
+ * products) or a startup job sized from a burst's rates (11 MiB over
+ * the remote model) stalled a 64 KiB reader at queue depth 1 for
+ * 25-80 ms, where its own next chunk takes about two latencies.  Lock
+ * held.
+ */
+static void
+start_at_most (struct adaptra_engine *e, struct adaptra_job *job)
+{
+  uint64_t most = start_pages (e, job);
+
+  if (job->npages > most)
+    adaptra_queue_split (&e->queue, job, most);
+}
 
 bool
 adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
@@ -39,7 +79,7 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
     adaptra_unlock (e);
     return false;
   }
-  start_at_most_lead (e, job);
+  start_at_most (e, job);
   adaptra_prefetch_take (e, job->prev, job, true);
   adaptra_unlock (e);
   adaptra_fetch_job_then_lock (e, ctx, job, false, false);
@@ -339,51 +379,8 @@ adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
     grow (e, true, 0);
 }
 
-/* The most pages of a stream's job that a worker starts: where the
- * backend is latency-bound, the model's chunk or product, whichever is
- * larger (the window's first job, queue.c), and while the model is in
- * startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for
- * cache hints, which no reader follows) the whole job.  Lock held.
- */
-static uint64_t
-lead_pages (struct adaptra_engine *e, const struct adaptra_job *job)
-{
-  struct adaptra_model_estimate est;
-  uint64_t lead;
-
-  if (job->stream == 0)
-    return UINT64_MAX;
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (est.limit == UINT64_MAX)
-    return UINT64_MAX;
-  lead = max_u64 (est.chunk, est.bdp);
-  if (est.startup)
-    lead = min_u64 (lead, ADAPTRA_WORKERS_STARTUP_LEAD);
-  return max_u64 (lead >> e->page_shift, 1);
-}
-
-/* Start job's first pages only, up to lead_pages: the rest stays
- * queued in its place, for the next worker or for its reader to steal
- * (adaptra_queue_split; unless less than ADAPTRA_JOB_MIN would stay,
- * and the whole job starts).  A job a worker has started cannot be
- * stolen, and its reader, once it catches up, waits for all of it: a
- * window's last job (the rest of it, up to the model's job_max, four
- * products) or a startup job sized from a burst's rates (11 MiB over
- * the remote model) stalled a 64 KiB reader at queue depth 1 for
- * 25-80 ms, where its own next chunk takes about two latencies.  Lock
- * held.
- */
-static void
-start_at_most_lead (struct adaptra_engine *e, struct adaptra_job *job)
-{
-  uint64_t lead = lead_pages (e, job);
-
-  if (job->npages > lead)
-    adaptra_queue_split (&e->queue, job, lead);
-}
-
 /* Worker w takes job (next_for_worker's; prev before it) off the
- * queue, its lead only (start_at_most_lead): it counts as reading one,
+ * queue, its first pages only (start_at_most): it counts as reading one,
  * and the jobs behind it that could start too get their threads
  * (grow).  Lock held.
  */
@@ -394,7 +391,7 @@ take (struct adaptra_engine *e, const struct adaptra_worker *w,
   unsigned first, n, *alive, *busy;
 
   kind_of (e, w->hints_only, &first, &n, &alive, &busy);
-  start_at_most_lead (e, job);
+  start_at_most (e, job);
   adaptra_prefetch_take (e, prev, job, true);
   (*busy)++;
   grow (e, w->hints_only, job->bytes);

@@ -53,7 +53,7 @@
 /* While the model is in startup, its product is the delivery-rate
  * samples' (model.h), which a token bucket's burst inflates ten times
  * and more: a worker then starts at most this much of a stream's job
- * (workers.c: lead_pages), and a stream at most four such
+ * (workers.c: start_pages), and a stream at most four such
  * (ADAPTRA_MODEL_STREAM_READS), until a slot has measured the link.
  * One chunk's worth (ADAPTRA_MODEL_CHUNK_MAX) split adaptra-sim's
  * interleaved streams' first 2 MiB jobs, whose rests then queued
