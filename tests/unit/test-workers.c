@@ -471,6 +471,21 @@ test_reader_waits_one_chunk (void **state)
   read_ns = read_ns_per_kib = 0;
 }
 
+/* Queue a window of n pages of stream 1 in the middle of the disk, as
+ * the state method would; returns its first page.  Lock held.
+ */
+static uint64_t
+dispatch_mid_disk (uint64_t n)
+{
+  struct adaptra_volume *v = adaptra_volume_of (e, volume);
+  uint64_t start = (v->base >> e->page_shift) + DISK / PAGE / 2;
+
+  assert_int_equal (adaptra_prefetch_dispatch (e, v, start, start + n,
+                                               UINT64_MAX, 1,
+                                               ADAPTRA_METHOD_STATE, 0), n);
+  return start;
+}
+
 /* A window alone goes out in no more jobs than a stream may have read
  * at once (ADAPTRA_MODEL_STREAM_READS), so that none waits a round
  * trip for the first to end; its first is still at most the model's
@@ -483,7 +498,6 @@ static void
 test_window_in_ways_jobs (void **state)
 {
   struct adaptra_model_estimate est;
-  struct adaptra_volume *v;
   const struct adaptra_job *job;
   uint64_t first, start, n, pages = 0;
   unsigned jobs = 0;
@@ -496,11 +510,7 @@ test_window_in_ways_jobs (void **state)
   assert_true (n / ADAPTRA_MODEL_STREAM_READS > first);
   assert_true (n * PAGE / ADAPTRA_MODEL_STREAM_READS <= est.job_max);
   adaptra_lock (e);
-  v = adaptra_volume_of (e, volume);
-  start = (v->base >> e->page_shift) + DISK / PAGE / 2;
-  assert_int_equal (adaptra_prefetch_dispatch (e, v, start, start + n,
-                                               UINT64_MAX, 1,
-                                               ADAPTRA_METHOD_STATE, 0), n);
+  start = dispatch_mid_disk (n);
   for (job = e->queue.head; job; job = job->next) {
     if (job->first < start || job->first >= start + n)
       continue;
@@ -548,8 +558,7 @@ lead_now (void)
 static void
 workers_start_at_most_lead (uint64_t n)
 {
-  struct adaptra_volume *v;
-  uint64_t start, offset, pages = 0;
+  uint64_t offset, pages = 0;
   uint32_t count;
   void *ctxs[] = { &worker_ctx };
   struct adaptra_job *job;
@@ -557,11 +566,7 @@ workers_start_at_most_lead (uint64_t n)
 
   assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
   adaptra_lock (e);
-  v = adaptra_volume_of (e, volume);
-  start = (v->base >> e->page_shift) + DISK / PAGE / 2;
-  assert_int_equal (adaptra_prefetch_dispatch (e, v, start, start + n,
-                                               UINT64_MAX, 1,
-                                               ADAPTRA_METHOD_STATE, 0), n);
+  dispatch_mid_disk (n);
   adaptra_unlock (e);
   read_ns = 5 * MS;
   read_ns_per_kib = 5000;
