@@ -81,7 +81,7 @@ average (double *avg, double x, bool first)
  * the read (model.h): the latest completion kept between t0 and t1,
  * else t0.  *since: where the read's pace starts (ADAPTRA_MODEL_FAST_*):
  * *served if a completion came during the read, else that newest one
- * before it, else t0.  Records the completion.
+ * before it, else t0.  Records the completion and its rate.
  */
 static uint64_t
 delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
@@ -111,6 +111,7 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
   d = &m->done[m->ndone++ % ADAPTRA_MODEL_DONE];
   d->t = t1;
   d->delivered = m->delivered;
+  d->rate = rate;
   return rate;
 }
 
@@ -162,6 +163,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   average (&m->nn, n * n, first);
   average (&m->nt, n * dt, first);
   average (&m->pace, pace_of (bytes, bytes + unsampled, t, since, t1), first);
+  average (&m->beside, (double) adaptra_model_reads (m), first);
   if (mean) {
     first = mean->t == 0;
     average (&mean->n, n, first);
@@ -220,17 +222,57 @@ fit (const struct adaptra_model *m, double *latency, double *slope)
   }
 }
 
+static void least_latency (const struct adaptra_model *m, uint64_t now,
+                           uint64_t rate, bool halve, uint64_t *near,
+                           uint64_t *far, uint64_t *far_reads);
+
+/* The most delivery rate sampled by the completions kept of the last
+ * ADAPTRA_MODEL_SAMPLE_ROUNDS round trips before the newest one (a
+ * round trip: the fastest read's whole time, model.h), at now.
+ */
+static uint64_t
+recent_rate (const struct adaptra_model *m, uint64_t now)
+{
+  unsigned i, n = m->ndone < ADAPTRA_MODEL_DONE ? m->ndone
+    : ADAPTRA_MODEL_DONE;
+  uint64_t near, far, far_reads, round, newest, most = 0;
+
+  if (n == 0)
+    return 0;
+  least_latency (m, now, 0, false, &near, &far, &far_reads);
+  round = near < far ? near : far;
+  if (round < ADAPTRA_MODEL_LATENCY_MIN)
+    round = ADAPTRA_MODEL_LATENCY_MIN;
+  newest = m->done[(m->ndone - 1) % ADAPTRA_MODEL_DONE].t;
+  for (i = 1; i <= n; i++) {
+    const struct adaptra_model_done *d =
+      &m->done[(m->ndone - i) % ADAPTRA_MODEL_DONE];
+
+    if (round != UINT64_MAX &&
+        d->t + ADAPTRA_MODEL_SAMPLE_ROUNDS * round <= newest)
+      continue;
+    if (d->rate > most)
+      most = d->rate;
+  }
+  return most;
+}
+
 /* The max-bandwidth filter: the most of three lower bounds of what the
  * backend moves a second (model.h).  *transfer is the most of the two
- * that measure the transfer alone (the slots and the line), by which a
- * read's transfer is taken off its time: a lone read's n / t would
- * take all of it off.
+ * that measure the transfer alone (the slots, or the rate samples in
+ * startup, and the line), by which a read's transfer is taken off its
+ * time: a lone read's n / t would take all of it off.  The bandwidth
+ * returned, which sizes what goes in flight, is one that a token
+ * bucket's burst does not inflate for long (model.h): the slots, in
+ * startup the rate samples of the last ADAPTRA_MODEL_SAMPLE_ROUNDS
+ * round trips, and the line in full where reads go one at a time
+ * (ADAPTRA_MODEL_FIT_BESIDE), else at most the gain over them.
  */
 static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
            bool *startup)
 {
-  uint64_t id = slot_id (now), most = 0, sampled = 0, rate;
+  uint64_t id = slot_id (now), most = 0, sampled = 0, rate, line = 0;
   double latency, slope;
   size_t i;
 
@@ -253,10 +295,16 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
     : sampled;
   if (m->samples > 0) {
     fit (m, &latency, &slope);
-    if (slope > 0 && 1e9 / slope > (double) rate)
-      rate = (uint64_t) (1e9 / slope);
+    if (slope > 0)
+      line = (uint64_t) (1e9 / slope);
   }
-  *transfer = rate;
+  *transfer = line > rate ? line : rate;
+  if (*startup)
+    rate = recent_rate (m, now);
+  if (line > rate)
+    rate = m->beside < ADAPTRA_MODEL_FIT_BESIDE ||
+      line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN ? line
+      : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
   if (m->t > 0 && m->n * 1e9 / m->t > (double) rate)
     rate = (uint64_t) (m->n * 1e9 / m->t);
   return rate;
@@ -466,9 +514,10 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
      */
     uint64_t held = est->bdp + (uint64_t) m->n;
 
-    est->limit = est->bdp < ADAPTRA_MODEL_LIMIT_MIN ? ADAPTRA_MODEL_LIMIT_MIN
-      : est->startup ? held * ADAPTRA_MODEL_STARTUP_GAIN
+    est->limit = est->startup ? held * ADAPTRA_MODEL_STARTUP_GAIN
       : held * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+    if (est->limit < ADAPTRA_MODEL_LIMIT_MIN)
+      est->limit = ADAPTRA_MODEL_LIMIT_MIN;
   }
 
   if (est->limit != UINT64_MAX) {

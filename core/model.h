@@ -29,6 +29,9 @@
  * say how much of a read's time is transfer (a lone read's n / t would
  * make all of it transfer).  Until a slot is over, delivery-rate
  * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup).  The
+ * bandwidth that sizes what goes in flight is one that a token
+ * bucket's burst does not inflate for long (ADAPTRA_MODEL_SAMPLE_ROUNDS
+ * and ADAPTRA_MODEL_FIT_BESIDE).  The
  * moving averages also say whether the backend is as fast as the pool
  * now, so that a backend that turns slow brings read-ahead back within
  * a few reads.
@@ -224,7 +227,11 @@
  * the remote model put 32 reads of 7.9 MiB in flight at the link, and
  * single client reads waited up to 200 ms (W2's max latency).  Once
  * reads of several sizes have been seen, the line's slope gives the
- * bandwidth and the product its own limit.
+ * bandwidth and the product its own limit.  A product under the floor
+ * still gets its gain where that is more than the floor: the floor
+ * alone lets through what it measures (512 KiB every 5 ms, 100 MiB/s
+ * where the link moves 200), and without the line to lift it the
+ * estimate stayed there.
  */
 #define ADAPTRA_MODEL_GAIN_NUM 5
 #define ADAPTRA_MODEL_GAIN_DEN 4
@@ -316,6 +323,37 @@
  */
 #define ADAPTRA_MODEL_DONE 64
 
+/* A token bucket's burst (nbdkit's rate filter: bandwidth x burstiness
+ * bytes that go through free after an idle moment) is a fast link
+ * until it is spent: reads of any size take the latency alone, the
+ * rate samples see the bytes of a round trip in no time, and the
+ * line's slope goes to nought.  What is inflated so sizes what goes in
+ * flight (the limit, jobs, windows), and a reader then waits behind
+ * megabytes that the link serves at its own rate.  A burst is finite,
+ * so the bandwidth that sizes the flight forgets what it inflated:
+ *
+ * In startup, the most rate sampled by the completions of the last
+ * ADAPTRA_MODEL_SAMPLE_ROUNDS round trips (BBR's max filter of ten
+ * round trips; a round trip is the fastest read's time, at least
+ * ADAPTRA_MODEL_LATENCY_MIN), not the most of all startup: once the
+ * burst is spent, the samples are the link's within those rounds.
+ * Kept for all of startup, a burst's samples of 1-4 GB/s held a lone
+ * reader's limit at 10-40 MB for 200 ms on the remote model (the link
+ * moves 1 MiB in its 5 ms), and 64 KiB client reads waited 20-85 ms.
+ *
+ * The line counts in full only where reads go one at a time: fewer
+ * than ADAPTRA_MODEL_FIT_BESIDE reads in flight, on average, beside
+ * one that completes.  There it is what one read at a time shows of
+ * the transfer, which no slot can.  Where reads overlap the slots (or
+ * in startup the samples) measure what they move together, and the
+ * line may lift that by the limit's gain at most (GAIN_NUM/GAIN_DEN,
+ * as much as one more slot of probing can show): after an idle moment
+ * the burst's reads put its slope at nought, and the product of that
+ * line (gigabytes) sent a lone reader's jobs out at once.
+ */
+#define ADAPTRA_MODEL_SAMPLE_ROUNDS 10
+#define ADAPTRA_MODEL_FIT_BESIDE 0.5
+
 struct adaptra_model_slot {
   uint64_t id;                  /* completion time / SLOT_NS, + 1 */
   uint64_t bytes;               /* of the reads that completed in it */
@@ -325,6 +363,7 @@ struct adaptra_model_slot {
 struct adaptra_model_done {
   uint64_t t;                   /* a read completed then (ns) */
   uint64_t delivered;           /* bytes completed until then */
+  uint64_t rate;                /* its delivery rate, 0: none */
 };
 
 struct adaptra_model_fastest {
@@ -351,6 +390,8 @@ struct adaptra_model {
   double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
   double pace;                  /* moving average: a read's pace (see
                                    ADAPTRA_MODEL_FAST_*) */
+  double beside;                /* moving average: reads in flight when
+                                   one completes, besides it */
   uint64_t unsampled;           /* bytes of reads not sampled since the
                                    last sample (atomic) */
   struct adaptra_model_mean near, far; /* of near and far reads apart */
