@@ -137,6 +137,9 @@ pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
 }
 
 static void judge_distance (struct adaptra_model *m, uint64_t now);
+static void least_latency (const struct adaptra_model *m, uint64_t now,
+                           uint64_t rate, bool halve, uint64_t *near,
+                           uint64_t *far, uint64_t *far_reads);
 
 void
 adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
@@ -168,6 +171,15 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     first = mean->t == 0;
     average (&mean->n, n, first);
     average (&mean->t, dt > 0 ? dt : 1, first);
+  }
+  if (mean && served > t0) {
+    /* Not before the fastest read's time from its start (model.h). */
+    uint64_t near, far, far_reads;
+
+    least_latency (m, t1, 0, false, &near, &far, &far_reads);
+    near = near < far ? near : far;
+    if (near != UINT64_MAX && served < t0 + near)
+      served = t0 + near;
   }
   if (mean && served > t0 && t1 > served) {
     memcpy (m->served_before, m->served, sizeof m->served);
@@ -221,10 +233,6 @@ fit (const struct adaptra_model *m, double *latency, double *slope)
       *latency = 0;
   }
 }
-
-static void least_latency (const struct adaptra_model *m, uint64_t now,
-                           uint64_t rate, bool halve, uint64_t *near,
-                           uint64_t *far, uint64_t *far_reads);
 
 /* The most delivery rate sampled by the completions kept of the last
  * ADAPTRA_MODEL_SAMPLE_ROUNDS round trips before the newest one (a

@@ -373,6 +373,43 @@ test_remote_served_jitter_does_not_seek (void **state)
   assert_true (est.chunk <= ADAPTRA_MODEL_CHUNK_MAX);
 }
 
+/* A remote store read by a stream and random noise (W6): the stream's
+ * 1 MiB jobs, two at a time, complete every 5 ms at the link's
+ * 200 MiB/s, 10 ms after they start; a 4 KiB far read at a time takes
+ * the latency, 5 ms, and a job completes during each.
+ * From that completion the far read is served up to 5 ms; the jobs
+ * from the completion before theirs, scaled to 4 KiB, microseconds:
+ * twice as long and more.  But a completion during a far read's
+ * latency is not the link turning to it (model.h): no service starts
+ * before the fastest read's time from its start, and the stream's
+ * windows keep their limit.
+ */
+static void
+test_remote_noise_does_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  const uint64_t noise = 5 * MS + 20 * US;
+  uint64_t job = SEC + 10 * MS, far = SEC;
+
+  (void) state;
+  while (job < 4 * SEC) {
+    if (job <= far + noise) {
+      adaptra_model_sample (&m, MIB, job - 10 * MS, job, ADAPTRA_MODEL_NEAR);
+      job += 5 * MS;
+    }
+    else {
+      adaptra_model_sample (&m, 4 * KIB, far, far + noise,
+                            ADAPTRA_MODEL_FAR);
+      far += noise;
+    }
+  }
+  adaptra_model_estimate (&m, job, &est);
+  assert_false (est.seeks);
+  assert_true (est.latency_bound);
+  assert_true (est.limit != UINT64_MAX);
+}
+
 /* A budget for a seek of seek_ns at the estimate's bandwidth. */
 static uint64_t
 seek_budget (const struct adaptra_model_estimate *est, uint64_t seek_ns)
@@ -1203,6 +1240,7 @@ main (void)
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_remote_lone_far_reads_do_not_seek),
     cmocka_unit_test (test_remote_served_jitter_does_not_seek),
+    cmocka_unit_test (test_remote_noise_does_not_seek),
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
