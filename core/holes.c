@@ -26,6 +26,7 @@ adaptra_holes_free (struct adaptra_holes *m)
   free (m->h);
   m->h = NULL;
   m->n = m->cap = 0;
+  m->known_start = m->known_end = 0;
 }
 
 /* Index of the first extent that ends after off (n: none). */
@@ -214,4 +215,73 @@ adaptra_holes_horizon (struct adaptra_engine *e)
   adaptra_unlock (e);
   return ADAPTRA_HOLES_HORIZON_WINDOWS *
     (adaptra_window_max (max_pages, half, 0, half) << e->page_shift);
+}
+
+int
+adaptra_volume_block_status (struct adaptra_engine *e, int volume,
+                             uint64_t offset, uint64_t count, bool one,
+                             adaptra_extents_fn *ask, void *opaque)
+{
+  uint64_t horizon = adaptra_holes_horizon (e);
+  uint64_t limit = offset + count, size, known_start, known, end;
+  uint64_t first_end, named_end;
+  struct adaptra_volume *v;
+
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  size = v ? v->size : 0;
+  known_start = v ? v->holes.known_start : 0;
+  known = v ? v->holes.known_end : 0;
+  adaptra_unlock (e);
+  if (v == NULL)
+    return ask (opaque, offset, limit, one, true, &first_end, &named_end);
+
+  if (one && known_start <= offset && offset < known) {
+    /* Within what the plugin named: the client's query as it is. */
+    if (ask (opaque, offset, limit, true, true, &first_end,
+             &named_end) == -1)
+      return -1;
+    known = max_u64 (known, first_end);
+  }
+  else {
+    /* Every extent of the client's range and the horizon past it; for
+     * one extent, of a stretch from offset, whatever its range.
+     */
+    end = one ? offset + ADAPTRA_HOLES_WALK_HORIZONS * horizon
+      : limit + horizon;
+    end = min_u64 (min_u64 (end, size), offset + ADAPTRA_HOLES_QUERY_MAX);
+    if (ask (opaque, offset, end, false, true, &first_end,
+             &named_end) == -1)
+      return -1;
+    known = named_end;
+    /* The first extent fills the stretch: where it ends, so that the
+     * client need not ask again.
+     */
+    if (one && first_end >= end && end < limit) {
+      if (ask (opaque, end, limit, true, true, &first_end,
+               &named_end) == -1)
+        return -1;
+      known = max_u64 (known, first_end);
+    }
+  }
+  /* A client that wants one extent reads in it before it asks again:
+   * the horizon past its end too.
+   */
+  if (one && known < min_u64 (first_end + horizon, size)) {
+    end = min_u64 (min_u64 (first_end + ADAPTRA_HOLES_WALK_HORIZONS *
+                            horizon, size),
+                   known + ADAPTRA_HOLES_QUERY_MAX);
+    if (ask (opaque, known, end, false, false, &first_end,
+             &named_end) == -1)
+      return -1;
+    known = max_u64 (known, named_end);
+  }
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  if (v) {
+    v->holes.known_start = offset;
+    v->holes.known_end = known;
+  }
+  adaptra_unlock (e);
+  return 0;
 }

@@ -648,15 +648,63 @@ adaptra_trim (nbdkit_next *next, void *handle,
                            count, offset);
 }
 
+/* A client's block status query, for ask_plugin. */
+struct extents_query {
+  nbdkit_next *next;
+  const struct adaptra_handle *h;
+  struct nbdkit_extents *extents;   /* the client's answer */
+  uint64_t limit;                   /* the end of the client's range */
+  int *err;
+};
+
+/* adaptra_extents_fn: ask the plugin, through a list of our own whose
+ * extents within the client's range go to the client.
+ */
+static int
+ask_plugin (void *opaque, uint64_t start, uint64_t end, bool one,
+            bool answer, uint64_t *first_end, uint64_t *named_end)
+{
+  struct extents_query *q = opaque;
+  struct nbdkit_extents *list = nbdkit_extents_new (start, end);
+  size_t i, n;
+  int r = 0;
+
+  if (list == NULL) {
+    *q->err = errno;
+    return -1;
+  }
+  if (q->next->extents (q->next, (uint32_t) (end - start), start,
+                        one ? NBDKIT_FLAG_REQ_ONE : 0, list, q->err) == -1) {
+    nbdkit_extents_free (list);
+    return -1;
+  }
+  *first_end = *named_end = start;
+  n = nbdkit_extents_count (list);
+  for (i = 0; i < n && r == 0; i++) {
+    struct nbdkit_extent x = nbdkit_get_extent (list, i);
+
+    adaptra_volume_extent (engine, q->h->volume, x.offset, x.length,
+                           (x.type & NBDKIT_EXTENT_ZERO) != 0);
+    if (i == 0)
+      *first_end = x.offset + x.length;
+    *named_end = x.offset + x.length;
+    if (answer && x.offset < q->limit &&
+        (r = nbdkit_add_extent (q->extents, x.offset, x.length,
+                                x.type)) == -1)
+      *q->err = errno;
+  }
+  nbdkit_extents_free (list);
+  return r;
+}
+
 /* Block status passes through, and the engine learns from the
- * plugin's answer which extents read as zeros, which read-ahead then
- * skips (core/holes.h).  A client that wants one extent (qemu asks
- * with NBD_CMD_FLAG_REQ_ONE) still gets one: nbdkit replies with the
- * first; the plugin is asked for all of the range, as nbdkit's
- * cacheextents filter does, so that the engine learns the extents the
- * client will step through next without a round trip of its own; and
- * past it, as far as a window may reach (adaptra_holes_horizon), into
- * a list of our own whose extents within the range go to the client.
+ * plugin's answers which extents read as zeros, which read-ahead then
+ * skips (core/holes.h).  The engine decides what the plugin is asked
+ * (adaptra_volume_block_status): the client's range and past it, as
+ * far as a window may reach, so that it learns the extents the client
+ * will step through next without a round trip of its own; a client
+ * that wants one extent (qemu asks with NBD_CMD_FLAG_REQ_ONE) gets
+ * one, as from the plugin.
  */
 static int
 adaptra_extents (nbdkit_next *next, void *handle, uint32_t count,
@@ -664,40 +712,16 @@ adaptra_extents (nbdkit_next *next, void *handle, uint32_t count,
                  struct nbdkit_extents *extents, int *err)
 {
   struct adaptra_handle *h = handle;
-  struct nbdkit_extents *wide;
-  uint64_t end;
-  size_t i, n;
-  int r = 0;
+  struct extents_query q = {
+    .next = next, .h = h, .extents = extents, .limit = offset + count,
+    .err = err,
+  };
 
   if (h->volume < 0)
     return next->extents (next, count, offset, flags, extents, err);
-  end = offset + count + adaptra_holes_horizon (engine);
-  if (end > h->size)
-    end = h->size;
-  if (end > offset + UINT32_MAX)
-    end = offset + UINT32_MAX;
-  wide = nbdkit_extents_new (offset, end);
-  if (wide == NULL) {
-    *err = errno;
-    return -1;
-  }
-  if (next->extents (next, (uint32_t) (end - offset), offset,
-                     flags & ~NBDKIT_FLAG_REQ_ONE, wide, err) == -1) {
-    nbdkit_extents_free (wide);
-    return -1;
-  }
-  n = nbdkit_extents_count (wide);
-  for (i = 0; i < n && r == 0; i++) {
-    struct nbdkit_extent x = nbdkit_get_extent (wide, i);
-
-    adaptra_volume_extent (engine, h->volume, x.offset, x.length,
-                           (x.type & NBDKIT_EXTENT_ZERO) != 0);
-    if (x.offset < offset + count &&
-        (r = nbdkit_add_extent (extents, x.offset, x.length, x.type)) == -1)
-      *err = errno;
-  }
-  nbdkit_extents_free (wide);
-  return r;
+  return adaptra_volume_block_status (engine, h->volume, offset, count,
+                                      (flags & NBDKIT_FLAG_REQ_ONE) != 0,
+                                      ask_plugin, &q);
 }
 
 /* Multi-conn promises that a write (and flush) on one connection is

@@ -426,6 +426,160 @@ test_horizon_follows_max (void **state)
   assert_int_equal (adaptra_holes_horizon (e), low);
 }
 
+/* ---- Block status through adaptra_volume_block_status, as the filter
+ * asks it, of a fake plugin that names the disk's extents.
+ */
+
+/* Where the disk's extent that holds off ends. */
+static uint64_t
+extent_end (uint64_t off)
+{
+  return off < HEAD ? HEAD : HEAD + ((off - HEAD) / EXTENT + 1) * EXTENT;
+}
+
+/* One client query: what the client got, and what the plugin did. */
+struct fake_query {
+  uint64_t limit;               /* the client's range ends here */
+  bool answered, open;          /* its first extent named; still growing */
+  uint64_t start, end;          /* the first extent of its answer */
+  unsigned asks;                /* plugin queries */
+  uint64_t walked;              /* bytes of the queries for every extent */
+};
+
+/* adaptra_extents_fn of the fake plugin.  The client's answer merges
+ * touching extents of one type, as nbdkit's extents lists do.
+ */
+static int
+fake_extents (void *opaque, uint64_t start, uint64_t end, bool one,
+              bool answer, uint64_t *first_end, uint64_t *named_end)
+{
+  struct fake_query *q = opaque;
+  uint64_t off, x;
+
+  assert_true (start < end && end <= DISK);
+  q->asks++;
+  if (!one)
+    q->walked += end - start;
+  *first_end = *named_end = start;
+  for (off = start; off < end; off = x) {
+    x = extent_end (off) < end ? extent_end (off) : end;
+    adaptra_volume_extent (e, volume, off, x - off, is_hole (off));
+    if (off == start)
+      *first_end = x;
+    *named_end = x;
+    if (answer && off < q->limit) {
+      if (!q->answered) {
+        q->answered = q->open = true;
+        q->start = off;
+        q->end = x;
+      }
+      else if (q->open && q->end == off && is_hole (off) == is_hole (q->start))
+        q->end = x;
+      else
+        q->open = false;
+    }
+    if (one)
+      break;
+  }
+  return 0;
+}
+
+/* A client that steps through the disk one extent at a time (qemu asks
+ * so, from where it is to the disk's end), reading each data extent in
+ * 64 KiB requests if read.  Every answer is the extent the plugin
+ * would give it; returns the bytes the plugin was asked to walk for
+ * every extent, and counts the plugin's queries in *asks.
+ */
+static uint64_t
+step_one_extents (bool read, unsigned *asks)
+{
+  unsigned char buf[64 * KIB];
+  uint64_t off, walked = 0, p;
+
+  *asks = 0;
+  for (off = 0; off < DISK; off = extent_end (off)) {
+    struct fake_query q = { .limit = DISK };
+
+    assert_int_equal (adaptra_volume_block_status (e, volume, off,
+                                                   DISK - off, true,
+                                                   fake_extents, &q), 0);
+    assert_true (q.answered);
+    assert_int_equal (q.start, off);
+    assert_int_equal (q.end, extent_end (off));
+    walked += q.walked;
+    *asks += q.asks;
+    for (p = off; read && !is_hole (off) && p < extent_end (off);
+         p += sizeof buf) {
+      assert_int_equal (adaptra_read (e, client, &ctx, buf, sizeof buf, p),
+                        0);
+      while (adaptra_prefetch_run_one (e, volume, &ctx))
+        ;
+      now_ns += 50000;
+    }
+  }
+  return walked;
+}
+
+/* qemu asks for one extent at a time, to the disk's end.  The plugin
+ * is not asked for every extent of that range at each step, which
+ * walks the rest of the disk every time (the sum over the steps of
+ * what lies ahead; here 15 extents, 60 MiB for an 8 MiB disk): each
+ * stretch of the disk is walked about once, and the queries are the
+ * client's, one more each horizon.
+ */
+static void
+test_one_extent_walks_once (void **state)
+{
+  const uint64_t horizon = adaptra_holes_horizon (e);
+  const unsigned extents = 1 + (DISK - HEAD) / EXTENT;
+  unsigned asks;
+
+  (void) state;
+  assert_true (horizon < DISK / 2);
+  assert_true (step_one_extents (false, &asks) <=
+               DISK + ADAPTRA_HOLES_WALK_HORIZONS * horizon);
+  assert_true (asks <= extents + DISK / horizon + 1);
+  /* Again from the start: a step outside what the last walks named
+   * begins a new walk.
+   */
+  assert_true (step_one_extents (false, &asks) <=
+               DISK + ADAPTRA_HOLES_WALK_HORIZONS * horizon);
+}
+
+/* An extent longer than the stretch walked (a small horizon, a large
+ * hole): the client still gets it whole, from a second query.
+ */
+static void
+test_one_extent_longer_than_walk (void **state)
+{
+  char why[ADAPTRA_WHY_LEN];
+  unsigned asks;
+
+  (void) state;
+  assert_int_equal (adaptra_engine_set_max (e, 64 * KIB, why, sizeof why), 0);
+  assert_true (ADAPTRA_HOLES_WALK_HORIZONS * adaptra_holes_horizon (e) <
+               EXTENT);
+  step_one_extents (false, &asks);
+}
+
+/* A client that reads each data extent after it asked for it, one
+ * request at a time (qemu-img convert -m 1): read-ahead runs ahead of
+ * it, and still reads no page of a hole, since the map knew the
+ * horizon past each extent before the client read in it.
+ */
+static void
+test_one_extent_reader_skips_holes (void **state)
+{
+  unsigned holes, reread, asks;
+
+  (void) state;
+  step_one_extents (true, &asks);
+  count_reads (&holes, &reread);
+  assert_int_equal (holes, 0);
+  assert_int_equal (reread, 0);
+  assert_true (readahead_hits () > 0);
+}
+
 static void
 test_closed_volume_ignored (void **state)
 {
@@ -455,6 +609,12 @@ main (void)
                                      teardown),
     cmocka_unit_test_setup_teardown (test_horizon_follows_max, setup,
                                      teardown),
+    cmocka_unit_test_setup_teardown (test_one_extent_walks_once, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_one_extent_longer_than_walk, setup,
+                                     teardown),
+    cmocka_unit_test_setup_teardown (test_one_extent_reader_skips_holes,
+                                     setup, teardown),
     cmocka_unit_test_setup_teardown (test_closed_volume_ignored, setup,
                                      teardown),
   };
