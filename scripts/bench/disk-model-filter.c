@@ -8,6 +8,7 @@
  *
  *   --filter=.../nbdkit-diskmodel-filter.so file IMG
  *       [disk-bandwidth=150M] [disk-min-seek=0.5ms] [disk-max-seek=8ms]
+ *       [disk-trace=FILE]
  *
  * There is one head.  Requests are served one after another in the
  * order they arrive, and each occupies the head for
@@ -36,10 +37,16 @@
  *
  * NBD_CMD_CACHE requests pass through without cost or head movement:
  * the model has no cache of its own to fill.
+ *
+ * disk-trace=FILE writes one line per read as the head books it:
+ * its arrival, the start and end of its service (CLOCK_MONOTONIC
+ * seconds), offset and count in bytes, and the seek its service
+ * starts with in seconds; scripts/bench/seeks sums a trace up.
  */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +64,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static double head_free_at;          /* CLOCK_MONOTONIC seconds */
 static uint64_t head_position;       /* end of the last booked request */
 static int64_t export_size;          /* scales the seek distance */
+static FILE *trace;                  /* disk-trace, or NULL */
 
 /* Parse "8ms", "500us", "0.01s" or plain seconds. */
 static int
@@ -103,7 +111,26 @@ diskmodel_config (nbdkit_next_config *next, nbdkit_backend *nxdata,
     return parse_duration (key, value, &min_seek);
   if (strcmp (key, "disk-max-seek") == 0)
     return parse_duration (key, value, &max_seek);
+  if (strcmp (key, "disk-trace") == 0) {
+    if (trace)
+      fclose (trace);
+    trace = fopen (value, "w");
+    if (!trace) {
+      nbdkit_error ("disk-trace: %s: %m", value);
+      return -1;
+    }
+    /* A line at a time: the bench stops the server with a signal. */
+    setvbuf (trace, NULL, _IOLBF, 0);
+    return 0;
+  }
   return next (nxdata, key, value);
+}
+
+static void
+diskmodel_unload (void)
+{
+  if (trace)
+    fclose (trace);
 }
 
 static int
@@ -120,7 +147,9 @@ diskmodel_config_complete (nbdkit_next_config_complete *next,
 #define diskmodel_config_help \
   "disk-bandwidth=BYTES  Transfer rate per second (default 150M).\n" \
   "disk-min-seek=TIME    Seek time of the shortest jump (default 0.5ms).\n" \
-  "disk-max-seek=TIME    Seek time across the whole export (default 8ms)."
+  "disk-max-seek=TIME    Seek time across the whole export (default 8ms).\n" \
+  "disk-trace=FILE       Write each read's arrival, service start and\n" \
+  "                      end, offset, count and seek to FILE."
 
 static int
 diskmodel_prepare (nbdkit_next *next, void *handle, int readonly)
@@ -148,7 +177,7 @@ monotonic_now (void)
 static double
 book_head (uint32_t count, uint64_t offset)
 {
-  double start, seek = 0, end;
+  double arrival, start, seek = 0, end;
   uint64_t distance;
 
   pthread_mutex_lock (&lock);
@@ -156,12 +185,15 @@ book_head (uint32_t count, uint64_t offset)
                                     : head_position - offset;
   if (distance > 0 && export_size > 0)
     seek = min_seek + (max_seek - min_seek) * distance / export_size;
-  start = monotonic_now ();
+  arrival = start = monotonic_now ();
   if (start < head_free_at)
     start = head_free_at;
   end = start + seek + count / bandwidth;
   head_free_at = end;
   head_position = offset + count;
+  if (trace)
+    fprintf (trace, "%.6f %.6f %.6f %" PRIu64 " %" PRIu32 " %.6f\n",
+             arrival, start, end, offset, count, seek);
   pthread_mutex_unlock (&lock);
   return end;
 }
@@ -185,6 +217,7 @@ diskmodel_pread (nbdkit_next *next, void *handle, void *buf, uint32_t count,
 static struct nbdkit_filter filter = {
   .name              = "diskmodel",
   .longname          = "adaptra benchmark one-head disk model",
+  .unload            = diskmodel_unload,
   .config            = diskmodel_config,
   .config_complete   = diskmodel_config_complete,
   .config_help       = diskmodel_config_help,
