@@ -270,11 +270,11 @@ recent_rate (const struct adaptra_model *m, uint64_t now)
  * that measure the transfer alone (the slots, or the rate samples in
  * startup, and the line), by which a read's transfer is taken off its
  * time: a lone read's n / t would take all of it off.  The bandwidth
- * returned, which sizes what goes in flight, is one that a token
- * bucket's burst does not inflate for long (model.h): the slots, in
- * startup the rate samples of the last ADAPTRA_MODEL_SAMPLE_ROUNDS
- * round trips, and the line in full where reads go one at a time
- * (ADAPTRA_MODEL_FIT_BESIDE), else at most the gain over them.
+ * returned, which sizes what goes in flight, is in startup one that a
+ * token bucket's burst does not inflate for long (model.h): the rate
+ * samples of the last ADAPTRA_MODEL_SAMPLE_ROUNDS round trips, and the
+ * line in full where reads go one at a time (ADAPTRA_MODEL_FIT_BESIDE),
+ * else at most the gain over them.
  */
 static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
@@ -307,12 +307,14 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       line = (uint64_t) (1e9 / slope);
   }
   *transfer = line > rate ? line : rate;
-  if (*startup)
+  if (*startup) {
     rate = recent_rate (m, now);
+    if (line > rate && m->beside >= ADAPTRA_MODEL_FIT_BESIDE)
+      line = line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
+        ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+  }
   if (line > rate)
-    rate = m->beside < ADAPTRA_MODEL_FIT_BESIDE ||
-      line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN ? line
-      : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
+    rate = line;
   if (m->t > 0 && m->n * 1e9 / m->t > (double) rate)
     rate = (uint64_t) (m->n * 1e9 / m->t);
   return rate;

@@ -29,9 +29,9 @@
  * say how much of a read's time is transfer (a lone read's n / t would
  * make all of it transfer).  Until a slot is over, delivery-rate
  * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup).  The
- * bandwidth that sizes what goes in flight is one that a token
- * bucket's burst does not inflate for long (ADAPTRA_MODEL_SAMPLE_ROUNDS
- * and ADAPTRA_MODEL_FIT_BESIDE).  The
+ * bandwidth that sizes what goes in flight is in startup one that a
+ * token bucket's burst does not inflate for long
+ * (ADAPTRA_MODEL_SAMPLE_ROUNDS and ADAPTRA_MODEL_FIT_BESIDE).  The
  * moving averages also say whether the backend is as fast as the pool
  * now, so that a backend that turns slow brings read-ahead back within
  * a few reads.
@@ -340,9 +340,10 @@
  * line's slope goes to nought.  What is inflated so sizes what goes in
  * flight (the limit, jobs, windows), and a reader then waits behind
  * megabytes that the link serves at its own rate.  A burst is finite,
- * so the bandwidth that sizes the flight forgets what it inflated:
+ * so in startup, where the rate samples stand in for the slots, the
+ * bandwidth that sizes the flight forgets what it inflated:
  *
- * In startup, the most rate sampled by the completions of the last
+ * The most rate sampled by the completions of the last
  * ADAPTRA_MODEL_SAMPLE_ROUNDS round trips (BBR's max filter of ten
  * round trips; a round trip is the fastest read's time, at least
  * ADAPTRA_MODEL_LATENCY_MIN), not the most of all startup: once the
@@ -351,15 +352,21 @@
  * reader's limit at 10-40 MB for 200 ms on the remote model (the link
  * moves 1 MiB in its 5 ms), and 64 KiB client reads waited 20-85 ms.
  *
- * The line counts in full only where reads go one at a time: fewer
- * than ADAPTRA_MODEL_FIT_BESIDE reads in flight, on average, beside
- * one that completes.  There it is what one read at a time shows of
- * the transfer, which no slot can.  Where reads overlap the slots (or
- * in startup the samples) measure what they move together, and the
- * line may lift that by the limit's gain at most (GAIN_NUM/GAIN_DEN,
- * as much as one more slot of probing can show): after an idle moment
- * the burst's reads put its slope at nought, and the product of that
- * line (gigabytes) sent a lone reader's jobs out at once.
+ * And the line counts in full only where reads go one at a time:
+ * fewer than ADAPTRA_MODEL_FIT_BESIDE reads in flight, on average,
+ * beside one that completes.  There it is what one read at a time
+ * shows of the transfer, which no sample can.  Where reads overlap
+ * the samples measure what they move together, and the line may lift
+ * that by the limit's gain at most (GAIN_NUM/GAIN_DEN): the burst's
+ * reads put its slope at nought, and its product (186 MB on the
+ * remote model) sent a lone reader's window out at once.
+ *
+ * Past startup the line is not bounded so: it rides a burst again
+ * after an idle moment, but on a backend without a bandwidth cap
+ * (2 ms a read, the page cache's speed) it is the one measure of the
+ * bandwidth that a reader one request at a time does not hold down,
+ * and bounded by 5/4 of the slots there its copies (nbdcopy -R 1)
+ * took 27% longer.
  */
 #define ADAPTRA_MODEL_SAMPLE_ROUNDS 10
 #define ADAPTRA_MODEL_FIT_BESIDE 0.5
