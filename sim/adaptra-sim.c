@@ -23,8 +23,11 @@
  *             which fills its pages as a worker thread's read would.
  *             A reader that needs a page of a taken job waits in the
  *             clock's wait hook (sim_wait), where a thread would sleep
- *             until the worker woke it.  The engine splits windows for
- *             them as for the filter's threads
+ *             until the worker woke it; so does one that leaves its
+ *             queued job to the workers (where the model sees seeks:
+ *             queue.c, adaptra_queue_promote), as the engine leaves it
+ *             to them whether they are threads or these.  The engine
+ *             splits windows for them as for the filter's threads
  *             (adaptra_workers_simulate).
  *
  * Everything else -- streams, windows, marks, the pool's LRU lists,
@@ -505,21 +508,25 @@ wanted (const struct worker *w)
      S->req_offset < w->offset + w->count);
 }
 
-/* A reader waits for a read in flight: a worker's, since a client's
- * own completes in its pread.  The engine dropped its lock: the
- * workers take what the request queued first, as threads would.
- * Complete the read due first of those that hold bytes of its request
- * (any, where no request is in progress: a volume that closes waits
- * for every job), its time final now that a client waits for it
+/* A reader waits for a page in flight: of a worker's read, since a
+ * client's own completes in its pread, or of a job still queued that
+ * the reader left to the workers, as the filter's reader does where
+ * distance costs: it waits for the run at the head to end, and its
+ * job goes next (queue.c: adaptra_queue_promote).  The engine dropped
+ * its lock: the workers take what the request queued first, as
+ * threads would.  Complete the read due first of those that hold
+ * bytes of its request (any, where no request is in progress: a
+ * volume that closes waits for every job), or, while its job is still
+ * queued, of all: its time final now that a client waits for it
  * (sim_model_pin), and go on from then: its worker is free and, with
- * the others, takes what the completion let through, as a thread takes
- * its next job when its read ends.  The reader looks again and, if its
- * page is still in flight, waits for the next.
+ * the others, takes what the completion let through, as a thread
+ * takes its next job when its read ends.  The reader looks again and,
+ * if its page is still in flight, waits for the next.
  */
 static void
 sim_wait (void *opaque)
 {
-  struct worker *first = NULL;
+  struct worker *first = NULL, *any = NULL;
   uint64_t done;
   unsigned i;
 
@@ -528,9 +535,15 @@ sim_wait (void *opaque)
   for (i = 0; i < S->nworkers; i++) {
     struct worker *w = &S->workers[i];
 
-    if (w->job && wanted (w) && (!first || w->done < first->done))
+    if (!w->job)
+      continue;
+    if (wanted (w) && (!first || w->done < first->done))
       first = w;
+    if (!any || w->done < any->done)
+      any = w;
   }
+  if (!first)
+    first = any;
   if (!first)
     cli_die ("internal error: a reader waits and no read is in flight");
   i = (unsigned) (first - S->workers);
