@@ -172,8 +172,10 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     average (&mean->n, n, first);
     average (&mean->t, dt > 0 ? dt : 1, first);
   }
-  if (mean && served > t0) {
-    /* Not before the fastest read's time from its start (model.h). */
+  if (mean && served > t0 && where == ADAPTRA_MODEL_FAR) {
+    /* A far read's: not before the fastest read's time from its start
+     * (model.h).
+     */
     uint64_t near, far, far_reads;
 
     least_latency (m, t1, 0, false, &near, &far, &far_reads);
