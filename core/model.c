@@ -412,15 +412,27 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
     near;
 }
 
-/* Record the answer at time now, for the next one's hysteresis. */
+/* Judge distance at time now, after a sample: the tests' answer
+ * turns the model's only once it has held for ADAPTRA_MODEL_SEEK_HOLD
+ * samples in a row (model.h).  While the tests see seeks, record what
+ * one costs.
+ */
 static void
 judge_distance (struct adaptra_model *m, uint64_t now)
 {
   uint64_t transfer, gap, served;
-  bool startup;
+  bool startup, costs;
 
   bandwidth (m, now, &transfer, &startup);
-  m->seeking = distance_costs (m, now, transfer, m->seeking, &gap, &served);
+  costs = distance_costs (m, now, transfer, m->seeking, &gap, &served);
+  if (costs)
+    m->seek_ns = seek_cost (m, transfer, gap, served);
+  if (costs == m->seeking)
+    m->contrary = 0;
+  else if (++m->contrary >= ADAPTRA_MODEL_SEEK_HOLD) {
+    m->seeking = costs;
+    m->contrary = 0;
+  }
 }
 
 /* The largest power of two not over n (n > 0). */
@@ -440,7 +452,7 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, far_reads, least, transfer, gap, served;
+  uint64_t near, far, far_reads, least, transfer;
   double fit_latency, slope;
 
   est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
@@ -452,9 +464,8 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->read_ns = (uint64_t) m->t;
   fit (m, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
-  est->seeks = distance_costs (m, now, transfer, m->seeking, &gap,
-                               &served);
-  est->seek_ns = est->seeks ? seek_cost (m, transfer, gap, served) : 0;
+  est->seeks = m->seeking;
+  est->seek_ns = est->seeks ? m->seek_ns : 0;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 

@@ -165,6 +165,21 @@
  */
 #define ADAPTRA_MODEL_SEEK_LATENCY_DIV 4
 
+/* The tests above answer after every read, and their answer turns the
+ * model's (seeks, and the budget, depth and chunk on them) only once
+ * it has held for ADAPTRA_MODEL_SEEK_HOLD reads in a row.  A head's
+ * seek is the device's and lasts; what passes for one at a store that
+ * serves reads in parallel is the queueing of a moment: the window's
+ * pieces issued together complete together, so that the near ones
+ * look served in almost no time, and a stall of the token bucket
+ * lands on whichever read completes next.  On the benchmark's remote
+ * model such spells lasted 1-9 reads under 8 and 16 streams, and each
+ * switched the queue between runs of megabytes and one chunk, the
+ * depth between 4 and the limit.  A disk's first far reads show its
+ * seeks at once; they count ADAPTRA_MODEL_SEEK_HOLD reads later.
+ */
+#define ADAPTRA_MODEL_SEEK_HOLD 32
+
 /* As fast as the pool: the recent reads' mean pace (below) within
  * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC
  * (a 64 KiB read within 115 us, 1 MiB within 1.1 ms: a file in the
@@ -359,7 +374,11 @@ struct adaptra_model {
                                    adaptra_model_distance) */
   struct adaptra_model_mean served_before[2]; /* the same before the
                                    last read that queued */
-  bool seeking;                 /* distance costs, the last answer */
+  bool seeking;                 /* distance costs, the judgement */
+  unsigned contrary;            /* samples in a row whose tests
+                                   answered otherwise */
+  uint64_t seek_ns;             /* a seek's cost, when the tests last
+                                   saw seeks */
   uint64_t newest;              /* the latest slot id seen */
   uint64_t delivered;           /* bytes of every read sampled */
   unsigned ndone;               /* completions sampled into done */
