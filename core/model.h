@@ -44,7 +44,8 @@
  * one (moving averages of each apart, by their service times where
  * reads queued, else by their whole times): the queue's turns between
  * streams make mean seeks, where the fastest far read is the shortest
- * hop.
+ * hop.  The tests' answer turns the model's only once it has held for
+ * ADAPTRA_MODEL_SEEK_HOLD reads in a row.
  *
  * No locking: the engine samples and asks under its lock, except for
  * start and end (atomic: readers add to running without the lock).
