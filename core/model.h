@@ -116,8 +116,15 @@
  * came during them): by their service times, from the latest such
  * completion to their own end (what blk-mq and BFQ measure of a
  * request at a rotational device), moving averages of near and far
- * reads apart, the near one's scaled to the far one's size (at one
- * head a near read's service is its transfer).  Averages, not the
+ * reads apart, the near one's at the far one's size: by the line
+ * through the near reads' service times where their sizes spread, else
+ * scaled (at one head a near read's service is its transfer, and grows
+ * with its size; at a store that serves reads in parallel the pieces
+ * of a window issued together complete together, a 2 MiB piece as
+ * soon after the one before as a 64 KiB one, and scaled down to a far
+ * read's size they looked served in almost no time: on the remote
+ * model under one sequential reader and random noise (W6) the model
+ * saw seeks for a third of the time).  Averages, not the
  * fastest: two completions that the threads report together make a
  * service time of microseconds.  At a backend that serves many reads
  * in parallel a service time is merely the gap between two
@@ -349,7 +356,8 @@ struct adaptra_model_fastest {
 };
 
 struct adaptra_model_mean {
-  double n, t;                  /* moving averages: size, time */
+  double n, t, nn, nt;          /* moving averages: size, time, n^2,
+                                   n*t */
 };
 
 struct adaptra_model_bucket {

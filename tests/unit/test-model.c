@@ -682,14 +682,15 @@ test_disk_swapped_completions_still_seek (void **state)
   }
 }
 
-/* Groups of three 64 KiB reads 10 ms apart, each 5 ms: a near one
- * alone, a far one that completes far_ns after it, and a near one
- * near_ns after that: the last two queued, served in far_ns and
- * near_ns.  Their whole times never look like a seek.
+/* Groups of three reads 10 ms apart, each 5 ms: a near one alone, a
+ * far one that completes far_ns after it, and a near one near_ns
+ * after that: the last two queued, served in far_ns and near_ns.  All
+ * of 64 KiB, but the last near one of every other group is of
+ * near_bytes.  Their whole times never look like a seek.
  */
 static void
 served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
-               uint64_t far_ns, uint64_t near_ns)
+               uint64_t far_ns, uint64_t near_ns, uint64_t near_bytes)
 {
   uint64_t n = 64 * KIB;
   unsigned i;
@@ -698,7 +699,7 @@ served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
     adaptra_model_sample (m, n, *t, *t + 5 * MS, ADAPTRA_MODEL_NEAR);
     adaptra_model_sample (m, n, *t + 100 * US, *t + 5 * MS + far_ns,
                           ADAPTRA_MODEL_FAR);
-    adaptra_model_sample (m, n, *t + 200 * US,
+    adaptra_model_sample (m, i % 2 ? near_bytes : n, *t + 200 * US,
                           *t + 5 * MS + far_ns + near_ns,
                           ADAPTRA_MODEL_NEAR);
   }
@@ -718,10 +719,31 @@ test_seeks_end_under_a_seek (void **state)
   uint64_t t = SEC;
 
   (void) state;
-  served_groups (&m, &t, 200, 1000 * US, 300 * US);
+  served_groups (&m, &t, 200, 1000 * US, 300 * US, 64 * KIB);
   adaptra_model_estimate (&m, t, &est);
   assert_true (est.seeks);
-  served_groups (&m, &t, 200, 900 * US, 500 * US);
+  served_groups (&m, &t, 200, 900 * US, 500 * US, 64 * KIB);
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
+}
+
+/* A store that serves reads in parallel, its link stalled: every
+ * read completes 1.5 ms after the one before, the far ones and the
+ * near ones alike, whatever their size (64 KiB or 2 MiB).  Scaled to
+ * a far read's size as if a head had transferred them, the near reads
+ * would look served in 0.1 ms, 1.4 ms less than the far ones: the
+ * line through their service times says their size does not matter,
+ * and distance costs nothing.
+ */
+static void
+test_parallel_pieces_do_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+
+  (void) state;
+  served_groups (&m, &t, 400, 1500 * US, 1500 * US, 2 * MIB);
   adaptra_model_estimate (&m, t, &est);
   assert_false (est.seeks);
 }
@@ -1140,6 +1162,7 @@ main (void)
     cmocka_unit_test (test_disk_long_runs_still_seek),
     cmocka_unit_test (test_disk_swapped_completions_still_seek),
     cmocka_unit_test (test_seeks_end_under_a_seek),
+    cmocka_unit_test (test_parallel_pieces_do_not_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
