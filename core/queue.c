@@ -703,11 +703,11 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
   job = adaptra_queue_find (&e->queue, page, &prev);
   if (!job)
     return false;
-  /* Worker threads take the job when the run ends (one is woken, in
-   * case none is reading); without them (no workers, adaptra-sim's)
-   * the reader reads it.
+  /* Workers take the job when the run ends (a thread is woken, in
+   * case none is reading; adaptra-sim's take it as threads would);
+   * without workers the reader reads it.
    */
-  if (e->threads > 0 && job->volume->nctx > 0 &&
+  if (adaptra_workers_take_jobs (e) && job->volume->nctx > 0 &&
       adaptra_queue_promote (&e->queue, job, page)) {
     pthread_cond_signal (&e->job_queued);
     return false;

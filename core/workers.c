@@ -370,6 +370,13 @@ adaptra_workers_room (struct adaptra_engine *e)
   grow (e, false, 0);
 }
 
+/* Simulated workers: a count without thread slots. */
+bool
+adaptra_workers_take_jobs (const struct adaptra_engine *e)
+{
+  return e->threads > 0 || (e->workers == NULL && e->nworkers > 0);
+}
+
 void
 adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
 {

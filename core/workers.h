@@ -101,4 +101,11 @@ extern void adaptra_workers_job_queued (struct adaptra_engine *e, bool hint);
  */
 extern void adaptra_workers_room (struct adaptra_engine *e);
 
+/* Do workers take queued jobs: threads that run, or the workers
+ * adaptra-sim runs itself (adaptra_workers_simulate)?  Then a reader
+ * may leave a job queued for them (queue.c: adaptra_prefetch_steal).
+ * Lock held.
+ */
+extern bool adaptra_workers_take_jobs (const struct adaptra_engine *e);
+
 #endif /* ADAPTRA_WORKERS_H */

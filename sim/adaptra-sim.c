@@ -23,8 +23,11 @@
  *             which fills its pages as a worker thread's read would.
  *             A reader that needs a page of a taken job waits in the
  *             clock's wait hook (sim_wait), where a thread would sleep
- *             until the worker woke it.  The engine splits windows for
- *             them as for the filter's threads
+ *             until the worker woke it; so does one that leaves its
+ *             queued job to the workers (where the model sees seeks:
+ *             queue.c, adaptra_queue_promote), as the engine leaves it
+ *             to them whether they are threads or these.  The engine
+ *             splits windows for them as for the filter's threads
  *             (adaptra_workers_simulate).
  *
  * Everything else -- streams, windows, marks, the pool's LRU lists,
@@ -129,6 +132,7 @@ struct options {
   uint64_t client_rtt_ns;       /* a request's time outside the engine */
   bool json;
   const char *plot;
+  const char *head;             /* --head: the disk's head trace */
   uint64_t sweep[MAX_SWEEP];
   size_t nsweep;
   uint64_t seed;
@@ -202,6 +206,7 @@ struct result {
   uint64_t requests, hits;
   double mean_ms, p99_ms, wall_s, virtual_s;
   uint64_t peak_rss;            /* bytes: the process's, so far */
+  double seek_s;                /* disk: the head's time seeking */
 };
 
 struct sim {
@@ -503,21 +508,25 @@ wanted (const struct worker *w)
      S->req_offset < w->offset + w->count);
 }
 
-/* A reader waits for a read in flight: a worker's, since a client's
- * own completes in its pread.  The engine dropped its lock: the
- * workers take what the request queued first, as threads would.
- * Complete the read due first of those that hold bytes of its request
- * (any, where no request is in progress: a volume that closes waits
- * for every job), its time final now that a client waits for it
+/* A reader waits for a page in flight: of a worker's read, since a
+ * client's own completes in its pread, or of a job still queued that
+ * the reader left to the workers, as the filter's reader does where
+ * distance costs: it waits for the run at the head to end, and its
+ * job goes next (queue.c: adaptra_queue_promote).  The engine dropped
+ * its lock: the workers take what the request queued first, as
+ * threads would.  Complete the read due first of those that hold
+ * bytes of its request (any, where no request is in progress: a
+ * volume that closes waits for every job), or, while its job is still
+ * queued, of all: its time final now that a client waits for it
  * (sim_model_pin), and go on from then: its worker is free and, with
- * the others, takes what the completion let through, as a thread takes
- * its next job when its read ends.  The reader looks again and, if its
- * page is still in flight, waits for the next.
+ * the others, takes what the completion let through, as a thread
+ * takes its next job when its read ends.  The reader looks again and,
+ * if its page is still in flight, waits for the next.
  */
 static void
 sim_wait (void *opaque)
 {
-  struct worker *first = NULL;
+  struct worker *first = NULL, *any = NULL;
   uint64_t done;
   unsigned i;
 
@@ -526,9 +535,15 @@ sim_wait (void *opaque)
   for (i = 0; i < S->nworkers; i++) {
     struct worker *w = &S->workers[i];
 
-    if (w->job && wanted (w) && (!first || w->done < first->done))
+    if (!w->job)
+      continue;
+    if (wanted (w) && (!first || w->done < first->done))
       first = w;
+    if (!any || w->done < any->done)
+      any = w;
   }
+  if (!first)
+    first = any;
   if (!first)
     cli_die ("internal error: a reader waits and no read is in flight");
   i = (unsigned) (first - S->workers);
@@ -947,6 +962,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   s.o = o;
   s.model = o->model;
   s.model.size = export_size;
+  if (o->head && (s.model.head_log = fopen (o->head, "w")) == NULL)
+    cli_die ("--head=%s: %s", o->head, strerror (errno));
   s.export_size = export_size;
   s.end = o->duration_ns;
   s.client_ctx.worker = -1;
@@ -1058,11 +1075,14 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
   res->virtual_s = (double) s.end / 1e9;
   res->peak_rss = peak_rss ();
+  res->seek_s = (double) s.model.seek_ns / 1e9;
   if (s.plot) {
     write_plot (s.plot, o->plot, pool_bytes, adaptra_mode_name (o->cfg.mode));
     fclose (s.plot);
   }
   engine_close (&s);
+  if (s.model.head_log && fclose (s.model.head_log) != 0)
+    cli_die ("--head=%s: %s", o->head, strerror (errno));
   sim_model_free (&s.model);
   sim_latency_free (&s.lat);
   for (i = 0; i < o->nwl; i++)
@@ -1134,7 +1154,7 @@ print_json (const struct options *o, const struct result *r)
           ", \"backend_latency_ns\": %" PRIu64
           ", \"backend_bytes_per_sec\": %" PRIu64
           ", \"backend_flight_limit_bytes\": %" PRIu64
-          ", \"window_max_bytes\": %" PRIu64
+          ", \"window_max_bytes\": %" PRIu64 ", \"seek_s\": %.4f"
           ", \"peak_rss_bytes\": %" PRIu64 ", \"wall_s\": %.3f}\n",
           r->pool_bytes, o->cfg.page_size, adaptra_mode_name (o->cfg.mode),
           o->backend, r->virtual_s, r->st.client_requests,
@@ -1143,8 +1163,8 @@ print_json (const struct options *o, const struct result *r)
           f.unread_pages, f.unread, f.ampl, f.windows,
           r->st.readahead_rescue, r->st.streams_resumed, r->mean_ms,
           r->p99_ms, r->st.backend_latency_ns, r->st.backend_bytes_per_sec,
-          r->st.backend_flight_limit_bytes, r->st.window_max_bytes, r->peak_rss,
-          r->wall_s);
+          r->st.backend_flight_limit_bytes, r->st.window_max_bytes, r->seek_s,
+          r->peak_rss, r->wall_s);
 }
 
 static void
@@ -1172,6 +1192,8 @@ print_table (const struct options *o, const struct result *r)
           r->st.backend_requests, (double) r->st.backend_bytes / 1048576);
   printf ("  latency           %9.3f ms mean, %.3f ms p99\n",
           r->mean_ms, r->p99_ms);
+  if (o->model.kind == SIM_DISK)
+    printf ("  seeks             %11.3f s  of the head's time\n", r->seek_s);
   printf ("  windows           %12" PRIu64 "  (%" PRIu64 " rescues, %"
           PRIu64 " streams resumed)\n", f.windows, r->st.readahead_rescue,
           r->st.streams_resumed);
@@ -1228,6 +1250,7 @@ usage (FILE *f)
     "  --sweep pool=S1,S2,... one run per pool size\n"
     "  --json                 one JSON object per run, the last line\n"
     "  --plot FILE.png        window size and pool use over time\n"
+    "  --head FILE            disk: each read as the head serves it\n"
     "  --seed N               seed of the random workloads (1)\n"
     "  --help\n");
 }
@@ -1379,7 +1402,8 @@ parse_sweep (struct options *o, const char *arg)
 enum {
   OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
   OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
-  OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_SEED,
+  OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_HEAD,
+  OPT_SEED,
   OPT_HELP,
 };
 
@@ -1400,6 +1424,7 @@ static const struct option long_options[] = {
   { "sweep", required_argument, NULL, OPT_SWEEP },
   { "json", no_argument, NULL, OPT_JSON },
   { "plot", required_argument, NULL, OPT_PLOT },
+  { "head", required_argument, NULL, OPT_HEAD },
   { "seed", required_argument, NULL, OPT_SEED },
   { "help", no_argument, NULL, OPT_HELP },
   { NULL, 0, NULL, 0 },
@@ -1464,6 +1489,7 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_SWEEP: parse_sweep (o, optarg); break;
     case OPT_JSON: o->json = true; break;
     case OPT_PLOT: o->plot = optarg; break;
+    case OPT_HEAD: o->head = optarg; break;
     case OPT_SEED: o->seed = count_arg ("seed", optarg, 0, UINT64_MAX); break;
     case OPT_HELP: usage (stdout); exit (EXIT_SUCCESS);
     case ':':
@@ -1478,6 +1504,8 @@ parse_options (int argc, char **argv, struct options *o)
     cli_die ("nothing to run: give --workload or --trace (see --help)");
   if (sim_model_parse (o->backend, &o->model, why, sizeof why) == -1)
     cli_die ("%s", why);
+  if (o->head && o->model.kind != SIM_DISK)
+    cli_die ("--head=%s: only the disk model has a head", o->head);
 }
 
 int
@@ -1501,6 +1529,8 @@ main (int argc, char **argv)
     o.sweep[o.nsweep++] = o.cfg.pool_bytes;
   if (o.plot && o.nsweep > 1)
     cli_die ("--plot=%s: plots one run, not a --sweep", o.plot);
+  if (o.head && o.nsweep > 1)
+    cli_die ("--head=%s: traces one run, not a --sweep", o.head);
   if (!o.json && o.nsweep > 1)
     print_sweep_header ();
   for (i = 0; i < o.nsweep; i++) {

@@ -529,6 +529,11 @@ disk_read (struct sim_model *m, uint64_t now, uint64_t offset,
   start = now > m->free_at ? now : m->free_at;
   m->free_at = start + seek + transfer_ns (m, count);
   m->head = offset + count;
+  m->seek_ns += seek;
+  if (m->head_log)
+    fprintf (m->head_log, "%.6f %.6f %.6f %" PRIu64 " %" PRIu64 " %.6f\n",
+             (double) now / 1e9, (double) start / 1e9,
+             (double) m->free_at / 1e9, offset, count, (double) seek / 1e9);
   return m->free_at;
 }
 

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* "4096", "4K", "1.5M", "8G", "1T" (binary units, as nbdkit's sizes):
  * bytes.  Returns 0, or -1 if it is not a size or overflows.
@@ -106,6 +107,9 @@ struct sim_model {
   uint64_t size;                /* disk: export size, scales the seek */
   uint64_t free_at;             /* disk: head free from then on */
   uint64_t head;                /* disk: end of the last request */
+  uint64_t seek_ns;             /* disk: the head's time seeking */
+  FILE *head_log;               /* disk: each read as the head serves
+                                   it, or NULL (sim_model_read) */
   /* Remote: the bucket, as it was at checkpoint (no read is issued
    * before checkpoint - latency any more), and what comes after.
    */
@@ -137,7 +141,11 @@ extern int sim_model_parse (const char *spec, struct sim_model *m,
 
 /* A client's read of count bytes at offset issued at now: when it
  * completes, which no later read changes; UINT64_MAX when out of
- * memory.
+ * memory.  On the disk, with head_log set, each read (a worker's too)
+ * writes a line as the bench's disk model does with disk-trace=FILE
+ * (scripts/bench/seeks reads either): its arrival, the start and end
+ * of its service, offset, count and the seek its service starts with,
+ * times in seconds.
  */
 extern uint64_t sim_model_read (struct sim_model *m, uint64_t now,
                                 uint64_t offset, uint64_t count);

@@ -10,10 +10,14 @@
 
 #include <config.h>
 
+#include <inttypes.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -290,6 +294,44 @@ test_disk_model (void **state)
   assert_true (c >= b + 8 * MS && c <= b + 8 * MS + 30000);
 }
 
+/* The disk's head trace: a line a read, a client's or a worker's, in
+ * the format of the bench's disk model (scripts/bench/seeks): arrival,
+ * start, end, offset, count, seek, times in seconds.
+ */
+static void
+test_disk_head_log (void **state)
+{
+  struct sim_model m;
+  char why[128], *text = NULL;
+  size_t len = 0;
+  double arrival, start, end, seek;
+  uint64_t offset, count;
+
+  (void) state;
+  assert_int_equal (sim_model_parse ("disk", &m, why, sizeof why), 0);
+  m.size = UINT64_C (1) << 30;
+  m.head_log = open_memstream (&text, &len);
+  assert_non_null (m.head_log);
+  sim_model_read (&m, 0, 0, 4096);
+  assert_int_equal (sim_model_start (&m, 1000, 1 << 29, 8192, 7), 0);
+  assert_int_equal (fclose (m.head_log), 0);
+  assert_non_null (strchr (text, '\n'));
+  assert_int_equal (sscanf (strchr (text, '\n') + 1,
+                            "%lf %lf %lf %" SCNu64 " %" SCNu64 " %lf",
+                            &arrival, &start, &end, &offset, &count, &seek),
+                    6);
+  assert_true (arrival == 1e-6);
+  assert_true (start > arrival && end > start + seek);
+  assert_int_equal (offset, 1 << 29);
+  assert_int_equal (count, 8192);
+  /* Half the export away: half-way from the least seek to the most. */
+  assert_true (seek > 0.00424 && seek < 0.00426);
+  /* The model sums the head's seeks: this one. */
+  assert_true (fabs ((double) m.seek_ns / 1e9 - seek) < 1e-6);
+  free (text);
+  sim_model_free (&m);
+}
+
 static void
 test_trace_csv (void **state)
 {
@@ -398,6 +440,7 @@ main (void)
     cmocka_unit_test (test_remote_copy),
     cmocka_unit_test (test_remote_bandwidth),
     cmocka_unit_test (test_disk_model),
+    cmocka_unit_test (test_disk_head_log),
     cmocka_unit_test (test_trace_csv),
     cmocka_unit_test (test_trace_log),
     cmocka_unit_test (test_latency),
