@@ -44,7 +44,8 @@
  * one (moving averages of each apart, by their service times where
  * reads queued, else by their whole times): the queue's turns between
  * streams make mean seeks, where the fastest far read is the shortest
- * hop.
+ * hop.  The tests' answer turns the model's only once it has held for
+ * ADAPTRA_MODEL_SEEK_HOLD reads in a row.
  *
  * No locking: the engine samples and asks under its lock, except for
  * start and end (atomic: readers add to running without the lock).
@@ -115,8 +116,15 @@
  * came during them): by their service times, from the latest such
  * completion to their own end (what blk-mq and BFQ measure of a
  * request at a rotational device), moving averages of near and far
- * reads apart, the near one's scaled to the far one's size (at one
- * head a near read's service is its transfer).  Averages, not the
+ * reads apart, the near one's at the far one's size: by the line
+ * through the near reads' service times where their sizes spread, else
+ * scaled (at one head a near read's service is its transfer, and grows
+ * with its size; at a store that serves reads in parallel the pieces
+ * of a window issued together complete together, a 2 MiB piece as
+ * soon after the one before as a 64 KiB one, and scaled down to a far
+ * read's size they looked served in almost no time: on the remote
+ * model under one sequential reader and random noise (W6) the model
+ * saw seeks for a third of the time).  Averages, not the
  * fastest: two completions that the threads report together make a
  * service time of microseconds.  At a backend that serves many reads
  * in parallel a service time is merely the gap between two
@@ -164,6 +172,21 @@
  * Reads in parallel hide such a difference with the latency.
  */
 #define ADAPTRA_MODEL_SEEK_LATENCY_DIV 4
+
+/* The tests above answer after every read, and their answer turns the
+ * model's (seeks, and the budget, depth and chunk on them) only once
+ * it has held for ADAPTRA_MODEL_SEEK_HOLD reads in a row.  A head's
+ * seek is the device's and lasts; what passes for one at a store that
+ * serves reads in parallel is the queueing of a moment: the window's
+ * pieces issued together complete together, so that the near ones
+ * look served in almost no time, and a stall of the token bucket
+ * lands on whichever read completes next.  On the benchmark's remote
+ * model such spells lasted 1-9 reads under 8 and 16 streams, and each
+ * switched the queue between runs of megabytes and one chunk, the
+ * depth between 4 and the limit.  A disk's first far reads show its
+ * seeks at once; they count ADAPTRA_MODEL_SEEK_HOLD reads later.
+ */
+#define ADAPTRA_MODEL_SEEK_HOLD 32
 
 /* As fast as the pool: the recent reads' mean pace (below) within
  * ADAPTRA_MODEL_FAST_LATENCY_NS + n / ADAPTRA_MODEL_FAST_BYTES_PER_SEC
@@ -333,7 +356,8 @@ struct adaptra_model_fastest {
 };
 
 struct adaptra_model_mean {
-  double n, t;                  /* moving averages: size, time */
+  double n, t, nn, nt;          /* moving averages: size, time, n^2,
+                                   n*t */
 };
 
 struct adaptra_model_bucket {
@@ -359,7 +383,11 @@ struct adaptra_model {
                                    adaptra_model_distance) */
   struct adaptra_model_mean served_before[2]; /* the same before the
                                    last read that queued */
-  bool seeking;                 /* distance costs, the last answer */
+  bool seeking;                 /* distance costs, the judgement */
+  unsigned contrary;            /* samples in a row whose tests
+                                   answered otherwise */
+  uint64_t seek_ns;             /* a seek's cost, when the tests last
+                                   saw seeks */
   uint64_t newest;              /* the latest slot id seen */
   uint64_t delivered;           /* bytes of every read sampled */
   unsigned ndone;               /* completions sampled into done */

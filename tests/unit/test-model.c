@@ -373,6 +373,38 @@ test_remote_served_jitter_does_not_seek (void **state)
   assert_true (est.chunk <= ADAPTRA_MODEL_CHUNK_MAX);
 }
 
+/* The same store's token bucket runs dry now and then: for a few
+ * reads the link stalls, and each far read completes stall_ns after
+ * the read before it, served that long by the completions, while a
+ * near read issued with it completes right after it.  Spells of
+ * stalls reads long, ADAPTRA_MODEL_SEEK_HOLD apart.  After every read
+ * the model is asked, as the engine does: never a seek, never out of
+ * latency-bound.
+ */
+static void
+test_remote_stalls_do_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC, stall_ns = 4 * MS;
+  unsigned i, j, stalls = ADAPTRA_MODEL_SEEK_HOLD / 4;
+
+  (void) state;
+  for (i = 0; i < 1000; i++) {
+    bool stalled = i % (2 * ADAPTRA_MODEL_SEEK_HOLD) < stalls;
+
+    t += stalled ? stall_ns : 500 * US;
+    adaptra_model_sample (&m, 64 * KIB, t - 5 * MS, t, ADAPTRA_MODEL_FAR);
+    t += 20 * US;
+    adaptra_model_sample (&m, 256 * KIB, t - 6 * MS, t, ADAPTRA_MODEL_NEAR);
+    for (j = 0; j < 2; j++) {
+      adaptra_model_estimate (&m, t, &est);
+      assert_false (est.seeks);
+      assert_true (est.latency_bound);
+    }
+  }
+}
+
 /* A budget for a seek of seek_ns at the estimate's bandwidth. */
 static uint64_t
 seek_budget (const struct adaptra_model_estimate *est, uint64_t seek_ns)
@@ -410,6 +442,37 @@ test_disk (void **state)
   assert_true (est.job_max == UINT64_MAX);
   assert_within (est.bandwidth, UINT64_C (135000000), UINT64_C (165000000));
   assert_false (adaptra_model_fast (&b.m, b.now, false));
+}
+
+/* The disk from its first read, asked after every read as the engine
+ * does: it turns to seeking ADAPTRA_MODEL_SEEK_HOLD reads after the
+ * scan's first far read (its 24th read) and stays so.
+ */
+static void
+test_disk_seeks_from_startup (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC };
+  uint64_t at = 0, other = DISK_SIZE / 2, reads = 0, first = 0;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 2000; i++) {
+    uint64_t offset[3] = { at, at + 64 * KIB, other };
+    uint64_t bytes[3] = { 64 * KIB, MIB, MIB };
+    unsigned j;
+
+    for (j = 0; j < (i % 8 == 7 ? 3 : 2); j++) {
+      one_read (&b, offset[j], bytes[j]);
+      reads++;
+      if (estimate (&b).seeks && first == 0)
+        first = reads;
+      assert_true (first == 0 || estimate (&b).seeks);
+    }
+    at += 64 * KIB + MIB;
+    other += i % 8 == 7 ? MIB : 0;
+  }
+  assert_true (first > 0);
+  assert_true (first <= 24 + ADAPTRA_MODEL_SEEK_HOLD);
 }
 
 /* The same disk, the other stream an eighth of it away: shorter seeks
@@ -619,14 +682,15 @@ test_disk_swapped_completions_still_seek (void **state)
   }
 }
 
-/* Groups of three 64 KiB reads 10 ms apart, each 5 ms: a near one
- * alone, a far one that completes far_ns after it, and a near one
- * near_ns after that: the last two queued, served in far_ns and
- * near_ns.  Their whole times never look like a seek.
+/* Groups of three reads 10 ms apart, each 5 ms: a near one alone, a
+ * far one that completes far_ns after it, and a near one near_ns
+ * after that: the last two queued, served in far_ns and near_ns.  All
+ * of 64 KiB, but the last near one of every other group is of
+ * near_bytes.  Their whole times never look like a seek.
  */
 static void
 served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
-               uint64_t far_ns, uint64_t near_ns)
+               uint64_t far_ns, uint64_t near_ns, uint64_t near_bytes)
 {
   uint64_t n = 64 * KIB;
   unsigned i;
@@ -635,7 +699,7 @@ served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
     adaptra_model_sample (m, n, *t, *t + 5 * MS, ADAPTRA_MODEL_NEAR);
     adaptra_model_sample (m, n, *t + 100 * US, *t + 5 * MS + far_ns,
                           ADAPTRA_MODEL_FAR);
-    adaptra_model_sample (m, n, *t + 200 * US,
+    adaptra_model_sample (m, i % 2 ? near_bytes : n, *t + 200 * US,
                           *t + 5 * MS + far_ns + near_ns,
                           ADAPTRA_MODEL_NEAR);
   }
@@ -655,10 +719,31 @@ test_seeks_end_under_a_seek (void **state)
   uint64_t t = SEC;
 
   (void) state;
-  served_groups (&m, &t, 200, 1000 * US, 300 * US);
+  served_groups (&m, &t, 200, 1000 * US, 300 * US, 64 * KIB);
   adaptra_model_estimate (&m, t, &est);
   assert_true (est.seeks);
-  served_groups (&m, &t, 200, 900 * US, 500 * US);
+  served_groups (&m, &t, 200, 900 * US, 500 * US, 64 * KIB);
+  adaptra_model_estimate (&m, t, &est);
+  assert_false (est.seeks);
+}
+
+/* A store that serves reads in parallel, its link stalled: every
+ * read completes 1.5 ms after the one before, the far ones and the
+ * near ones alike, whatever their size (64 KiB or 2 MiB).  Scaled to
+ * a far read's size as if a head had transferred them, the near reads
+ * would look served in 0.1 ms, 1.4 ms less than the far ones: the
+ * line through their service times says their size does not matter,
+ * and distance costs nothing.
+ */
+static void
+test_parallel_pieces_do_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+
+  (void) state;
+  served_groups (&m, &t, 400, 1500 * US, 1500 * US, 2 * MIB);
   adaptra_model_estimate (&m, t, &est);
   assert_false (est.seeks);
 }
@@ -1069,12 +1154,15 @@ main (void)
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_remote_lone_far_reads_do_not_seek),
     cmocka_unit_test (test_remote_served_jitter_does_not_seek),
+    cmocka_unit_test (test_remote_stalls_do_not_seek),
     cmocka_unit_test (test_disk),
+    cmocka_unit_test (test_disk_seeks_from_startup),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
     cmocka_unit_test (test_disk_long_runs_still_seek),
     cmocka_unit_test (test_disk_swapped_completions_still_seek),
     cmocka_unit_test (test_seeks_end_under_a_seek),
+    cmocka_unit_test (test_parallel_pieces_do_not_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
     cmocka_unit_test (test_large_reads_of_a_delay_are_not_fast),
     cmocka_unit_test (test_fast_needs_samples),
