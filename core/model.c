@@ -136,6 +136,20 @@ pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
   return span < (double) t ? span : (double) t;
 }
 
+/* Move the moving averages of a read's size and time towards a read
+ * of n bytes in t ns (t > 0).
+ */
+static void
+mean_of (struct adaptra_model_mean *mean, double n, double t)
+{
+  bool first = mean->t == 0;
+
+  average (&mean->n, n, first);
+  average (&mean->t, t, first);
+  average (&mean->nn, n * n, first);
+  average (&mean->nt, n * t, first);
+}
+
 static void judge_distance (struct adaptra_model *m, uint64_t now);
 static void least_latency (const struct adaptra_model *m, uint64_t now,
                            uint64_t rate, bool halve, uint64_t *near,
@@ -167,11 +181,8 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   average (&m->nt, n * dt, first);
   average (&m->pace, pace_of (bytes, bytes + unsampled, t, since, t1), first);
   average (&m->beside, (double) adaptra_model_reads (m), first);
-  if (mean) {
-    first = mean->t == 0;
-    average (&mean->n, n, first);
-    average (&mean->t, dt > 0 ? dt : 1, first);
-  }
+  if (mean)
+    mean_of (mean, n, dt > 0 ? dt : 1);
   if (mean && served > t0 && where == ADAPTRA_MODEL_FAR) {
     /* A far read's: not before the fastest read's time from its start
      * (model.h).
@@ -185,10 +196,7 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   }
   if (mean && served > t0 && t1 > served) {
     memcpy (m->served_before, m->served, sizeof m->served);
-    mean = &m->served[where];
-    first = mean->t == 0;
-    average (&mean->n, n, first);
-    average (&mean->t, (double) (t1 - served), first);
+    mean_of (&m->served[where], n, (double) (t1 - served));
   }
 
   if (id > m->newest)
@@ -217,54 +225,35 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   judge_distance (m, t1);
 }
 
-/* The line t = latency + n * slope through the averages; slope 0 when
- * the sizes do not spread.
+/* The line t = latency + n * slope through moving averages of n, t,
+ * n^2 and n*t; slope 0 when the sizes do not spread.  *spread: whether
+ * they do.
  */
 static void
-fit (const struct adaptra_model *m, double *latency, double *slope)
+fit_line (double n, double t, double nn, double nt, double *latency,
+          double *slope, bool *spread)
 {
-  double var = m->nn - m->n * m->n;
-  double cov = m->nt - m->n * m->t;
+  double var = nn - n * n;
+  double cov = nt - n * t;
 
-  *latency = m->t;
+  *latency = t;
   *slope = 0;
-  if (var > ADAPTRA_MODEL_FIT_SPREAD * m->n * m->n && cov > 0) {
+  *spread = var > ADAPTRA_MODEL_FIT_SPREAD * n * n;
+  if (*spread && cov > 0) {
     *slope = cov / var;
-    *latency = m->t - m->n * *slope;
+    *latency = t - n * *slope;
     if (*latency < 0)
       *latency = 0;
   }
 }
 
-/* The most delivery rate sampled by the completions kept of the last
- * ADAPTRA_MODEL_SAMPLE_ROUNDS round trips before the newest one (a
- * round trip: the fastest read's whole time, model.h), at now.
- */
-static uint64_t
-recent_rate (const struct adaptra_model *m, uint64_t now)
+/* The line through the averages of every read. */
+static void
+fit (const struct adaptra_model *m, double *latency, double *slope)
 {
-  unsigned i, n = m->ndone < ADAPTRA_MODEL_DONE ? m->ndone
-    : ADAPTRA_MODEL_DONE;
-  uint64_t near, far, far_reads, round, newest, most = 0;
+  bool spread;
 
-  if (n == 0)
-    return 0;
-  least_latency (m, now, 0, false, &near, &far, &far_reads);
-  round = near < far ? near : far;
-  if (round < ADAPTRA_MODEL_LATENCY_MIN)
-    round = ADAPTRA_MODEL_LATENCY_MIN;
-  newest = m->done[(m->ndone - 1) % ADAPTRA_MODEL_DONE].t;
-  for (i = 1; i <= n; i++) {
-    const struct adaptra_model_done *d =
-      &m->done[(m->ndone - i) % ADAPTRA_MODEL_DONE];
-
-    if (round != UINT64_MAX &&
-        d->t + ADAPTRA_MODEL_SAMPLE_ROUNDS * round <= newest)
-      continue;
-    if (d->rate > most)
-      most = d->rate;
-  }
-  return most;
+  fit_line (m->n, m->t, m->nn, m->nt, latency, slope, &spread);
 }
 
 /* The max-bandwidth filter: the most of three lower bounds of what the
@@ -272,11 +261,10 @@ recent_rate (const struct adaptra_model *m, uint64_t now)
  * that measure the transfer alone (the slots, or the rate samples in
  * startup, and the line), by which a read's transfer is taken off its
  * time: a lone read's n / t would take all of it off.  The bandwidth
- * returned, which sizes what goes in flight, is in startup one that a
- * token bucket's burst does not inflate for long (model.h): the rate
- * samples of the last ADAPTRA_MODEL_SAMPLE_ROUNDS round trips, and the
- * line in full where reads go one at a time (ADAPTRA_MODEL_FIT_BESIDE),
- * else at most the gain over them.
+ * returned, which sizes what goes in flight, counts the line in startup
+ * in full only where reads go one at a time (ADAPTRA_MODEL_FIT_BESIDE),
+ * else at most the gain over the rate samples: a token bucket's burst
+ * puts its slope at nought (model.h).
  */
 static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
@@ -309,12 +297,9 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       line = (uint64_t) (1e9 / slope);
   }
   *transfer = line > rate ? line : rate;
-  if (*startup) {
-    rate = recent_rate (m, now);
-    if (line > rate && m->beside >= ADAPTRA_MODEL_FIT_BESIDE)
-      line = line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
-        ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
-  }
+  if (*startup && line > rate && m->beside >= ADAPTRA_MODEL_FIT_BESIDE)
+    line = line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
+      ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
   if (line > rate)
     rate = line;
   if (m->t > 0 && m->n * 1e9 / m->t > (double) rate)
@@ -394,10 +379,24 @@ seek_gap (const struct adaptra_model *m, uint64_t now, uint64_t rate)
     ? far - near : 0;
 }
 
+/* The near reads' service time at a read of bytes (model.h): where
+ * their sizes spread, by the line through their service times; else
+ * their mean scaled to bytes.
+ */
+static double
+served_at (const struct adaptra_model_mean *near, double bytes)
+{
+  double latency, slope;
+  bool spread;
+
+  fit_line (near->n, near->t, near->nn, near->nt, &latency, &slope,
+            &spread);
+  return spread ? latency + slope * bytes : near->t * bytes / near->n;
+}
+
 /* By the service times of the reads that queued (model.h): what the
- * mean far read is served longer than the mean near one, that one's
- * time scaled to the far read's size (a near read queued at one head
- * is served in its transfer); 0 if the window holds fewer than
+ * mean far read is served longer than the near ones at its size
+ * (served_at); 0 if the window holds fewer than
  * ADAPTRA_MODEL_SEEK_READS far reads, or if not a seek: seek_like,
  * or staying (the model sees seeks already), at least
  * ADAPTRA_MODEL_SEEK_STAY_NS longer, by the means now or else by
@@ -420,7 +419,7 @@ served_gap (const struct adaptra_model *m, uint64_t now, bool staying)
 
     if (n->n <= 0 || f->t == 0)
       continue;
-    near = (uint64_t) (n->t * f->n / n->n);
+    near = (uint64_t) served_at (n, f->n);
     far = (uint64_t) f->t;
     if (seek_like (near, far) ||
         (staying && far >= near + ADAPTRA_MODEL_SEEK_STAY_NS))
@@ -472,15 +471,27 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
     near;
 }
 
-/* Record the answer at time now, for the next one's hysteresis. */
+/* Judge distance at time now, after a sample: the tests' answer
+ * turns the model's only once it has held for ADAPTRA_MODEL_SEEK_HOLD
+ * samples in a row (model.h).  While the tests see seeks, record what
+ * one costs.
+ */
 static void
 judge_distance (struct adaptra_model *m, uint64_t now)
 {
   uint64_t transfer, gap, served;
-  bool startup;
+  bool startup, costs;
 
   bandwidth (m, now, &transfer, &startup);
-  m->seeking = distance_costs (m, now, transfer, m->seeking, &gap, &served);
+  costs = distance_costs (m, now, transfer, m->seeking, &gap, &served);
+  if (costs)
+    m->seek_ns = seek_cost (m, transfer, gap, served);
+  if (costs == m->seeking)
+    m->contrary = 0;
+  else if (++m->contrary >= ADAPTRA_MODEL_SEEK_HOLD) {
+    m->seeking = costs;
+    m->contrary = 0;
+  }
 }
 
 /* The largest power of two not over n (n > 0). */
@@ -500,7 +511,7 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, far_reads, least, transfer, gap, served;
+  uint64_t near, far, far_reads, least, transfer;
   double fit_latency, slope;
 
   est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
@@ -512,9 +523,8 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->read_ns = (uint64_t) m->t;
   fit (m, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
-  est->seeks = distance_costs (m, now, transfer, m->seeking, &gap,
-                               &served);
-  est->seek_ns = est->seeks ? seek_cost (m, transfer, gap, served) : 0;
+  est->seeks = m->seeking;
+  est->seek_ns = est->seeks ? m->seek_ns : 0;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 
