@@ -81,7 +81,7 @@ average (double *avg, double x, bool first)
  * the read (model.h): the latest completion kept between t0 and t1,
  * else t0.  *since: where the read's pace starts (ADAPTRA_MODEL_FAST_*):
  * *served if a completion came during the read, else that newest one
- * before it, else t0.  Records the completion and its rate.
+ * before it, else t0.  Records the completion.
  */
 static uint64_t
 delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
@@ -111,7 +111,6 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
   d = &m->done[m->ndone++ % ADAPTRA_MODEL_DONE];
   d->t = t1;
   d->delivered = m->delivered;
-  d->rate = rate;
   return rate;
 }
 

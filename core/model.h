@@ -395,7 +395,6 @@ struct adaptra_model_slot {
 struct adaptra_model_done {
   uint64_t t;                   /* a read completed then (ns) */
   uint64_t delivered;           /* bytes completed until then */
-  uint64_t rate;                /* its delivery rate, 0: none */
 };
 
 struct adaptra_model_fastest {
