@@ -136,13 +136,11 @@ pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
 }
 
 /* Move the moving averages of a read's size and time towards a read
- * of n bytes in t ns (t > 0).
+ * of n bytes in t ns; first: they start there.
  */
 static void
-mean_of (struct adaptra_model_mean *mean, double n, double t)
+mean_step (struct adaptra_model_mean *mean, double n, double t, bool first)
 {
-  bool first = mean->t == 0;
-
   average (&mean->n, n, first);
   average (&mean->t, t, first);
   average (&mean->nn, n * n, first);
@@ -174,14 +172,11 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   struct adaptra_model_mean *mean = where == ADAPTRA_MODEL_NEAR ? &m->near
     : where == ADAPTRA_MODEL_FAR ? &m->far : NULL;
 
-  average (&m->n, n, first);
-  average (&m->t, dt, first);
-  average (&m->nn, n * n, first);
-  average (&m->nt, n * dt, first);
+  mean_step (&m->all, n, dt, first);
   average (&m->pace, pace_of (bytes, bytes + unsampled, t, since, t1), first);
   average (&m->beside, (double) adaptra_model_reads (m), first);
   if (mean)
-    mean_of (mean, n, dt > 0 ? dt : 1);
+    mean_step (mean, n, dt > 0 ? dt : 1, mean->t == 0);
   if (mean && served > t0 && where == ADAPTRA_MODEL_FAR) {
     /* A far read's: not before the fastest read's time from its start
      * (model.h).
@@ -195,7 +190,8 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   }
   if (mean && served > t0 && t1 > served) {
     memcpy (m->served_before, m->served, sizeof m->served);
-    mean_of (&m->served[where], n, (double) (t1 - served));
+    mean_step (&m->served[where], n, (double) (t1 - served),
+               m->served[where].t == 0);
   }
 
   if (id > m->newest)
@@ -224,35 +220,27 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
   judge_distance (m, t1);
 }
 
-/* The line t = latency + n * slope through moving averages of n, t,
- * n^2 and n*t; slope 0 when the sizes do not spread.  *spread: whether
- * they do.
+/* The line t = latency + n * slope through a mean's moving averages
+ * of n, t, n^2 and n*t; slope 0 when the sizes do not spread.
+ * Returns whether they do.
  */
-static void
-fit_line (double n, double t, double nn, double nt, double *latency,
-          double *slope, bool *spread)
+static bool
+fit_line (const struct adaptra_model_mean *mean, double *latency,
+          double *slope)
 {
-  double var = nn - n * n;
-  double cov = nt - n * t;
+  double var = mean->nn - mean->n * mean->n;
+  double cov = mean->nt - mean->n * mean->t;
+  bool spread = var > ADAPTRA_MODEL_FIT_SPREAD * mean->n * mean->n;
 
-  *latency = t;
+  *latency = mean->t;
   *slope = 0;
-  *spread = var > ADAPTRA_MODEL_FIT_SPREAD * n * n;
-  if (*spread && cov > 0) {
+  if (spread && cov > 0) {
     *slope = cov / var;
-    *latency = t - n * *slope;
+    *latency = mean->t - mean->n * *slope;
     if (*latency < 0)
       *latency = 0;
   }
-}
-
-/* The line through the averages of every read. */
-static void
-fit (const struct adaptra_model *m, double *latency, double *slope)
-{
-  bool spread;
-
-  fit_line (m->n, m->t, m->nn, m->nt, latency, slope, &spread);
+  return spread;
 }
 
 /* The max-bandwidth filter: the most of three lower bounds of what the
@@ -291,7 +279,7 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
   rate = most > 0 ? (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS)
     : sampled;
   if (m->samples > 0) {
-    fit (m, &latency, &slope);
+    fit_line (&m->all, &latency, &slope);
     if (slope > 0)
       line = (uint64_t) (1e9 / slope);
   }
@@ -301,8 +289,8 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
   if (line > rate)
     rate = line;
-  if (m->t > 0 && m->n * 1e9 / m->t > (double) rate)
-    rate = (uint64_t) (m->n * 1e9 / m->t);
+  if (m->all.t > 0 && m->all.n * 1e9 / m->all.t > (double) rate)
+    rate = (uint64_t) (m->all.n * 1e9 / m->all.t);
   return rate;
 }
 
@@ -386,11 +374,9 @@ static double
 served_at (const struct adaptra_model_mean *near, double bytes)
 {
   double latency, slope;
-  bool spread;
 
-  fit_line (near->n, near->t, near->nn, near->nt, &latency, &slope,
-            &spread);
-  return spread ? latency + slope * bytes : near->t * bytes / near->n;
+  return fit_line (near, &latency, &slope) ? latency + slope * bytes
+    : near->t * bytes / near->n;
 }
 
 /* By the service times of the reads that queued (model.h): what the
@@ -519,8 +505,8 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->latency_ns = least == UINT64_MAX ? 0 : least;
   est->bdp = (uint64_t) ((double) est->bandwidth *
                          (double) est->latency_ns / 1e9);
-  est->read_ns = (uint64_t) m->t;
-  fit (m, &fit_latency, &slope);
+  est->read_ns = (uint64_t) m->all.t;
+  fit_line (&m->all, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
   est->seeks = m->seeking;
   est->seek_ns = est->seeks ? m->seek_ns : 0;
@@ -533,7 +519,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
     /* A read holds its bytes in flight for its latency and its own
      * transfer: the product, and the mean read (model.h).
      */
-    uint64_t held = est->bdp + (uint64_t) m->n;
+    uint64_t held = est->bdp + (uint64_t) m->all.n;
 
     est->limit = est->startup ? held * ADAPTRA_MODEL_STARTUP_GAIN
       : held * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
@@ -560,10 +546,10 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   }
   else {
     /* The line's product: a read's fixed cost at the transfer rate. */
-    fit (m, &fit_latency, &slope);
+    fit_line (&m->all, &fit_latency, &slope);
     est->chunk = clamp (m->samples && slope > 0
                         ? (uint64_t) (fit_latency / slope)
-                        : (uint64_t) m->n,
+                        : (uint64_t) m->all.n,
                         ADAPTRA_MODEL_CHUNK_FLOOR, ADAPTRA_MODEL_CHUNK_MAX);
     est->budget = ADAPTRA_MODEL_BUDGET;
     if (est->seeks) {
@@ -599,11 +585,11 @@ adaptra_model_fast (const struct adaptra_model *m, uint64_t now,
 {
   double slack = was_fast ? 2 : 1;
   double bound = ADAPTRA_MODEL_FAST_LATENCY_NS +
-    m->n * 1e9 / (double) ADAPTRA_MODEL_FAST_BYTES_PER_SEC;
+    m->all.n * 1e9 / (double) ADAPTRA_MODEL_FAST_BYTES_PER_SEC;
   struct adaptra_model_estimate est;
 
   if (m->samples < ADAPTRA_MODEL_FAST_SAMPLES || m->pace > slack * bound ||
-      m->n * 1e9 * slack < m->pace * (double) ADAPTRA_MODEL_FAST_RATE)
+      m->all.n * 1e9 * slack < m->pace * (double) ADAPTRA_MODEL_FAST_RATE)
     return false;
   adaptra_model_estimate (m, now, &est);
   return !est.seeks && !est.latency_bound;

@@ -419,7 +419,7 @@ struct adaptra_model {
   uint64_t next_offset;         /* where the last read started ends
                                    (atomic) */
   uint64_t samples;             /* reads sampled */
-  double n, t, nn, nt;          /* moving averages: size, time, n^2, n*t */
+  struct adaptra_model_mean all; /* of every read */
   double pace;                  /* moving average: a read's pace (see
                                    ADAPTRA_MODEL_FAST_*) */
   double beside;                /* moving average: reads in flight when

@@ -290,7 +290,7 @@ adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
       const struct adaptra_trace t = {
         .kind = ADAPTRA_TRACE_BYPASS,
         .bypass = { .volume = v->id, .on = fast,
-                    .read_ns = v->model.pace, .bytes = v->model.n },
+                    .read_ns = v->model.pace, .bytes = v->model.all.n },
       };
 
       e->cfg.trace (e->cfg.trace_opaque, &t);

@@ -250,7 +250,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->clients = v->clients;
     r->contexts = v->nctx;
     r->bypass = v->bypass;
-    r->backend_read_ns = (uint64_t) v->model.t;
+    r->backend_read_ns = (uint64_t) v->model.all.t;
     r->pages = pages && i < nvolumes ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
     r->readahead_hits = v->readahead_hits;

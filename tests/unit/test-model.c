@@ -798,7 +798,7 @@ test_sequential_disk_is_not_fast (void **state)
   (void) state;
   for (at = 0; at < 64 * MIB; at += 4 * KIB)
     one_read (&b, at, 4 * KIB);
-  assert_true (b.m.t < ADAPTRA_MODEL_FAST_LATENCY_NS);
+  assert_true (b.m.all.t < ADAPTRA_MODEL_FAST_LATENCY_NS);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
   assert_false (estimate (&b).latency_bound);
 }
@@ -817,7 +817,7 @@ test_large_reads_of_a_delay_are_not_fast (void **state)
   (void) state;
   for (at = 0; at < 1024 * MIB; at += 4 * MIB)
     one_read (&b, at, 4 * MIB);
-  assert_true (b.m.t < ADAPTRA_MODEL_FAST_LATENCY_NS +
+  assert_true (b.m.all.t < ADAPTRA_MODEL_FAST_LATENCY_NS +
                4.0 * MIB * SEC / ADAPTRA_MODEL_FAST_BYTES_PER_SEC);
   assert_true (estimate (&b).latency_bound);
   assert_false (adaptra_model_fast (&b.m, b.now, false));
