@@ -10,6 +10,9 @@
 # SYNOPSIS, PARAMETERS and STATISTICS AND CONTROL.  Every tool
 # Makefile.am installs (bin_PROGRAMS) is named in the README, in the
 # Debian package's description and in the filter page's SEE ALSO.
+# Every adaptra-stat command line the README, the documents in docs/
+# and the man pages show runs as written against a live server
+# (check_doc_commands.py).
 
 source "$(dirname "$0")/functions.sh"
 : "${srcdir:=.}"
@@ -40,3 +43,7 @@ for tool in $tools; do
     { echo "nbdkit-adaptra-filter(1)'s SEE ALSO lacks $tool(1)"; exit 1; }
 done
 echo "tools: $tools"
+
+start_server docs null 1M
+$client /usr/bin/python3 "$srcdir/tests/integration/check_doc_commands.py" \
+  "$stats" "$srcdir/README.md" "$srcdir"/docs/*.md "$srcdir"/plugin/*.pod
