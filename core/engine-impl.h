@@ -176,19 +176,42 @@ adaptra_trylock (struct adaptra_engine *e)
   return true;
 }
 
-/* Wait on cond, which drops and retakes the lock. */
-static inline void
-adaptra_wait (struct adaptra_engine *e, pthread_cond_t *cond)
+static inline uint64_t
+adaptra_now (const struct adaptra_engine *e)
 {
+  return e->clock.now_ns (e->clock.opaque);
+}
+
+/* Wait on cond, which drops and retakes the lock, until it is
+ * signalled or the engine's clock reaches deadline (UINT64_MAX: no
+ * deadline); a spurious return is possible, so callers look again.
+ * The conds run on CLOCK_MONOTONIC (engine.c); the deadline is taken
+ * as its distance from the engine's clock now, so that a fake clock
+ * (the tests') waits as long in real time as it is ahead of now.
+ */
+static inline void
+adaptra_wait (struct adaptra_engine *e, pthread_cond_t *cond,
+              uint64_t deadline)
+{
+  uint64_t now, at;
+  struct timespec ts;
+
   assert_locked (e);
   if (e->clock.wait) {
     adaptra_unlock (e);
-    e->clock.wait (e->clock.opaque);
+    e->clock.wait (e->clock.opaque, deadline);
     adaptra_lock (e);
     return;
   }
   set_lock_owner (e, 0);
-  pthread_cond_wait (cond, &e->lock);
+  if (deadline == UINT64_MAX)
+    pthread_cond_wait (cond, &e->lock);
+  else if ((now = adaptra_now (e)) < deadline) {
+    at = adaptra_monotonic_ns () + (deadline - now);
+    ts.tv_sec = (time_t) (at / UINT64_C (1000000000));
+    ts.tv_nsec = (long) (at % UINT64_C (1000000000));
+    pthread_cond_timedwait (cond, &e->lock, &ts);
+  }
   set_lock_owner (e, adaptra_lock_self ());
 }
 
@@ -256,12 +279,6 @@ static inline struct adaptra_stats *
 adaptra_stats_here (struct adaptra_engine *e)
 {
   return &e->shards[adaptra_shard_here ()].s;
-}
-
-static inline uint64_t
-adaptra_now (const struct adaptra_engine *e)
-{
-  return e->clock.now_ns (e->clock.opaque);
 }
 
 /* readahead.c: the read-ahead decision, lock held. */

@@ -97,6 +97,7 @@ adaptra_engine_new (const struct adaptra_config *cfg,
                     struct adaptra_engine **out, char *why, size_t len)
 {
   struct adaptra_engine *e;
+  pthread_condattr_t monotonic;
   uint64_t frame_bytes;
   unsigned i;
   int r;
@@ -142,8 +143,14 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   adaptra_pool_on_lost (&e->pool, on_lost, e);
   pthread_mutex_init (&e->lock, NULL);
   pthread_mutex_init (&e->page_counts.lock, NULL);
+  /* Readers wait for pages with a deadline on the engine's clock,
+   * which is monotonic (adaptra_wait).
+   */
+  pthread_condattr_init (&monotonic);
+  pthread_condattr_setclock (&monotonic, CLOCK_MONOTONIC);
   for (i = 0; i < ADAPTRA_WAIT_QUEUES; i++)
-    pthread_cond_init (&e->page_done[i], NULL);
+    pthread_cond_init (&e->page_done[i], &monotonic);
+  pthread_condattr_destroy (&monotonic);
   pthread_cond_init (&e->job_queued, NULL);
   pthread_cond_init (&e->hint_queued, NULL);
   pthread_cond_init (&e->job_done, NULL);

@@ -923,7 +923,7 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
         blocked = true;
       }
       if (!adaptra_prefetch_steal (e, p, span.last, ctx))
-        adaptra_wait (e, adaptra_wait_queue (e, p));
+        adaptra_wait (e, adaptra_wait_queue (e, p), UINT64_MAX);
     }
   }
   adaptra_unlock (e);

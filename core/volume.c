@@ -95,7 +95,7 @@ wait_jobs (struct adaptra_engine *e, const struct adaptra_volume *v)
 {
   assert_locked (e);
   while (v->running > 0)
-    adaptra_wait (e, &e->job_done);
+    adaptra_wait (e, &e->job_done, UINT64_MAX);
 }
 
 /* True if one of v's contexts is not among the n of ctxs.  Lock held. */

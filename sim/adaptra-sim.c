@@ -263,7 +263,7 @@ sim_now (void *opaque)
 }
 
 static int sim_pread (void *ctx, void *buf, uint32_t count, uint64_t offset);
-static void sim_wait (void *opaque);
+static void sim_wait (void *opaque, uint64_t deadline);
 static void start_workers (struct sim *s);
 
 /* Check and apply the configuration; a refusal names the option as
@@ -521,10 +521,12 @@ wanted (const struct worker *w)
  * (sim_model_pin), and go on from then: its worker is free and, with
  * the others, takes what the completion let through, as a thread
  * takes its next job when its read ends.  The reader looks again and,
- * if its page is still in flight, waits for the next.
+ * if its page is still in flight, waits for the next.  A read due past
+ * the reader's deadline is left in flight: the clock goes to the
+ * deadline, and the reader reads its pages itself.
  */
 static void
-sim_wait (void *opaque)
+sim_wait (void *opaque, uint64_t deadline)
 {
   struct worker *first = NULL, *any = NULL;
   uint64_t done;
@@ -549,6 +551,10 @@ sim_wait (void *opaque)
   i = (unsigned) (first - S->workers);
   retime_worker (S, i, sim_model_pin (&S->model, i));
   done = first->done;
+  if (done > deadline) {
+    S->now = deadline > S->now ? deadline : S->now;
+    return;
+  }
   late (S, done, first->count);
   S->waited = true;
   if (done > S->req_done)

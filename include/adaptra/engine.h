@@ -45,12 +45,15 @@ struct adaptra_clock {
   uint64_t (*now_ns) (void *opaque);
   /* Optional.  Called, without the engine's lock, where a reader waits
    * for a backend read in flight (a worker's job that holds a page it
-   * needs); returns when some read in flight completed.  NULL: the
-   * reader sleeps until the worker thread wakes it.  For adaptra-sim,
-   * which runs no thread: its hook completes its simulated workers'
-   * reads in virtual time.
+   * needs); returns when some read in flight completed, or when now_ns
+   * reached deadline_ns (UINT64_MAX: none), whichever comes first: a
+   * reader waits no longer than reading its pages itself would take
+   * (core/read.c: hedge).  NULL: the reader sleeps until the worker
+   * thread wakes it or the deadline passes.  For adaptra-sim, which
+   * runs no thread: its hook completes its simulated workers' reads in
+   * virtual time.
    */
-  void (*wait) (void *opaque);
+  void (*wait) (void *opaque, uint64_t deadline_ns);
   void *opaque;
 };
 

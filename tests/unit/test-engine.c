@@ -1280,9 +1280,10 @@ hook_now (void *opaque)
 }
 
 static void
-hook_wait (void *opaque)
+hook_wait (void *opaque, uint64_t deadline)
 {
   (void) opaque;
+  (void) deadline;
   hook_calls++;
   assert_non_null (hooked_job);
   now_ns += 5000000;
