@@ -320,6 +320,25 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
   __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
 }
 
+/* Client c's read of the bytes request r wants of pages [p, p + n)
+ * straight from the backend into its buffer, counted (count_direct);
+ * returns 0 or the backend's error.  Lock not held.
+ */
+static int
+read_straight (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+               const struct adaptra_request *r, uint64_t p, uint64_t n)
+{
+  uint64_t start = max_u64 (p << e->page_shift, r->offset);
+  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  int err;
+
+  assert_unlocked (e);
+  err = e->backend.pread (ctx, r->buf + (start - r->offset),
+                          (uint32_t) (end - start), start - c->volume->base);
+  count_direct (e, c, end - start, err);
+  return err;
+}
+
 /* How often the reads of a volume that stepped aside feed the
  * throughput estimates (read_aside): at most once in this time.  A
  * sample takes the engine lock, and a stepped-aside read from a fast
@@ -356,9 +375,7 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
 
   assert_unlocked (e);
   t0 = adaptra_now (e);
-  err = e->backend.pread (ctx, r->buf + (start - r->offset),
-                          (uint32_t) (end - start), start - c->volume->base);
-  count_direct (e, c, end - start, err);
+  err = read_straight (e, c, ctx, r, p, n);
   /* Samples are timed by the reads' starts, so that a read not sampled
    * costs one clock reading, not two; signed, since a concurrent read
    * that started later may have stored its start first.
@@ -409,6 +426,82 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
     n++;
   adaptra_unlock (e);
   err = read_aside (e, c, ctx, r, p, n);
+  adaptra_lock (e);
+  *pp = p + n;
+  return err;
+}
+
+/* How long a reader waits for a page that a read already started
+ * holds (a worker's job, another client's miss): no longer than
+ * reading what it needs itself would take, the model's time for one
+ * read of the rest of its request, pages [p, last), after the bytes in
+ * flight at the backend now, which a link that shares its bandwidth
+ * fairly would deliver first (fetch_ns).  Then it reads them itself
+ * (read_hedged): a bound by construction on every wait, where sizing
+ * the jobs bounds none.  Behind a token bucket (the rate filter in
+ * front of a remote store) the read that wakes first takes the tokens
+ * there are, so the reads in flight end out of order, the largest and
+ * oldest last, and that is often the job that holds the reader's next
+ * page: a 64 KiB reader waited 30-50 ms for it where its own read
+ * takes 5.  The cost is the hedged bytes read twice; counting the
+ * bytes in flight keeps it to the reads that a fair link would have
+ * served sooner (without them, adaptra-sim's 16 streams on a busy
+ * link read 27% of their bytes twice).
+ *
+ * Not where distance costs (the model's seeks: a disk's head): the
+ * job's run is one pass of the head, and the reader's own read of a
+ * page in it sends the head there out of turn and back, a seek each
+ * way for every read in the queue behind it, so waiting for the run is
+ * the faster way to the page.  Nor before the model has timed a read
+ * and a rate (its time would be nought).  Returns the deadline on the
+ * engine's clock, UINT64_MAX for none.  Lock held.
+ */
+static uint64_t
+hedge_deadline (struct adaptra_engine *e, const struct adaptra_volume *v,
+                uint64_t p, uint64_t last)
+{
+  struct adaptra_model_estimate est;
+  uint64_t now = adaptra_now (e);
+  uint64_t bytes = adaptra_clamp_to_size (p << e->page_shift,
+                                          (last - p) << e->page_shift,
+                                          v->base + v->size);
+
+  assert_locked (e);
+  adaptra_model_estimate (&e->model, now, &est);
+  if (est.seeks || est.bandwidth == 0 || est.fixed_ns == 0)
+    return UINT64_MAX;
+  return now + adaptra_model_fetch_ns (&est, bytes +
+                                       adaptra_model_running (&e->model));
+}
+
+/* A reader's wait for page *pp passed its deadline (hedge_deadline):
+ * read the bytes request r wants of the run of pages in flight from
+ * *pp (up to last) straight from the backend into the client's buffer,
+ * as read_direct does, and advance *pp past them.  The read that holds
+ * them goes on and fills the pool's pages when it ends; nothing here
+ * writes them.  Coherency is read_direct's: the hedged read starts
+ * after the request, so after any write that reached the backend
+ * before it (a write that races the request may land on either side
+ * of it, as for any read); a write meanwhile flags the pool's pages
+ * STALE, as ever.  A backend error fails the request as a read of its
+ * own would.  Lock held on entry and exit, dropped for the read.
+ */
+static int
+read_hedged (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
+             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
+{
+  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t p = *pp, n = 1;
+  uint32_t f;
+  int err;
+
+  assert_locked (e);
+  while (p + n < last && n < request_max &&
+         (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
+         adaptra_pool_page (&e->pool, f)->state != ADAPTRA_PAGE_READY)
+    n++;
+  adaptra_unlock (e);
+  err = read_straight (e, c, ctx, r, p, n);
   adaptra_lock (e);
   *pp = p + n;
   return err;
@@ -856,8 +949,8 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_volume *v;
   struct adaptra_stats *st;
   uint64_t stream_id = 0;
-  bool blocked = false, bypass, deep = false;
-  uint64_t p, from;
+  bool blocked = false, hedged = false, bypass, deep = false;
+  uint64_t p, from, deadline = UINT64_MAX, waits_at = UINT64_MAX;
   int err = 0;
 
   adaptra_lock (e);
@@ -922,8 +1015,20 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
           s->late++;
         blocked = true;
       }
-      if (!adaptra_prefetch_steal (e, p, span.last, ctx))
-        adaptra_wait (e, adaptra_wait_queue (e, p), UINT64_MAX);
+      if (adaptra_prefetch_steal (e, p, span.last, ctx))
+        continue;
+      if (p != waits_at) {
+        waits_at = p;
+        deadline = hedge_deadline (e, v, p, span.last);
+      }
+      if (adaptra_now (e) < deadline)
+        adaptra_wait (e, adaptra_wait_queue (e, p), deadline);
+      else {
+        if (!hedged)
+          adaptra_stat_add (&st->io_hedge, 1);
+        hedged = true;
+        err = read_hedged (e, c, ctx, &r, &p, span.last);
+      }
     }
   }
   adaptra_unlock (e);

@@ -80,6 +80,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   COUNTER (readahead_follow,
            "Misses that followed a window already holding the pages ahead"),
   COUNTER (io_block, "Client reads that waited for an in-flight page"),
+  COUNTER (io_hedge, "Of those, reads that stopped waiting and read the pages"
+           " themselves"),
   COUNTER (io_congestion, "Windows skipped because the backend was congested"),
   COUNTER (evicted, "Pages evicted from the pool"),
   COUNTER (evicted_unread,

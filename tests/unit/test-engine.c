@@ -1323,6 +1323,216 @@ test_reader_waits_in_clock_hook (void **state)
   assert_int_equal (stats ().backend_latency_ns, 5000000);
 }
 
+/* The hedge tests (read.c: hedge_deadline): a worker's job of the 1
+ * MiB at 1 MiB held inside the backend, and a reader of HEDGE_COUNT
+ * bytes of it in another thread.
+ */
+#define HEDGE_JOB (UINT64_C (1) << 20)
+#define HEDGE_OFFSET (HEDGE_JOB + PAGE + 5)
+#define HEDGE_COUNT (2 * PAGE)
+#define MS UINT64_C (1000000)
+
+static pthread_t hedge_job_thread, hedge_reader_thread;
+static unsigned char hedge_buf[HEDGE_COUNT];
+static int hedge_err;
+
+static void *
+hedge_drain (void *arg)
+{
+  (void) arg;
+  drain ();
+  return NULL;
+}
+
+static void *
+hedge_read (void *arg)
+{
+  (void) arg;
+  hedge_err = adaptra_read (e, client, &client_ctx, hedge_buf, HEDGE_COUNT,
+                            HEDGE_OFFSET);
+  return NULL;
+}
+
+/* Teach the engine's model a backend: a remote store (5 ms a read, 200
+ * MiB/s, far as near) or, if disk, a disk's head (a read that does not
+ * continue the last seeks 8 ms; 150 MB/s), by reads of 64 KiB and 1
+ * MiB on the fake clock.
+ */
+static void
+teach_model (bool disk)
+{
+  struct adaptra_model *m = &e->model;
+  uint64_t at = 0, last_end = 0;
+  unsigned i;
+
+  for (i = 0; i < 400; i++) {
+    uint64_t bytes = i % 2 ? HEDGE_JOB : 65536;
+    uint64_t offset = disk && i % 4 == 3 ? at + 64 * HEDGE_JOB : at;
+    enum adaptra_model_distance where = adaptra_model_start (m, offset, bytes);
+    uint64_t t0 = now_ns;
+
+    now_ns += disk ? (offset == last_end ? 0 : 8 * MS) + bytes * SEC / 150000000
+      : 5 * MS + bytes * SEC / (200 * HEDGE_JOB);
+    adaptra_model_end (m, bytes);
+    adaptra_model_sample (m, bytes, t0, now_ns, where);
+    last_end = offset + bytes;
+    at += bytes;
+  }
+}
+
+/* Queue the job, let a worker thread take it into the backend and hold
+ * it there, start the reader and wait until it blocks on the job.
+ */
+static void
+hedge_start (void)
+{
+  unsigned i;
+
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  adaptra_cache_hint (e, client, HEDGE_JOB, HEDGE_JOB);
+  gate = true;
+  pthread_create (&hedge_job_thread, NULL, hedge_drain, NULL);
+  sem_wait (&entered);                  /* the job is in the backend */
+  pthread_create (&hedge_reader_thread, NULL, hedge_read, NULL);
+  for (i = 0; i < 5000 && stats ().io_block < 1; i++)
+    usleep (1000);
+  assert_int_equal (stats ().io_block, 1);
+}
+
+/* The fake clock passes the reader's deadline (its own read of 8 KiB
+ * and a page after the job's 1 MiB in flight: 10.04 ms): it reads its
+ * pages itself, not held, and returns while the job is still held.
+ */
+static void
+hedge_past_deadline (void)
+{
+  struct timespec limit;
+
+  /* Past its read alone (5.04 ms), not past the job's bytes. */
+  __atomic_fetch_add (&now_ns, 6 * MS, __ATOMIC_SEQ_CST);
+  usleep (20000);
+  assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
+  assert_int_equal (stats ().io_hedge, 0);
+  gate = false;
+  __atomic_fetch_add (&now_ns, 5 * MS, __ATOMIC_SEQ_CST);
+  clock_gettime (CLOCK_REALTIME, &limit);
+  limit.tv_sec += 5;
+  assert_int_equal (pthread_timedjoin_np (hedge_reader_thread, NULL, &limit),
+                    0);
+  assert_int_equal (stats ().io_hedge, 1);
+  assert_true (stats ().pages_in_flight > 0);           /* the job's */
+}
+
+/* Let the job end, and check that it filled the pool: the whole 1 MiB
+ * reads right, from the pool alone unless a write dropped pages.
+ */
+static void
+hedge_finish (bool written)
+{
+  unsigned before;
+
+  sem_post (&release);
+  pthread_join (hedge_job_thread, NULL);
+  sem_destroy (&entered);
+  sem_destroy (&release);
+  assert_int_equal (stats ().pages_in_flight, 0);
+  before = calls;
+  read_check (HEDGE_JOB, HEDGE_JOB);
+  if (written)
+    assert_true (calls > before && stats ().prefetch_stale > 0);
+  else
+    assert_int_equal (calls, before);
+}
+
+/* A reader behind a job in flight waits no longer than its own read
+ * would take: then it reads its bytes itself, the job goes on and
+ * fills the pool.
+ */
+static void
+test_hedge_after_deadline (void **state)
+{
+  (void) state;
+  teach_model (false);
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5000;
+  hedge_start ();
+  hedge_past_deadline ();
+  assert_int_equal (hedge_err, 0);
+  assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
+  hedge_finish (false);
+}
+
+/* A hedged read that fails fails the client's read as its own read
+ * would; the job is not harmed.
+ */
+static void
+test_hedge_error (void **state)
+{
+  (void) state;
+  teach_model (false);
+  hedge_start ();
+  fail_ctx = &client_ctx;
+  hedge_past_deadline ();
+  fail_ctx = NULL;
+  assert_int_equal (hedge_err, EIO);
+  assert_int_equal (stats ().backend_errors, 1);
+  hedge_finish (false);
+}
+
+/* A write that reaches the backend while the hedged read is there:
+ * the read returns the bytes before it (a read that races a write may
+ * return either), the pool none: the job's pages it covers are STALE,
+ * the job's end drops them, and the next read has the write's bytes.
+ */
+static unsigned char before_write[HEDGE_COUNT];
+
+static void
+write_during_hedge (uint64_t offset, uint32_t count)
+{
+  (void) count;
+  if (offset == HEDGE_OFFSET)
+    write_disk (HEDGE_OFFSET + 100, 200, 0xa5);
+}
+
+static void
+test_write_during_hedge (void **state)
+{
+  (void) state;
+  teach_model (false);
+  memcpy (before_write, disk + HEDGE_OFFSET, HEDGE_COUNT);
+  hedge_start ();
+  during_read = write_during_hedge;
+  hedge_past_deadline ();
+  during_read = NULL;
+  assert_int_equal (hedge_err, 0);
+  assert_memory_equal (hedge_buf, before_write, HEDGE_COUNT);
+  assert_memory_not_equal (disk + HEDGE_OFFSET, before_write, HEDGE_COUNT);
+  hedge_finish (true);
+}
+
+/* Where distance costs (a disk's head), the reader waits for the job
+ * however long it takes: its own read would cost a seek there and back.
+ */
+static void
+test_no_hedge_where_seeks (void **state)
+{
+  (void) state;
+  teach_model (true);
+  hedge_start ();
+  __atomic_fetch_add (&now_ns, SEC, __ATOMIC_SEQ_CST);
+  usleep (50000);
+  assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
+  assert_int_equal (sem_trywait (&entered), -1);        /* no read of its own */
+  gate = false;
+  sem_post (&release);                  /* the job ends; so does the wait */
+  pthread_join (hedge_reader_thread, NULL);
+  assert_int_equal (hedge_err, 0);
+  assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
+  assert_int_equal (stats ().io_hedge, 0);
+  hedge_finish (false);
+}
+
 /* A reader that needs a page of a queued chunk reads the part up to the
  * end of its request when at least ADAPTRA_JOB_MIN is left; the rest
  * stays queued, is read once, and a write that lands on it meanwhile
@@ -2922,6 +3132,10 @@ main (void)
     T (test_chunk_and_flight_limit),
     T (test_taken_job_timed_from_its_take),
     T (test_reader_waits_in_clock_hook),
+    T (test_hedge_after_deadline),
+    T (test_hedge_error),
+    T (test_write_during_hedge),
+    T (test_no_hedge_where_seeks),
     T (test_slow_backend_limit_floor),
     T (test_steal_splits_chunk),
     T (test_congestion_by_throughput),
