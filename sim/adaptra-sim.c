@@ -548,13 +548,13 @@ sim_wait (void *opaque, uint64_t deadline)
     first = any;
   if (!first)
     cli_die ("internal error: a reader waits and no read is in flight");
-  i = (unsigned) (first - S->workers);
-  retime_worker (S, i, sim_model_pin (&S->model, i));
-  done = first->done;
-  if (done > deadline) {
+  if (first->done > deadline) {
     S->now = deadline > S->now ? deadline : S->now;
     return;
   }
+  i = (unsigned) (first - S->workers);
+  retime_worker (S, i, sim_model_pin (&S->model, i));
+  done = first->done;
   late (S, done, first->count);
   S->waited = true;
   if (done > S->req_done)
