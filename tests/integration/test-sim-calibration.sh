@@ -18,10 +18,9 @@
 #     seeks (the order of the reads) within CALIBRATION_BOUND of each
 #     figure the table gives, the hit within HIT_BOUND (the filter's
 #     runs spread by 5-10%).  Each row is simulated at every client
-#     round trip of CLIENT_RTTS, a request's time outside the backend
-#     (in the filter's request logs, scripts/bench/run --requests, the
-#     next request came 22-32 us after the reply, medians of W1 and W3,
-#     and a hit took 7-10 us), and held by the median run's figures: a
+#     round trip of SIM_CLIENT_RTTS (functions.sh), a request's time
+#     outside the backend (the bench's client's, and a hit took 7-10
+#     us), and held by the median run's figures: a
 #     reader that reaches its page microseconds before or after it
 #     completes decides a single run's hit, which swings by tens of
 #     percent as the round trip moves by 2 us (W3: 63-86%), and by
@@ -45,7 +44,6 @@ SEED_AMPL_MAX=1.05
 SEED_FIXED_EVICTED_MIN=10
 CALIBRATION_BOUND=0.06
 HIT_BOUND=0.10
-CLIENT_RTTS=$(seq -s, -f %gus 20 2 40)
 
 seed=(--pool 64M --workload streams:800:1K:4K --duration 3600 --json)
 "$ADAPTRA_SIM" "${seed[@]}" | tail -n 1 > "$tmpdir/seed.json"
@@ -54,7 +52,7 @@ seed=(--pool 64M --workload streams:800:1K:4K --duration 3600 --json)
 python3 - "$ADAPTRA_SIM" "$(dirname "$0")/sim-calibration.csv" "$tmpdir" \
   "$SEED_HIT_MIN" "$SEED_EVICTED_MAX" "$SEED_AMPL_MAX" \
   "$SEED_FIXED_EVICTED_MIN" "$CALIBRATION_BOUND" "$HIT_BOUND" \
-  "$CLIENT_RTTS" <<'PY'
+  "$SIM_CLIENT_RTTS" <<'PY'
 import csv, json, os, statistics, subprocess, sys
 
 sim, table, tmp = sys.argv[1:4]
