@@ -1266,10 +1266,10 @@ print_sweep_row (const struct result *r, double *c)
 }
 
 /* The sweep's last row: each column's median over the n runs of rows
- * (NCOLS a run), sorted in place.  A figure that hangs on whether a
- * reader reaches its window microseconds before or after it completes
- * (the client's round trip) swings from run to run; its median over a
- * few round trips and durations does not.
+ * (NCOLS a run).  A figure that hangs on whether a reader reaches its
+ * window microseconds before or after it completes swings from one
+ * client round trip to the next; its median over a few round trips
+ * does not.
  */
 static void
 print_sweep_median (double *rows, size_t n)
