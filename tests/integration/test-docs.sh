@@ -8,8 +8,12 @@
 # table (control/control.c); check_docs.py compares both with
 # README.md's parameter table and protocol list and with the man page's
 # SYNOPSIS, PARAMETERS and STATISTICS AND CONTROL.  Every tool
-# Makefile.am installs (bin_PROGRAMS) is named in the README, in the
-# Debian package's description and in the filter page's SEE ALSO.
+# Makefile.am installs (bin_PROGRAMS) is named in the README and
+# docs/DEPLOYMENT.md (the package's contents), in the Debian package's
+# description and in the filter page's SEE ALSO.
+# Every adaptra-stat command line the README, the documents in docs/
+# and the man pages show runs as written against a live server
+# (check_doc_commands.py).
 
 source "$(dirname "$0")/functions.sh"
 : "${srcdir:=.}"
@@ -28,8 +32,10 @@ tools=$(sed -n 's|^bin_PROGRAMS +\{0,1\}= *[a-z]*/\(adaptra-[a-z]*\)$|\1|p' \
           "$srcdir/Makefile.am")
 test "$(echo "$tools" | wc -w)" -ge 3
 for tool in $tools; do
-  grep -q "\`$tool\`" "$srcdir/README.md" ||
-    { echo "README.md does not name $tool"; exit 1; }
+  for doc in README.md docs/DEPLOYMENT.md; do
+    grep -q "\`$tool\`" "$srcdir/$doc" ||
+      { echo "$doc does not name $tool"; exit 1; }
+  done
   # (A release tarball has no debian/: make dist leaves it out.)
   if [ -f "$srcdir/debian/control" ]; then
     sed -n '/^Description:/,$p' "$srcdir/debian/control" | grep -qw "$tool" ||
@@ -40,3 +46,7 @@ for tool in $tools; do
     { echo "nbdkit-adaptra-filter(1)'s SEE ALSO lacks $tool(1)"; exit 1; }
 done
 echo "tools: $tools"
+
+start_server docs null 1M
+$client /usr/bin/python3 "$srcdir/tests/integration/check_doc_commands.py" \
+  "$stats" "$srcdir/README.md" "$srcdir"/docs/*.md "$srcdir"/plugin/*.pod

@@ -17,6 +17,10 @@
 #  4. A write through one export drops none of another export's pages.
 #  5. A plugin that serialises requests: named exports are read ahead
 #     in the readers' threads, with one warning, every byte right.
+#  6. docs/DEPLOYMENT.md's "Updating an image": a new version of an
+#     image, published under a new name of the same size while a guest
+#     reads the old one, is read right by new guests, and the old
+#     guest keeps reading the old version after its file is removed.
 
 source "$(dirname "$0")/functions.sh"
 srcdir=$(cd "$(dirname "$0")" && pwd)
@@ -184,4 +188,41 @@ $client adaptra-stat "$stats" --command exports |
   grep -qE '^[0-9]+ +a\.img +export +[0-9]+ +[0-9]+ +0 ' ||
   { echo "FAIL: a serialising plugin's named export has contexts"; exit 1; }
 echo "serialising plugin: named exports right, read ahead by their readers"
+
+# --- 6. a new version of an image under a new name --------------------
+kill "$(cat "$tmpdir/serial.pid")"
+cp "$images/b.img" "$tmpdir/vm1-v1"
+start_server update file dir="$images" adaptra-pool=4M --filter=delay rdelay=1ms
+$client /usr/bin/python3 - "$sock" "$images" "$tmpdir/vm1-v1" <<'PY'
+import os, sys, nbd
+sock, images, v1_copy = sys.argv[1:4]
+v1 = open(v1_copy, "rb").read()
+
+def connect(name):
+    h = nbd.NBD()
+    h.set_export_name(name)
+    h.connect_unix(sock)
+    return h
+
+def scan(h, size):
+    return b"".join(h.pread(min(65536, size - o), o)
+                    for o in range(0, size, 65536))
+
+old = connect("b.img")
+if scan(old, len(v1)) != v1:
+    sys.exit("FAIL: the old version read wrong")
+v2 = bytes(b ^ 0x5a for b in v1)        # same size, every byte changed
+with open(os.path.join(images, "b-v2.img"), "wb") as f:
+    f.write(v2)
+for i in range(2):
+    new = connect("b-v2.img")
+    if scan(new, len(v2)) != v2:
+        sys.exit("FAIL: guest %d of the new version read the old one" % i)
+    new.shutdown()
+os.unlink(os.path.join(images, "b.img"))
+if scan(old, len(v1)) != v1:
+    sys.exit("FAIL: the old guest lost its version")
+old.shutdown()
+print("update: the new version under a new name, the old one kept")
+PY
 echo "test-exports: ok"
