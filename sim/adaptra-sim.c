@@ -149,6 +149,7 @@ struct options {
   bool json;
   const char *plot;
   const char *head;             /* --head: the disk's head trace */
+  const char *waits;            /* --waits: the reads that waited */
   struct sweep sweep[NSWEEP];
   uint64_t seed;
 };
@@ -259,6 +260,7 @@ struct sim {
   uint64_t late_requests, late_bytes; /* backend reads completed after
                                          the end: not counted */
   FILE *plot;
+  FILE *waits;                  /* --waits */
   struct adaptra_stream_row *rows;
   size_t nrows;
 };
@@ -713,6 +715,10 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
   s->requests++;
   s->hits += !s->waited;
   s->req_done += s->o->client_rtt_ns;
+  if (s->waits && s->waited)
+    fprintf (s->waits, "%.6f %d %" PRIu64 " %" PRIu32 " %.4f\n",
+             (double) t / 1e9, client, offset, count,
+             (double) (s->req_done - t) / 1e6);
   if (sim_latency_add (&s->lat, (double) (s->req_done - t) / 1e6) == -1)
     cli_die ("out of memory");
   return s->req_done;
@@ -980,6 +986,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   s.model.size = export_size;
   if (o->head && (s.model.head_log = fopen (o->head, "w")) == NULL)
     cli_die ("--head=%s: %s", o->head, strerror (errno));
+  if (o->waits && (s.waits = fopen (o->waits, "w")) == NULL)
+    cli_die ("--waits=%s: %s", o->waits, strerror (errno));
   s.export_size = export_size;
   s.end = o->duration_ns;
   s.client_ctx.worker = -1;
@@ -1101,6 +1109,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   engine_close (&s);
   if (s.model.head_log && fclose (s.model.head_log) != 0)
     cli_die ("--head=%s: %s", o->head, strerror (errno));
+  if (s.waits && fclose (s.waits) != 0)
+    cli_die ("--waits=%s: %s", o->waits, strerror (errno));
   sim_model_free (&s.model);
   sim_latency_free (&s.lat);
   for (i = 0; i < o->nwl; i++)
@@ -1323,6 +1333,7 @@ usage (FILE *f)
     "  --json                 one JSON object per run, the last line\n"
     "  --plot FILE.png        window size and pool use over time\n"
     "  --head FILE            disk: each read as the head serves it\n"
+    "  --waits FILE           each client read that waited, and how long\n"
     "  --seed N               seed of the random workloads (1)\n"
     "  --help\n");
 }
@@ -1492,6 +1503,7 @@ enum {
   OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
   OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
   OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_HEAD,
+  OPT_WAITS,
   OPT_SEED,
   OPT_HELP,
 };
@@ -1514,6 +1526,7 @@ static const struct option long_options[] = {
   { "json", no_argument, NULL, OPT_JSON },
   { "plot", required_argument, NULL, OPT_PLOT },
   { "head", required_argument, NULL, OPT_HEAD },
+  { "waits", required_argument, NULL, OPT_WAITS },
   { "seed", required_argument, NULL, OPT_SEED },
   { "help", no_argument, NULL, OPT_HELP },
   { NULL, 0, NULL, 0 },
@@ -1579,6 +1592,7 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_JSON: o->json = true; break;
     case OPT_PLOT: o->plot = optarg; break;
     case OPT_HEAD: o->head = optarg; break;
+    case OPT_WAITS: o->waits = optarg; break;
     case OPT_SEED: o->seed = count_arg ("seed", optarg, 0, UINT64_MAX); break;
     case OPT_HELP: usage (stdout); exit (EXIT_SUCCESS);
     case ':':
@@ -1620,6 +1634,8 @@ main (int argc, char **argv)
     cli_die ("--plot=%s: plots one run, not a --sweep", o.plot);
   if (o.head && runs > 1)
     cli_die ("--head=%s: traces one run, not a --sweep", o.head);
+  if (o.waits && runs > 1)
+    cli_die ("--waits=%s: traces one run, not a --sweep", o.waits);
   if (!o.json && runs > 1) {
     rows = malloc (runs * NCOLS * sizeof *rows);
     if (!rows)

@@ -254,6 +254,9 @@ rejects "--trace=$tmpdir/none" --trace "$tmpdir/none"
 echo "1,read,0" > "$tmpdir/bad.csv"
 rejects "--trace=$tmpdir/bad.csv: line 1" --trace "$tmpdir/bad.csv"
 rejects "--head=$tmpdir/h: only the disk model" --head "$tmpdir/h" "${w[@]}"
+rejects "--waits=$tmpdir/w: traces one run" --waits "$tmpdir/w" \
+  --sweep pool=1M,2M "${w[@]}"
+rejects "--waits=$tmpdir/none/w: No such" --waits "$tmpdir/none/w" "${w[@]}"
 
 # --head writes the disk's head trace, a line a backend read, whose
 # seeks add up to the run's seek_s.
@@ -268,6 +271,21 @@ assert len(lines) >= d["backend_requests"] > 0, (len(lines), d)
 seeks = sum(float(l[5]) for l in lines)
 assert d["seek_s"] > 0 and abs(seeks - d["seek_s"]) < 1e-3 * len(lines), \
     (seeks, d["seek_s"])
+PY
+
+# --waits writes each client read that waited, a line each: one a
+# read the run did not count as a hit, the longest its max latency.
+sim --pool 64M --workload streams:1:100G:64K:0 --duration 1 \
+  --client-rtt 30us --waits "$tmpdir/waits" --json > "$tmpdir/w1.json"
+python3 - "$tmpdir/w1.json" "$tmpdir/waits" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+lines = [l.split() for l in open(sys.argv[2])]
+misses = round(d["client_requests"] * (1 - d["hit_pct"] / 100))
+assert len(lines) == misses > 0, (len(lines), d)
+assert all(len(l) == 5 and int(l[3]) == 65536 for l in lines), lines[:3]
+assert [float(l[0]) for l in lines] == sorted(float(l[0]) for l in lines)
+assert abs(max(float(l[4]) for l in lines) - d["max_latency_ms"]) < 1e-3, d
 PY
 
 # --plot draws a PNG (where gnuplot runs).
