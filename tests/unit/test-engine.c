@@ -1686,6 +1686,35 @@ test_auto_max_late_stops_at_delivery (void **state)
   assert_true (biggest * PAGE <= 8 * 200000000 / 1000 * 5);
 }
 
+/* The same where a read's transfer is most of its time (5 ms a read,
+ * 50 MB/s, 1 MiB reads: 26 ms each), as at a busy link where reads
+ * wait behind others: parallel reads hide little there, and the cap
+ * stops at 2 x R x L (readahead.c, LATE_SLOW_CAP_BDPS), here under the
+ * 1M floor, so no window passes the floor and the request its reader
+ * reads itself; at 8 x R x L one reached 1537 pages.
+ */
+static void
+test_auto_max_late_slow_reads (void **state)
+{
+  uint64_t off;
+  unsigned i;
+
+  (void) state;
+  restart_auto_max (64 * 1024 * 1024);
+  read_ns = 5000000;
+  read_ns_per_kib = 20000;
+  for (i = 0; i < 24; i++) {
+    adaptra_cache_hint (e, client, 0, 4 * 1024 * 1024);
+    drain ();
+    adaptra_invalidate (e, volume, 0, 4 * 1024 * 1024);
+  }
+  ntraces = 0;
+  for (off = 0; off < 16 * 1024 * 1024; off += 1024 * 1024)
+    read_check (off, 1024 * 1024);
+  assert_true (stats ().io_block > 0);
+  assert_true (biggest_window () <= 2 * 256);
+}
+
 static void
 test_size_and_clients (void **state)
 {
@@ -2935,6 +2964,7 @@ main (void)
     T (test_rescue_pages_in_danger),
     T (test_auto_max_grows_when_late),
     T (test_auto_max_late_stops_at_delivery),
+    T (test_auto_max_late_slow_reads),
     T (test_size_and_clients),
     T (test_small_pool_settles),
     T (test_tunables),
