@@ -20,11 +20,11 @@
 #     runs spread by 5-10%).  Each row is simulated at every client
 #     round trip of SIM_CLIENT_RTTS (functions.sh), a request's time
 #     outside the backend (the bench's client's, and a hit took 7-10
-#     us), and held by the median run's figures: a
-#     reader that reaches its page microseconds before or after it
-#     completes decides a single run's hit, which swings by tens of
-#     percent as the round trip moves by 2 us (W3: 63-86%), and by
-#     whole windows when the engine's timing changes.  A figure the
+#     us), and held by the median run's figures: a reader that reaches
+#     its page microseconds before or after it completes decides a
+#     single run's hit, which swings by tens of percent as the round
+#     trip moves by 2 us (W3: docs/bench/simulator.md), and by whole
+#     windows when the engine's timing changes.  A figure the
 #     table's tie column names is a tie the filter's reader wins some of
 #     the time: it lies between the run without a round trip, whose
 #     reader loses every tie, and the median run, whose reader wins
