@@ -570,6 +570,21 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
 }
 
 uint64_t
+adaptra_model_chunk (const struct adaptra_model_estimate *est,
+                     uint64_t streams)
+{
+  uint64_t fill;
+
+  if (est->limit == UINT64_MAX || est->startup || streams == 0)
+    return est->chunk;
+  fill = est->limit / (streams * ADAPTRA_MODEL_STREAM_READS);
+  if (fill <= est->chunk)
+    return est->chunk;
+  return fill >= ADAPTRA_MODEL_CHUNK_MAX ? ADAPTRA_MODEL_CHUNK_MAX
+    : pow2_floor (fill) << (fill & (fill - 1) ? 1 : 0);
+}
+
+uint64_t
 adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
                         uint64_t bytes)
 {

@@ -295,6 +295,11 @@
  * link then served behind the small ones (40-230 ms each).
  * Otherwise the fitted product within [CHUNK_FLOOR, CHUNK_MAX].
  */
+/* But while few streams compete, a chunk is large enough that their
+ * reads at once, ADAPTRA_MODEL_STREAM_READS each, fill the limit
+ * (adaptra_model_chunk): two streams of four 64 KiB reads kept half the
+ * remote model's product in flight and read 118 MiB/s of its 200.
+ */
 #define ADAPTRA_MODEL_CHUNK_DIVISOR 16
 #define ADAPTRA_MODEL_CHUNK_MIN (64 * 1024)
 #define ADAPTRA_MODEL_CHUNK_FLOOR (256 * 1024)
@@ -505,6 +510,14 @@ extern void adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes);
 extern void adaptra_model_estimate (const struct adaptra_model *m,
                                     uint64_t now,
                                     struct adaptra_model_estimate *est);
+
+/* The largest job while streams streams compete (est->chunk, or more
+ * where fewer streams than would fill est->limit with their reads at
+ * once compete, past startup): a power of two up to
+ * ADAPTRA_MODEL_CHUNK_MAX.
+ */
+extern uint64_t adaptra_model_chunk (const struct adaptra_model_estimate *est,
+                                     uint64_t streams);
 
 /* Expected time for one read of bytes now: the line's fixed cost (not
  * the least latency: a window's read waits where the fastest read did

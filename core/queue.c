@@ -475,8 +475,9 @@ struct split {
  * about one backend latency, but not below the model's job_min (a
  * serialising backend prefers fewer, larger requests, and one stream
  * needs no more than a few in flight) nor above
- * the model's job_max and ADAPTRA_REQUEST_MAX, or its chunk while
- * other streams' prefetch is queued.  The chunk is a power of two where
+ * the model's job_max and ADAPTRA_REQUEST_MAX, or its chunk for the
+ * streams sharing the backend (adaptra_model_chunk) while other
+ * streams' prefetch is queued.  The chunk is a power of two where
  * latency-bound, because a window starts where a request ended, so a
  * client's aligned requests of a power of two up to the chunk each lie
  * in one chunk.  Also sets the queue's budget (goes_before).
@@ -494,7 +495,11 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
   floor = est.job_min >> e->page_shift;
   e->queue.budget = est.budget;
   e->queue.seeks = est.seeks;
-  ceiling = (contended ? est.chunk
+  ceiling = (contended
+             ? adaptra_model_chunk (&est, adaptra_streams_sharing
+                                    (&e->streams,
+                                     adaptra_streams_get (&e->streams,
+                                                          stream)))
              : min_u64 (est.job_max, ADAPTRA_REQUEST_MAX)) >> e->page_shift;
   ways = parallel_workers (e, &est, n, contended);
   share = ways > 1 ? (n + ways - 1) / ways : n;

@@ -440,16 +440,6 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
 #define LATE_SLOW_READS 2
 #define LATE_SLOW_CAP_BDPS 2
 
-/* Streams that share the backend now: s (of the table) and those with
- * prefetch queued or being read, by the table's count of them.
- */
-static uint64_t
-sharing_streams (const struct adaptra_engine *e,
-                 const struct adaptra_stream *s)
-{
-  return 1 + e->streams.with_jobs - adaptra_stream_has_jobs (s);
-}
-
 static void
 raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
            struct adaptra_window_bounds *b)
@@ -469,7 +459,7 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
 
     ceiling = min_u64 (ceiling,
                        max_u64 (b->max, bdps * est.bdp /
-                                sharing_streams (e, s) >> e->page_shift));
+                                adaptra_streams_sharing (&e->streams, s) >> e->page_shift));
   }
   if (s->late > 0) {
     s->cap = 2 * max_u64 (s->cap, b->max);
@@ -519,7 +509,7 @@ lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
   struct adaptra_model_estimate est;
 
   if (e->cfg.max_bytes != 0 || e->last_window_stream != s->id ||
-      sharing_streams (e, s) > 1)
+      adaptra_streams_sharing (&e->streams, s) > 1)
     return false;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (!adaptra_latency_unhidden (&est))

@@ -151,8 +151,8 @@ struct adaptra_streams {
   uint64_t sequence;
   /* Streams in the table with prefetch queued or being read
    * (queued_jobs + running_jobs > 0), kept by adaptra_stream_jobs so
-   * that the late cap's sharing streams (readahead.c) cost no walk of
-   * the table: 100,000 streams is a supported case.
+   * that the streams sharing the backend (adaptra_streams_sharing: the
+   * late cap, readahead.c; the chunk, queue.c) cost no walk of the table: 100,000 streams is a supported case.
    */
   uint32_t with_jobs;
 };
@@ -162,6 +162,16 @@ static inline bool
 adaptra_stream_has_jobs (const struct adaptra_stream *s)
 {
   return s->queued_jobs + s->running_jobs > 0;
+}
+
+/* Streams that share the backend now: s (of table t, or NULL) and those
+ * with prefetch queued or being read, by t's count of them.
+ */
+static inline uint64_t
+adaptra_streams_sharing (const struct adaptra_streams *t,
+                         const struct adaptra_stream *s)
+{
+  return 1 + (uint64_t) t->with_jobs - (s && adaptra_stream_has_jobs (s));
 }
 
 /* s, a stream of table t, had jobs queued or being read

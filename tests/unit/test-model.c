@@ -1087,6 +1087,46 @@ test_startup_chunks_stay_small (void **state)
   assert_true (est.chunk > ADAPTRA_MODEL_CHUNK_MIN);
 }
 
+/* While few streams compete, their reads at once fill the limit: the
+ * chunk for n streams is at least the limit over n x
+ * ADAPTRA_MODEL_STREAM_READS, a power of two up to
+ * ADAPTRA_MODEL_CHUNK_MAX; many streams keep the product's sixteenth;
+ * in startup, and without a limit, the chunk is est->chunk.  On the
+ * remote backend, measured with four reads at once, two streams'
+ * reads cover its limit.
+ */
+static void
+test_chunk_fills_limit_for_few_streams (void **state)
+{
+  struct adaptra_model_estimate est = {
+    .limit = 1280 * KIB, .chunk = 64 * KIB
+  };
+  struct backend b = { .kind = REMOTE, .now = SEC };
+  uint64_t two;
+
+  (void) state;
+  assert_int_equal (adaptra_model_chunk (&est, 16), 64 * KIB);
+  assert_int_equal (adaptra_model_chunk (&est, 2), 256 * KIB);
+  assert_int_equal (adaptra_model_chunk (&est, 1), 512 * KIB);
+  est.limit = 2 * MIB;
+  assert_int_equal (adaptra_model_chunk (&est, 2), 256 * KIB);
+  est.limit = 64 * MIB;
+  assert_int_equal (adaptra_model_chunk (&est, 2), ADAPTRA_MODEL_CHUNK_MAX);
+  est.startup = true;
+  assert_int_equal (adaptra_model_chunk (&est, 2), 64 * KIB);
+  est.startup = false;
+  est.limit = UINT64_MAX;
+  assert_int_equal (adaptra_model_chunk (&est, 2), 64 * KIB);
+
+  parallel_rounds (&b, 4, 256 * KIB, 3 * ADAPTRA_MODEL_SLOT_NS);
+  est = estimate (&b);
+  assert_false (est.startup);
+  assert_true (est.latency_bound);
+  two = adaptra_model_chunk (&est, 2);
+  assert_true (two > est.chunk);
+  assert_true (2 * ADAPTRA_MODEL_STREAM_READS * two >= est.limit);
+}
+
 /* One round of a remote store's reads in startup through a token
  * bucket's burst: n of each size in sizes start together at b->now and
  * complete after 5 ms and the plugin's copy (50 us a MiB), in order.
@@ -1359,6 +1399,7 @@ main (void)
     cmocka_unit_test (test_fast),
     cmocka_unit_test (test_remote),
     cmocka_unit_test (test_remote_first_read),
+    cmocka_unit_test (test_chunk_fills_limit_for_few_streams),
     cmocka_unit_test (test_remote_saturated),
     cmocka_unit_test (test_remote_streams_do_not_seek),
     cmocka_unit_test (test_remote_bursts_do_not_seek),
