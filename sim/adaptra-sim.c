@@ -87,6 +87,7 @@
 
 #define PROG "adaptra-sim"
 #define MAX_WORKLOADS 16
+/* Values of one --sweep parameter. */
 #define MAX_SWEEP 32
 #define SEC UINT64_C (1000000000)
 /* Largest client request: NBD's usual 32 MiB. */
@@ -120,6 +121,21 @@ struct workload {
   uint64_t ramp_ns;             /* streams: first reads spread over it */
 };
 
+/* The parameters --sweep varies: every combination of their values is
+ * a run, pool outermost, the client's round trip innermost.
+ */
+enum sweep_key { SWEEP_POOL, SWEEP_DURATION, SWEEP_CLIENT_RTT, NSWEEP };
+
+static const char *const sweep_names[NSWEEP] = {
+  [SWEEP_POOL] = "pool", [SWEEP_DURATION] = "duration",
+  [SWEEP_CLIENT_RTT] = "client-rtt",
+};
+
+struct sweep {
+  uint64_t v[MAX_SWEEP];        /* bytes, or nanoseconds */
+  size_t n;                     /* 0: the option's one value */
+};
+
 struct options {
   struct adaptra_config cfg;    /* pool, page, min, max, ratio, mode... */
   const char *backend;
@@ -133,8 +149,8 @@ struct options {
   bool json;
   const char *plot;
   const char *head;             /* --head: the disk's head trace */
-  uint64_t sweep[MAX_SWEEP];
-  size_t nsweep;
+  const char *waits;            /* --waits: the reads that waited */
+  struct sweep sweep[NSWEEP];
   uint64_t seed;
 };
 
@@ -204,7 +220,8 @@ struct result {
   uint64_t pool_bytes;
   struct adaptra_stats st;
   uint64_t requests, hits;
-  double mean_ms, p99_ms, wall_s, virtual_s;
+  double mean_ms, p99_ms, max_ms, wall_s, virtual_s;
+  uint64_t client_rtt_ns;
   uint64_t peak_rss;            /* bytes: the process's, so far */
   double seek_s;                /* disk: the head's time seeking */
 };
@@ -243,6 +260,7 @@ struct sim {
   uint64_t late_requests, late_bytes; /* backend reads completed after
                                          the end: not counted */
   FILE *plot;
+  FILE *waits;                  /* --waits */
   struct adaptra_stream_row *rows;
   size_t nrows;
 };
@@ -703,6 +721,10 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count)
   s->requests++;
   s->hits += !s->waited;
   s->req_done += s->o->client_rtt_ns;
+  if (s->waits && s->waited)
+    fprintf (s->waits, "%.6f %d %" PRIu64 " %" PRIu32 " %.4f\n",
+             (double) t / 1e9, client, offset, count,
+             (double) (s->req_done - t) / 1e6);
   if (sim_latency_add (&s->lat, (double) (s->req_done - t) / 1e6) == -1)
     cli_die ("out of memory");
   return s->req_done;
@@ -970,6 +992,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   s.model.size = export_size;
   if (o->head && (s.model.head_log = fopen (o->head, "w")) == NULL)
     cli_die ("--head=%s: %s", o->head, strerror (errno));
+  if (o->waits && (s.waits = fopen (o->waits, "w")) == NULL)
+    cli_die ("--waits=%s: %s", o->waits, strerror (errno));
   s.export_size = export_size;
   s.end = o->duration_ns;
   s.client_ctx.worker = -1;
@@ -1077,6 +1101,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   res->hits = s.hits;
   res->mean_ms = sim_latency_mean (&s.lat);
   res->p99_ms = sim_latency_percentile (&s.lat, 99);
+  res->max_ms = sim_latency_percentile (&s.lat, 100);
+  res->client_rtt_ns = o->client_rtt_ns;
   res->wall_s = (double) (t1.tv_sec - t0.tv_sec) +
     (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
   res->virtual_s = (double) s.end / 1e9;
@@ -1089,6 +1115,8 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
   engine_close (&s);
   if (s.model.head_log && fclose (s.model.head_log) != 0)
     cli_die ("--head=%s: %s", o->head, strerror (errno));
+  if (s.waits && fclose (s.waits) != 0)
+    cli_die ("--waits=%s: %s", o->waits, strerror (errno));
   sim_model_free (&s.model);
   sim_latency_free (&s.lat);
   for (i = 0; i < o->nwl; i++)
@@ -1157,6 +1185,7 @@ print_json (const struct options *o, const struct result *r)
           ", \"windows\": %" PRIu64 ", \"rescues\": %" PRIu64
           ", \"streams_resumed\": %" PRIu64
           ", \"mean_latency_ms\": %.4f, \"p99_latency_ms\": %.4f"
+          ", \"max_latency_ms\": %.4f, \"client_rtt_us\": %.3f"
           ", \"backend_latency_ns\": %" PRIu64
           ", \"backend_bytes_per_sec\": %" PRIu64
           ", \"backend_flight_limit_bytes\": %" PRIu64
@@ -1168,7 +1197,8 @@ print_json (const struct options *o, const struct result *r)
           f.hit, f.ra_hit, f.ra_settled, f.ra_pending, f.ra_pages,
           f.unread_pages, f.unread, f.ampl, f.windows,
           r->st.readahead_rescue, r->st.streams_resumed, r->mean_ms,
-          r->p99_ms, r->st.backend_latency_ns, r->st.backend_bytes_per_sec,
+          r->p99_ms, r->max_ms, (double) r->client_rtt_ns / 1e3,
+          r->st.backend_latency_ns, r->st.backend_bytes_per_sec,
           r->st.backend_flight_limit_bytes, r->st.window_max_bytes, r->seek_s,
           r->peak_rss, r->wall_s);
 }
@@ -1196,8 +1226,8 @@ print_table (const struct options *o, const struct result *r)
           f.ampl);
   printf ("  backend reads     %12" PRIu64 "  (%.1f MiB)\n",
           r->st.backend_requests, (double) r->st.backend_bytes / 1048576);
-  printf ("  latency           %9.3f ms mean, %.3f ms p99\n",
-          r->mean_ms, r->p99_ms);
+  printf ("  latency           %9.3f ms mean, %.3f ms p99, %.3f ms max\n",
+          r->mean_ms, r->p99_ms, r->max_ms);
   if (o->model.kind == SIM_DISK)
     printf ("  seeks             %11.3f s  of the head's time\n", r->seek_s);
   printf ("  windows           %12" PRIu64 "  (%" PRIu64 " rescues, %"
@@ -1208,21 +1238,72 @@ print_table (const struct options *o, const struct result *r)
 static void
 print_sweep_header (void)
 {
-  printf ("%10s %9s %9s %9s %10s %7s %9s %9s %8s %8s\n", "pool", "hit%",
-          "ra_hit%", "pending%", "unread%", "ampl", "mean_ms", "p99_ms",
-          "wall_s", "rss_MiB");
+  printf ("%10s %9s %8s %8s %8s %8s %9s %6s %8s %8s %8s %7s %8s\n", "pool",
+          "virtual_s", "rtt_us", "hit%", "ra_hit%", "pending%", "unread%",
+          "ampl", "mean_ms", "p99_ms", "max_ms", "wall_s", "rss_MiB");
 }
 
+/* A sweep's row: the figures that vary from run to run. */
+enum { COL_HIT, COL_RA_HIT, COL_PENDING, COL_UNREAD, COL_AMPL, COL_MEAN,
+       COL_P99, COL_MAX, NCOLS };
+
 static void
-print_sweep_row (const struct result *r)
+columns (const struct result *r, double *c)
 {
   struct figures f;
 
   figures_of (r, &f);
-  printf ("%9" PRIu64 "M %9.2f %9.2f %9.2f %10.3f %7.3f %9.3f %9.3f %8.1f "
-          "%8.1f\n", r->pool_bytes >> 20, f.hit, f.ra_hit, f.ra_pending,
-          f.unread, f.ampl, r->mean_ms, r->p99_ms, r->wall_s,
-          (double) r->peak_rss / 1048576);
+  c[COL_HIT] = f.hit;
+  c[COL_RA_HIT] = f.ra_hit;
+  c[COL_PENDING] = f.ra_pending;
+  c[COL_UNREAD] = f.unread;
+  c[COL_AMPL] = f.ampl;
+  c[COL_MEAN] = r->mean_ms;
+  c[COL_P99] = r->p99_ms;
+  c[COL_MAX] = r->max_ms;
+}
+
+static void
+print_columns (const double *c)
+{
+  printf (" %8.2f %8.2f %8.2f %9.3f %6.3f %8.3f %8.3f %8.3f", c[COL_HIT],
+          c[COL_RA_HIT], c[COL_PENDING], c[COL_UNREAD], c[COL_AMPL],
+          c[COL_MEAN], c[COL_P99], c[COL_MAX]);
+}
+
+static void
+print_sweep_row (const struct result *r, double *c)
+{
+  columns (r, c);
+  printf ("%9" PRIu64 "M %9.3f %8.1f", r->pool_bytes >> 20, r->virtual_s,
+          (double) r->client_rtt_ns / 1e3);
+  print_columns (c);
+  printf (" %7.1f %8.1f\n", r->wall_s, (double) r->peak_rss / 1048576);
+}
+
+/* The sweep's last row: each column's median over the n runs of rows
+ * (NCOLS a run).  A figure that hangs on whether a reader reaches its
+ * window microseconds before or after it completes swings from one
+ * client round trip to the next; its median over a few round trips
+ * does not.
+ */
+static void
+print_sweep_median (double *rows, size_t n)
+{
+  double col[NCOLS], *v = malloc (n * sizeof *v);
+  size_t i, k;
+
+  if (!v)
+    cli_die ("out of memory");
+  for (k = 0; k < NCOLS; k++) {
+    for (i = 0; i < n; i++)
+      v[i] = rows[i * NCOLS + k];
+    col[k] = sim_median (v, n);
+  }
+  free (v);
+  printf ("%10s %9s %8s", "median", "", "");
+  print_columns (col);
+  printf ("\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1253,10 +1334,12 @@ usage (FILE *f)
     "                         nbdkit log filter trace, maybe gzipped\n"
     "  --duration SECONDS     virtual time (60, or the trace's length)\n"
     "  --client-rtt TIME      a request's round trip outside the backend (0)\n"
-    "  --sweep pool=S1,S2,... one run per pool size\n"
+    "  --sweep KEY=V1,V2,...  one run per value of KEY: pool, duration or\n"
+    "                         client-rtt; several: every combination\n"
     "  --json                 one JSON object per run, the last line\n"
     "  --plot FILE.png        window size and pool use over time\n"
     "  --head FILE            disk: each read as the head serves it\n"
+    "  --waits FILE           each client read that waited, and how long\n"
     "  --seed N               seed of the random workloads (1)\n"
     "  --help\n");
 }
@@ -1386,29 +1469,47 @@ parse_workload (struct options *o, const char *arg)
   o->nwl++;
 }
 
+/* --sweep=KEY=V,V,...: the values of one parameter (sweep_names). */
 static void
 parse_sweep (struct options *o, const char *arg)
 {
   char copy[1024], *p, *save = NULL;
+  const char *eq = strchr (arg, '=');
+  struct sweep *sw = NULL;
+  size_t k;
 
-  if (strncmp (arg, "pool=", 5) != 0)
-    cli_die ("--sweep=%s: expected pool=SIZE,SIZE,...", arg);
-  snprintf (copy, sizeof copy, "%s", arg + 5);
+  for (k = 0; eq && k < NSWEEP; k++)
+    if (strlen (sweep_names[k]) == (size_t) (eq - arg) &&
+        strncmp (arg, sweep_names[k], eq - arg) == 0)
+      sw = &o->sweep[k];
+  if (!sw)
+    cli_die ("--sweep=%s: expected pool=SIZE,..., duration=TIME,... or "
+         "client-rtt=TIME,...", arg);
+  k = (size_t) (sw - o->sweep);
+  if (sw->n)
+    cli_die ("--sweep=%s: %s swept twice", arg, sweep_names[k]);
+  snprintf (copy, sizeof copy, "%s", eq + 1);
   for (p = strtok_r (copy, ",", &save); p; p = strtok_r (NULL, ",", &save)) {
-    if (o->nsweep == MAX_SWEEP)
-      cli_die ("--sweep=%s: at most %d sizes", arg, MAX_SWEEP);
-    if (sim_parse_size (p, &o->sweep[o->nsweep]) == -1)
+    uint64_t *v = &sw->v[sw->n];
+
+    if (sw->n == MAX_SWEEP)
+      cli_die ("--sweep=%s: at most %d values", arg, MAX_SWEEP);
+    if (k == SWEEP_POOL && (sim_parse_size (p, v) == -1 || *v == 0))
       cli_die ("--sweep=%s: '%s' is not a size", arg, p);
-    o->nsweep++;
+    if (k != SWEEP_POOL && (sim_parse_duration (p, v) == -1 ||
+                            (k == SWEEP_DURATION && *v == 0)))
+      cli_die ("--sweep=%s: '%s' is not a time", arg, p);
+    sw->n++;
   }
-  if (o->nsweep == 0)
-    cli_die ("--sweep=%s: no pool size", arg);
+  if (sw->n == 0)
+    cli_die ("--sweep=%s: no value", arg);
 }
 
 enum {
   OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
   OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
   OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_HEAD,
+  OPT_WAITS,
   OPT_SEED,
   OPT_HELP,
 };
@@ -1431,6 +1532,7 @@ static const struct option long_options[] = {
   { "json", no_argument, NULL, OPT_JSON },
   { "plot", required_argument, NULL, OPT_PLOT },
   { "head", required_argument, NULL, OPT_HEAD },
+  { "waits", required_argument, NULL, OPT_WAITS },
   { "seed", required_argument, NULL, OPT_SEED },
   { "help", no_argument, NULL, OPT_HELP },
   { NULL, 0, NULL, 0 },
@@ -1496,6 +1598,7 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_JSON: o->json = true; break;
     case OPT_PLOT: o->plot = optarg; break;
     case OPT_HEAD: o->head = optarg; break;
+    case OPT_WAITS: o->waits = optarg; break;
     case OPT_SEED: o->seed = count_arg ("seed", optarg, 0, UINT64_MAX); break;
     case OPT_HELP: usage (stdout); exit (EXIT_SUCCESS);
     case ':':
@@ -1521,7 +1624,8 @@ main (int argc, char **argv)
   struct trace trace;
   struct result r;
   uint64_t export_size;
-  size_t i;
+  double *rows = NULL;
+  size_t i, k, runs = 1;
 
   parse_options (argc, argv, &o);
   memset (&trace, 0, sizeof trace);
@@ -1530,24 +1634,51 @@ main (int argc, char **argv)
     if (!o.duration_set)
       o.duration_ns = trace.rec[trace.n - 1].t_ns - trace.t0 + 1;
   }
-  export_size = layout (&o, trace.end);
-  if (o.nsweep == 0)
-    o.sweep[o.nsweep++] = o.cfg.pool_bytes;
-  if (o.plot && o.nsweep > 1)
+  for (k = 0; k < NSWEEP; k++)
+    runs *= o.sweep[k].n ? o.sweep[k].n : 1;
+  if (o.plot && runs > 1)
     cli_die ("--plot=%s: plots one run, not a --sweep", o.plot);
-  if (o.head && o.nsweep > 1)
+  if (o.head && runs > 1)
     cli_die ("--head=%s: traces one run, not a --sweep", o.head);
-  if (!o.json && o.nsweep > 1)
+  if (o.waits && runs > 1)
+    cli_die ("--waits=%s: traces one run, not a --sweep", o.waits);
+  if (!o.json && runs > 1) {
+    rows = malloc (runs * NCOLS * sizeof *rows);
+    if (!rows)
+      cli_die ("out of memory");
     print_sweep_header ();
-  for (i = 0; i < o.nsweep; i++) {
-    run (&o, o.sweep[i], export_size, o.trace ? &trace : NULL, &r);
+  }
+  for (i = 0; i < runs; i++) {
+    /* Run i's values, the last key varying fastest. */
+    struct options oi = o;
+    uint64_t *at[NSWEEP] = {
+      [SWEEP_POOL] = &oi.cfg.pool_bytes,
+      [SWEEP_DURATION] = &oi.duration_ns,
+      [SWEEP_CLIENT_RTT] = &oi.client_rtt_ns,
+    };
+    size_t rest = i;
+
+    for (k = NSWEEP; k-- > 0;)
+      if (o.sweep[k].n) {
+        *at[k] = o.sweep[k].v[rest % o.sweep[k].n];
+        rest /= o.sweep[k].n;
+      }
+    /* Streams' regions follow the run's length, and the disk's seeks
+     * the export's size: lay out each run as if it were the only one.
+     */
+    export_size = layout (&oi, trace.end);
+    run (&oi, oi.cfg.pool_bytes, export_size, o.trace ? &trace : NULL, &r);
     if (o.json)
-      print_json (&o, &r);
-    else if (o.nsweep > 1)
-      print_sweep_row (&r);
+      print_json (&oi, &r);
+    else if (runs > 1)
+      print_sweep_row (&r, &rows[i * NCOLS]);
     else
-      print_table (&o, &r);
+      print_table (&oi, &r);
     fflush (stdout);
+  }
+  if (rows) {
+    print_sweep_median (rows, runs);
+    free (rows);
   }
   free (trace.rec);
   return EXIT_SUCCESS;

@@ -794,6 +794,15 @@ sim_latency_percentile (struct sim_latency *l, double p)
   return l->v[rank - l->zeros - 1];
 }
 
+double
+sim_median (double *v, size_t n)
+{
+  if (n == 0)
+    return 0;
+  qsort (v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 void
 sim_latency_free (struct sim_latency *l)
 {

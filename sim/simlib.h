@@ -195,7 +195,7 @@ struct sim_record {
  */
 extern int sim_trace_parse_line (const char *line, struct sim_record *r);
 
-/* Latencies (>= 0), for the mean and the 99th percentile.  Zeros (a
+/* Latencies (>= 0), for the mean, the 99th percentile and the most.  Zeros (a
  * hit without --client-rtt: most reads of a run that goes well) are
  * counted, not kept: 100,000 streams for 600 s are 60 million reads,
  * 480 MB of doubles.
@@ -212,6 +212,11 @@ extern double sim_latency_mean (const struct sim_latency *l);
 /* The p-th percentile (0 < p <= 100), nearest rank; sorts l->v. */
 extern double sim_latency_percentile (struct sim_latency *l, double p);
 extern void sim_latency_free (struct sim_latency *l);
+
+/* The median of the n values of v (the mean of the middle two for an
+ * even n; 0 for none); sorts v.
+ */
+extern double sim_median (double *v, size_t n);
 
 /* xorshift64*: deterministic random numbers for the workloads. */
 extern uint64_t sim_random (uint64_t *state);

@@ -163,6 +163,13 @@ WORKLOADS = {
                   "--numjobs=16", "--size=64m", "--offset_increment=64m",
                   "--group_reporting"]],
     },
+    "W2-two": {
+        "about": "2 sequential streams, 1 connection each, 512 MiB apart",
+        "kind": "fio", "pool": 64 * MIB,
+        "jobs": [["--name=seq2", "--rw=read", "--bs=64k", "--iodepth=1",
+                  "--numjobs=2", "--size=512m", "--offset_increment=512m",
+                  "--group_reporting"]],
+    },
     "W3": {
         "about": "8 sequential streams interleaved round-robin on ONE "
                  "connection, 64 KiB, qd1",

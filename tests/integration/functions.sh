@@ -136,3 +136,10 @@ run_checks ()
 # Prefix for client commands run by nbdkit --run: drops the sanitizer
 # preload, which the uninstrumented clients must not get.
 client="env -u LD_PRELOAD"
+
+# The client round trips adaptra-sim's tests sweep (--sweep
+# client-rtt=...) and hold the median run of: 20 to 40 us in 2 us
+# steps, around the bench's client's (in the filter's request logs,
+# scripts/bench/run --requests, its next request came 22-32 us after
+# the reply, medians of W1 and W3).
+SIM_CLIENT_RTTS=$(seq -s, -f %gus 20 2 40)

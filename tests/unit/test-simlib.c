@@ -419,6 +419,20 @@ test_latency (void **state)
 }
 
 static void
+test_median (void **state)
+{
+  double odd[] = { 5, 1, 4, 2, 3 }, even[] = { 40, 10, 30, 20 };
+  double one[] = { 7 };
+
+  (void) state;
+  assert_true (sim_median (odd, 5) == 3);
+  assert_true (odd[0] == 1 && odd[4] == 5);
+  assert_true (sim_median (even, 4) == 25);
+  assert_true (sim_median (one, 1) == 7);
+  assert_true (sim_median (NULL, 0) == 0);
+}
+
+static void
 test_random (void **state)
 {
   uint64_t a = 1, b = 1, c = 2;
@@ -444,6 +458,7 @@ main (void)
     cmocka_unit_test (test_trace_csv),
     cmocka_unit_test (test_trace_log),
     cmocka_unit_test (test_latency),
+    cmocka_unit_test (test_median),
     cmocka_unit_test (test_random),
   };
 
