@@ -448,13 +448,18 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
  * served sooner (without them, adaptra-sim's 16 streams on a busy
  * link read 27% of their bytes twice).
  *
- * Not where distance costs (the model's seeks: a disk's head): the
- * job's run is one pass of the head, and the reader's own read of a
- * page in it sends the head there out of turn and back, a seek each
- * way for every read in the queue behind it, so waiting for the run is
- * the faster way to the page.  Nor before the model has timed a read
- * and a rate (its time would be nought).  Returns the deadline on the
- * engine's clock, UINT64_MAX for none.  Lock held.
+ * Only where the backend is latency-bound (the model's latency_bound:
+ * a latency of ADAPTRA_MODEL_LATENCY_MIN or more, and no seeks), which
+ * is where a started job's own time, not its transfer, keeps a reader
+ * waiting.  Not where distance costs (seeks: a disk's head): the job's
+ * run is one pass of the head, and the reader's own read of a page in
+ * it sends the head there out of turn and back, a seek each way for
+ * every read in the queue behind it, so waiting for the run is the
+ * faster way to the page.  A disk's near reads take no latency, so
+ * this also holds before the model has seen its seeks (its first few
+ * dozen reads).  Nor before the model has a rate (its time would be
+ * nought).  Returns the deadline on the engine's clock, UINT64_MAX
+ * for none.  Lock held.
  */
 static uint64_t
 hedge_deadline (struct adaptra_engine *e, const struct adaptra_volume *v,
@@ -468,7 +473,7 @@ hedge_deadline (struct adaptra_engine *e, const struct adaptra_volume *v,
 
   assert_locked (e);
   adaptra_model_estimate (&e->model, now, &est);
-  if (est.seeks || est.bandwidth == 0 || est.fixed_ns == 0)
+  if (!est.latency_bound || est.bandwidth == 0 || est.fixed_ns == 0)
     return UINT64_MAX;
   return now + adaptra_model_fetch_ns (&est, bytes +
                                        adaptra_model_running (&e->model));
