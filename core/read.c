@@ -406,6 +406,28 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return 0;
 }
 
+/* The pages from p (up to last, at most a request's) that are, like p,
+ * absent from the pool (in_flight false), or held by a read in flight
+ * (in_flight true: in the pool, not yet ready).  Lock held.
+ */
+static uint64_t
+run_of (struct adaptra_engine *e, uint64_t p, uint64_t last, bool in_flight)
+{
+  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
+  uint64_t n = 1;
+
+  assert_locked (e);
+  for (; p + n < last && n < request_max; n++) {
+    uint32_t f = adaptra_pool_lookup (&e->pool, p + n);
+
+    if (in_flight ? f == ADAPTRA_NO_FRAME ||
+        adaptra_pool_page (&e->pool, f)->state == ADAPTRA_PAGE_READY
+        : f != ADAPTRA_NO_FRAME)
+      break;
+  }
+  return n;
+}
+
 /* A volume that stepped aside, or a miss of a client that reads ahead
  * itself that its volume does not keep: read the bytes the request
  * wants of the run of absent pages from *pp (up to last) straight from
@@ -416,14 +438,9 @@ static int
 read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
              const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
-  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
-  uint64_t p = *pp, n = 1;
+  uint64_t p = *pp, n = run_of (e, p, last, false);
   int err;
 
-  assert_locked (e);
-  while (p + n < last && n < request_max &&
-         adaptra_pool_lookup (&e->pool, p + n) == ADAPTRA_NO_FRAME)
-    n++;
   adaptra_unlock (e);
   err = read_aside (e, c, ctx, r, p, n);
   adaptra_lock (e);
@@ -495,16 +512,9 @@ static int
 read_hedged (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
              const struct adaptra_request *r, uint64_t *pp, uint64_t last)
 {
-  const uint64_t request_max = ADAPTRA_REQUEST_MAX >> e->page_shift;
-  uint64_t p = *pp, n = 1;
-  uint32_t f;
+  uint64_t p = *pp, n = run_of (e, p, last, true);
   int err;
 
-  assert_locked (e);
-  while (p + n < last && n < request_max &&
-         (f = adaptra_pool_lookup (&e->pool, p + n)) != ADAPTRA_NO_FRAME &&
-         adaptra_pool_page (&e->pool, f)->state != ADAPTRA_PAGE_READY)
-    n++;
   adaptra_unlock (e);
   err = read_straight (e, c, ctx, r, p, n);
   adaptra_lock (e);
