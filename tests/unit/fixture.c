@@ -50,7 +50,7 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     __atomic_fetch_add (&bad_requests, 1, __ATOMIC_SEQ_CST);
     return EINVAL;
   }
-  if (gate) {
+  if (__atomic_load_n (&gate, __ATOMIC_SEQ_CST)) {
     sem_post (&entered);
     sem_wait (&release);
   }
@@ -79,7 +79,7 @@ static uint64_t
 fake_now (void *opaque)
 {
   (void) opaque;
-  return now_ns;
+  return __atomic_load_n (&now_ns, __ATOMIC_SEQ_CST);
 }
 
 const struct adaptra_backend fixture_backend = { .pread = fake_pread };

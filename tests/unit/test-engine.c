@@ -1397,7 +1397,7 @@ hedge_start (void)
   sem_init (&entered, 0, 0);
   sem_init (&release, 0, 0);
   adaptra_cache_hint (e, client, HEDGE_JOB, HEDGE_JOB);
-  gate = true;
+  __atomic_store_n (&gate, true, __ATOMIC_SEQ_CST);
   pthread_create (&hedge_job_thread, NULL, hedge_drain, NULL);
   sem_wait (&entered);                  /* the job is in the backend */
   pthread_create (&hedge_reader_thread, NULL, hedge_read, NULL);
@@ -1420,7 +1420,7 @@ hedge_past_deadline (void)
   usleep (20000);
   assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
   assert_int_equal (stats ().io_hedge, 0);
-  gate = false;
+  __atomic_store_n (&gate, false, __ATOMIC_SEQ_CST);
   __atomic_fetch_add (&now_ns, 5 * MS, __ATOMIC_SEQ_CST);
   clock_gettime (CLOCK_REALTIME, &limit);
   limit.tv_sec += 5;
@@ -1530,7 +1530,7 @@ test_no_hedge_where_seeks (void **state)
   usleep (50000);
   assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
   assert_int_equal (sem_trywait (&entered), -1);        /* no read of its own */
-  gate = false;
+  __atomic_store_n (&gate, false, __ATOMIC_SEQ_CST);
   sem_post (&release);                  /* the job ends; so does the wait */
   pthread_join (hedge_reader_thread, NULL);
   assert_int_equal (hedge_err, 0);
