@@ -82,6 +82,10 @@ struct adaptra_engine {
   unsigned volumes_in_flight;   /* volumes with flight_bytes > 0 */
   uint64_t last_window_stream;  /* the stream of the window issued last
                                    (readahead.c: lone_window) */
+  uint64_t hedge_credit;        /* bytes hedged reads may still read
+                                   (read.c: hedge_affords) */
+  uint64_t hedge_earned_at;     /* the model's delivered bytes when the
+                                   credit was last earned */
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];
   size_t nclients;              /* slots in the chunks (atomic) */
   size_t client_free;           /* every slot below it is used: where

@@ -52,6 +52,12 @@ adaptra_model_reads (const struct adaptra_model *m)
   return __atomic_load_n (&m->reads, __ATOMIC_RELAXED);
 }
 
+uint64_t
+adaptra_model_delivered (const struct adaptra_model *m)
+{
+  return m->delivered;
+}
+
 /* Slot ids are the slot's number + 1, so that 0 is a place unused. */
 static uint64_t
 slot_id (uint64_t t)

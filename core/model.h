@@ -493,6 +493,11 @@ extern void adaptra_model_end (struct adaptra_model *m, uint64_t bytes);
 extern uint64_t adaptra_model_running (const struct adaptra_model *m);
 extern uint64_t adaptra_model_reads (const struct adaptra_model *m);
 
+/* Bytes of every read sampled so far (adaptra_model_sample).  Lock
+ * held, as for sampling.
+ */
+extern uint64_t adaptra_model_delivered (const struct adaptra_model *m);
+
 /* Record a successful read of bytes from t0 to t1 (ns).  A read of
  * unknown distance feeds every filter but the min-latency one.
  */

@@ -320,6 +320,15 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
   __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
 }
 
+/* The bytes request r wants of pages [p, p + n). */
+static uint64_t
+request_bytes (const struct adaptra_engine *e, const struct adaptra_request *r,
+               uint64_t p, uint64_t n)
+{
+  return min_u64 ((p + n) << e->page_shift, r->offset + r->count) -
+    max_u64 (p << e->page_shift, r->offset);
+}
+
 /* Client c's read of the bytes request r wants of pages [p, p + n)
  * straight from the backend into its buffer, counted (count_direct);
  * returns 0 or the backend's error.  Lock not held.
@@ -329,13 +338,13 @@ read_straight (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
                const struct adaptra_request *r, uint64_t p, uint64_t n)
 {
   uint64_t start = max_u64 (p << e->page_shift, r->offset);
-  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  uint32_t bytes = (uint32_t) request_bytes (e, r, p, n);
   int err;
 
   assert_unlocked (e);
-  err = e->backend.pread (ctx, r->buf + (start - r->offset),
-                          (uint32_t) (end - start), start - c->volume->base);
-  count_direct (e, c, end - start, err);
+  err = e->backend.pread (ctx, r->buf + (start - r->offset), bytes,
+                          start - c->volume->base);
+  count_direct (e, c, bytes, err);
   return err;
 }
 
@@ -368,8 +377,7 @@ static int
 read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
             const struct adaptra_request *r, uint64_t p, uint64_t n)
 {
-  uint64_t start = max_u64 (p << e->page_shift, r->offset);
-  uint64_t end = min_u64 ((p + n) << e->page_shift, r->offset + r->count);
+  uint64_t bytes = request_bytes (e, r, p, n);
   uint64_t t0, t1;
   int err;
 
@@ -387,9 +395,8 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
       >= (int64_t) ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
     t1 = adaptra_now (e);
     __atomic_store_n (&c->volume->aside_sampled_ns, t0, __ATOMIC_RELAXED);
-    adaptra_model_sample (&e->model, end - start, t0, t1,
-                          ADAPTRA_MODEL_UNKNOWN);
-    adaptra_model_sample (&c->volume->model, end - start, t0, t1,
+    adaptra_model_sample (&e->model, bytes, t0, t1, ADAPTRA_MODEL_UNKNOWN);
+    adaptra_model_sample (&c->volume->model, bytes, t0, t1,
                           ADAPTRA_MODEL_UNKNOWN);
     adaptra_steps_aside (e, c->volume);
     adaptra_unlock (e);
@@ -402,7 +409,7 @@ read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
      * then, and the reads still out from before would make the next
      * one look paced by all of them, and step aside again at once.
      */
-    adaptra_model_deliver (&c->volume->model, end - start);
+    adaptra_model_deliver (&c->volume->model, bytes);
   return 0;
 }
 
@@ -496,25 +503,71 @@ hedge_deadline (struct adaptra_engine *e, const struct adaptra_volume *v,
                                        adaptra_model_running (&e->model));
 }
 
+/* What hedged reads may cost: a byte read twice for every HEDGE_SHARE
+ * bytes the backend delivered, so that hedging adds at most 1/HEDGE_SHARE
+ * to the bytes read below the filter (the tail-at-scale rule: hedge
+ * only the few reads that wait longest, at a few percent of the load;
+ * J. Dean and L. A. Barroso, "The Tail at Scale", CACM 2013).  A wait
+ * passes its deadline for two reasons: the job that holds the page is
+ * starved of the link (a token bucket serving the reads out of order),
+ * the case hedging is for, rare and costing tens of milliseconds; or the
+ * whole machine is slow (CPUs shared with busier programs), when every
+ * job is late and the hedged read, on the same CPUs, is as late as the
+ * job: a copy of a sparse image read 2.3% of its bytes twice on a
+ * loaded 2-CPU machine.  The credit bounds the second without the
+ * need to tell them apart.  Earned by every read the model samples
+ * (adaptra_model_delivered), spent by hedged reads, and held to the
+ * model's limit (bytes in flight that fill the link), so a long calm
+ * stretch does not buy a long burst.  Starts at nought: a server's
+ * first hedge follows HEDGE_SHARE times its bytes.
+ */
+#define HEDGE_SHARE 100
+
+/* Can the credit pay for a hedged read of bytes now?  If so, take it.
+ * Lock held.
+ */
+static bool
+hedge_affords (struct adaptra_engine *e, uint64_t bytes)
+{
+  struct adaptra_model_estimate est;
+  uint64_t delivered = adaptra_model_delivered (&e->model);
+
+  assert_locked (e);
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  e->hedge_credit = min_u64 (e->hedge_credit + (delivered - e->hedge_earned_at)
+                             / HEDGE_SHARE, est.limit);
+  e->hedge_earned_at = delivered;
+  if (e->hedge_credit < bytes)
+    return false;
+  e->hedge_credit -= bytes;
+  return true;
+}
+
 /* A reader's wait for page *pp passed its deadline (hedge_deadline):
  * read the bytes request r wants of the run of pages in flight from
  * *pp (up to last) straight from the backend into the client's buffer,
- * as read_direct does, and advance *pp past them.  The read that holds
- * them goes on and fills the pool's pages when it ends; nothing here
- * writes them.  Coherency is read_direct's: the hedged read starts
- * after the request, so after any write that reached the backend
- * before it (a write that races the request may land on either side
- * of it, as for any read); a write meanwhile flags the pool's pages
- * STALE, as ever.  A backend error fails the request as a read of its
- * own would.  Lock held on entry and exit, dropped for the read.
+ * as read_direct does, and advance *pp past them, if the credit
+ * affords them (hedge_affords); else leave *pp and set *hedged false.
+ * The read that holds them goes on and fills the pool's pages when it
+ * ends; nothing here writes them.  Coherency is read_direct's: the
+ * hedged read starts after the request, so after any write that
+ * reached the backend before it (a write that races the request may
+ * land on either side of it, as for any read); a write meanwhile flags
+ * the pool's pages STALE, as ever.  A backend error fails the request
+ * as a read of its own would.  Lock held on entry and exit, dropped for
+ * the read.
  */
 static int
 read_hedged (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
-             const struct adaptra_request *r, uint64_t *pp, uint64_t last)
+             const struct adaptra_request *r, uint64_t *pp, uint64_t last,
+             bool *hedged)
 {
   uint64_t p = *pp, n = run_of (e, p, last, true);
   int err;
 
+  *hedged = hedge_affords (e, request_bytes (e, r, p, n));
+  if (!*hedged)
+    return 0;
   adaptra_unlock (e);
   err = read_straight (e, c, ctx, r, p, n);
   adaptra_lock (e);
@@ -1039,10 +1092,14 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
       if (adaptra_now (e) < deadline)
         adaptra_wait (e, adaptra_wait_queue (e, p), deadline);
       else {
-        if (!hedged)
+        bool now_hedged;
+
+        err = read_hedged (e, c, ctx, &r, &p, span.last, &now_hedged);
+        if (now_hedged && !hedged)
           adaptra_stat_add (&st->io_hedge, 1);
-        hedged = true;
-        err = read_hedged (e, c, ctx, &r, &p, span.last);
+        hedged |= now_hedged;
+        if (!now_hedged)
+          deadline = UINT64_MAX;  /* no credit: wait for the job */
       }
     }
   }

@@ -1520,11 +1520,12 @@ test_write_during_hedge (void **state)
 /* Where distance costs (a disk's head), the reader waits for the job
  * however long it takes: its own read would cost a seek there and back.
  */
+/* Past any deadline, the reader started by hedge_start still waits for
+ * the job, reading nothing itself, and has the job's bytes when it ends.
+ */
 static void
-test_no_hedge_where_seeks (void **state)
+hedge_waits_for_job (void)
 {
-  (void) state;
-  teach_model (true);
   hedge_start ();
   __atomic_fetch_add (&now_ns, SEC, __ATOMIC_SEQ_CST);
   usleep (50000);
@@ -1537,6 +1538,28 @@ test_no_hedge_where_seeks (void **state)
   assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
   assert_int_equal (stats ().io_hedge, 0);
   hedge_finish (false);
+}
+
+static void
+test_no_hedge_where_seeks (void **state)
+{
+  (void) state;
+  teach_model (true);
+  hedge_waits_for_job ();
+}
+
+/* Hedged reads spend a credit that the reads the model sampled earned
+ * (read.c: HEDGE_SHARE): with the credit spent, a reader past its
+ * deadline waits for the job, as where seeks cost.
+ */
+static void
+test_hedge_needs_credit (void **state)
+{
+  (void) state;
+  teach_model (false);
+  e->hedge_credit = 0;
+  e->hedge_earned_at = adaptra_model_delivered (&e->model);
+  hedge_waits_for_job ();
 }
 
 /* A reader that needs a page of a queued chunk reads the part up to the
@@ -3172,6 +3195,7 @@ main (void)
     T (test_hedge_after_deadline),
     T (test_hedge_error),
     T (test_write_during_hedge),
+    T (test_hedge_needs_credit),
     T (test_no_hedge_where_seeks),
     T (test_slow_backend_limit_floor),
     T (test_steal_splits_chunk),
