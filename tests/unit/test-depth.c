@@ -211,14 +211,6 @@ setup (void **state)
   return 0;
 }
 
-static int
-teardown (void **state)
-{
-  (void) state;
-  fixture_close ();
-  return 0;
-}
-
 /* Read [from, to) in READ requests, running queued read-ahead after
  * each.  Returns true if read-ahead read past to.
  */
@@ -336,9 +328,9 @@ main (void)
     cmocka_unit_test (test_scattered_streams_never_cover),
     cmocka_unit_test (test_keep_misses_while_read_again),
     cmocka_unit_test_setup_teardown (test_copy_misses_not_kept, setup,
-                                     teardown),
+                                     fixture_close_test),
     cmocka_unit_test_setup_teardown (test_deep_client_gets_no_window,
-                                     setup, teardown),
+                                     setup, fixture_close_test),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -35,33 +35,14 @@
 
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
 
-static void
-small_pool (struct adaptra_config *cfg)
-{
-  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
-  cfg->max_bytes = 256 * 1024;          /* 64 pages */
-}
+/* Every test's engine, unless it starts another: DISK, a small pool. */
+static struct fixture_spec engine_spec = { DISK, fixture_small_pool };
 
 static void
 base_config (struct adaptra_config *cfg)
 {
   fixture_config (cfg);
-  small_pool (cfg);
-}
-
-static int
-setup (void **state)
-{
-  (void) state;
-  return fixture_open (DISK, small_pool);
-}
-
-static int
-teardown (void **state)
-{
-  (void) state;
-  fixture_close ();
-  return 0;
+  fixture_small_pool (cfg);
 }
 
 static void
@@ -3134,7 +3115,8 @@ test_stream_hit_without_lock (void **state)
 int
 main (void)
 {
-#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
+#define T(name) cmocka_unit_test_prestate_setup_teardown (name, \
+    fixture_open_test, fixture_close_test, &engine_spec)
   const struct CMUnitTest tests[] = {
     T (test_sequential_scan),
     T (test_random_reads_never_read_ahead),

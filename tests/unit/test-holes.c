@@ -189,14 +189,6 @@ setup (void **state)
   return 0;
 }
 
-static int
-teardown (void **state)
-{
-  (void) state;
-  fixture_close ();
-  return 0;
-}
-
 /* The plugin's block status of the whole disk, as the filter passes
  * it on: data and zero extents in turn.
  */
@@ -548,29 +540,22 @@ test_closed_volume_ignored (void **state)
 int
 main (void)
 {
+#define T(name) \
+  cmocka_unit_test_setup_teardown (name, setup, fixture_close_test)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_set_merges_and_splits),
     cmocka_unit_test (test_all_zero),
     cmocka_unit_test (test_data_runs),
     cmocka_unit_test (test_bounded),
-    cmocka_unit_test_setup_teardown (test_unknown_holes_are_read, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_known_holes_are_skipped, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_write_forgets_holes, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_horizon_covers_windows, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_horizon_follows_max, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_one_extent_walks_once, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_one_extent_longer_than_walk, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_one_extent_reader_skips_holes,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_closed_volume_ignored, setup,
-                                     teardown),
+    T (test_unknown_holes_are_read),
+    T (test_known_holes_are_skipped),
+    T (test_write_forgets_holes),
+    T (test_horizon_covers_windows),
+    T (test_horizon_follows_max),
+    T (test_one_extent_walks_once),
+    T (test_one_extent_longer_than_walk),
+    T (test_one_extent_reader_skips_holes),
+    T (test_closed_volume_ignored),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
