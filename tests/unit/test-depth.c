@@ -175,7 +175,10 @@ static bool released;
 static uint64_t held_at;        /* where the held reads read */
 static __thread bool in_held_read; /* this thread's reads are held */
 
-/* The backend's reads in a held read's thread wait until released. */
+/* The fixture's backend calls this at the end of every read: one in a
+ * held read's thread then waits until released, its bytes copied and
+ * the clock charged, but still in flight for the engine.
+ */
 static void
 hold_read (uint64_t offset, uint32_t count)
 {
