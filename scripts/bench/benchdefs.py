@@ -147,6 +147,38 @@ MODELS = {
     },
 }
 
+
+def fio_regions(name, streams, region, about):
+    """A fio workload of STREAMS sequential readers (job NAME), one
+    connection each, each reading its own REGION of the image (fio's
+    size, e.g. '64m') once, 64 KiB at qd1."""
+    return {
+        "about": about,
+        "kind": "fio", "pool": 64 * MIB,
+        "jobs": [["--name=" + name, "--rw=read", "--bs=64k", "--iodepth=1",
+                  "--numjobs=%d" % streams, "--size=" + region,
+                  "--offset_increment=" + region, "--group_reporting"]],
+    }
+
+
+def seed_streams(title, rate_kib, pool_mib, spread):
+    """The seed's read_threads as a paced workload named TITLE: 800
+    streams (80 readers x 10) of RATE_KIB KiB/s each, 4 KiB reads, 8
+    connections, started 10 ms apart, in a pool of POOL_MIB MiB; the
+    runs' SPREAD."""
+    return {
+        "about": "%s: 800 streams x %d KiB/s (80 readers x 10), 4 KiB "
+                 "reads, 8 connections, %d MiB pool"
+                 % (title, rate_kib, pool_mib),
+        "kind": "paced", "pool": pool_mib * MIB,
+        "offered": 800 * rate_kib * 1024,
+        "args": ["--streams", "800", "--group", "10", "--rate",
+                 "%dK" % rate_kib, "--block", "4K", "--stagger", "0.01",
+                 "--connections", "8"],
+        "spread": spread,
+    }
+
+
 # Workloads.  kind: "fio" (job options), "interleave" / "paced" (our
 # libnbd tools), "nbdcopy" / "qemu-img" (whole-image copies).  pool is
 # the memory budget given to caching stacks for this workload.
@@ -156,20 +188,12 @@ WORKLOADS = {
         "kind": "fio", "pool": 64 * MIB,
         "jobs": [["--name=seq", "--rw=read", "--bs=64k", "--iodepth=1"]],
     },
-    "W2": {
-        "about": "16 sequential streams, 1 connection each, own regions",
-        "kind": "fio", "pool": 64 * MIB,
-        "jobs": [["--name=seq16", "--rw=read", "--bs=64k", "--iodepth=1",
-                  "--numjobs=16", "--size=64m", "--offset_increment=64m",
-                  "--group_reporting"]],
-    },
-    "W2-two": {
-        "about": "2 sequential streams, 1 connection each, 512 MiB apart",
-        "kind": "fio", "pool": 64 * MIB,
-        "jobs": [["--name=seq2", "--rw=read", "--bs=64k", "--iodepth=1",
-                  "--numjobs=2", "--size=512m", "--offset_increment=512m",
-                  "--group_reporting"]],
-    },
+    "W2": fio_regions(
+        "seq16", 16, "64m",
+        "16 sequential streams, 1 connection each, own regions"),
+    "W2-two": fio_regions(
+        "seq2", 2, "512m",
+        "2 sequential streams, 1 connection each, 512 MiB apart"),
     "W3": {
         "about": "8 sequential streams interleaved round-robin on ONE "
                  "connection, 64 KiB, qd1",
@@ -194,15 +218,7 @@ WORKLOADS = {
         "args": ["--streams", "200", "--connections", "4", "--rate", "16K",
                  "--block", "4K"],
     },
-    "W5-seed": {
-        "about": "the seed's read_threads: 800 streams x 1 KiB/s "
-                 "(80 readers x 10), 4 KiB reads, 8 connections, "
-                 "64 MiB pool",
-        "kind": "paced", "pool": 64 * MIB, "offered": 800 * 1024,
-        "args": ["--streams", "800", "--group", "10", "--rate", "1K",
-                 "--block", "4K", "--stagger", "0.01", "--connections", "8"],
-        "spread": 10.0,
-    },
+    "W5-seed": seed_streams("the seed's read_threads", 1, 64, 10.0),
     # The seed's pressure 256 times faster: streams 64x faster in a
     # pool 4x smaller keep its ratio of stream speed to pool size
     # (800 x 1 KiB/s in 64 MiB drains the pool in 80 s; 800 x 64 KiB/s
@@ -214,15 +230,8 @@ WORKLOADS = {
     # for each read: at 5 ms a request that needs 64 at once, and the
     # default 4 prefetch workers carry 800 a second; results with
     # adaptra-workers (ADAPTRA_ARGS_*) in docs/bench/history/simulator.md.
-    "W5-seed256": {
-        "about": "the seed's case 256x faster: 800 streams x 64 KiB/s "
-                 "(80 readers x 10), 4 KiB reads, 8 connections, "
-                 "16 MiB pool",
-        "kind": "paced", "pool": 16 * MIB, "offered": 800 * 65536,
-        "args": ["--streams", "800", "--group", "10", "--rate", "64K",
-                 "--block", "4K", "--stagger", "0.01", "--connections", "8"],
-        "spread": 1.0,
-    },
+    "W5-seed256": seed_streams("the seed's case 256x faster", 64, 16,
+                               1.0),
     "W6": {
         "about": "1 sequential stream (64 KiB qd1) + random 4 KiB qd1 "
                  "noise on another connection",

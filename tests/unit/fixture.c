@@ -206,6 +206,29 @@ fixture_close (void)
   fixture_teardown ();
 }
 
+int
+fixture_open_test (void **state)
+{
+  const struct fixture_spec *spec = *state;
+
+  return fixture_open (spec->size, spec->tune);
+}
+
+int
+fixture_close_test (void **state)
+{
+  (void) state;
+  fixture_close ();
+  return 0;
+}
+
+void
+fixture_small_pool (struct adaptra_config *cfg)
+{
+  cfg->pool_bytes = FIXTURE_SMALL_POOL_PAGES * PAGE;
+  cfg->max_bytes = FIXTURE_SMALL_MAX_PAGES * PAGE;
+}
+
 void
 read_check (uint64_t offset, uint32_t count)
 {

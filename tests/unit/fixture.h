@@ -124,6 +124,28 @@ extern int fixture_open (uint64_t size,
                          void (*tune) (struct adaptra_config *cfg));
 extern void fixture_close (void);
 
+/* What fixture_open_test opens: fixture_open's size and tune. */
+struct fixture_spec {
+  uint64_t size;
+  void (*tune) (struct adaptra_config *cfg);
+};
+
+/* fixture_open and fixture_close as cmocka's set-up and teardown of a
+ * test whose initial state is the struct fixture_spec to open
+ * (cmocka_unit_test_prestate_setup_teardown).  fixture_close_test
+ * also ends a test that a set-up of its own opened.
+ */
+extern int fixture_open_test (void **state);
+extern int fixture_close_test (void **state);
+
+/* A tune for tests that fill the pool or grow windows to the end: a
+ * pool of FIXTURE_SMALL_POOL_PAGES and windows of at most
+ * FIXTURE_SMALL_MAX_PAGES.
+ */
+#define FIXTURE_SMALL_POOL_PAGES 1024
+#define FIXTURE_SMALL_MAX_PAGES 64
+extern void fixture_small_pool (struct adaptra_config *cfg);
+
 /* Open a volume, or a client of volume v, of engine en. */
 extern int open_volume (struct adaptra_engine *en, const char *name,
                         uint64_t size, unsigned flags);

@@ -146,6 +146,22 @@ run_str (const char *line)
   return run (line, strlen (line), NULL);
 }
 
+/* The reply to line holds each string that follows, up to a NULL. */
+static void __attribute__ ((sentinel))
+assert_reply_holds (const char *line, ...)
+{
+  const char *r = run_str (line), *want, *missing = NULL;
+  va_list ap;
+
+  va_start (ap, line);
+  while (!missing && (want = va_arg (ap, const char *)) != NULL)
+    if (!strstr (r, want))
+      missing = want;
+  va_end (ap);
+  if (missing)
+    fail_msg ("the reply to '%s' lacks '%s'", line, missing);
+}
+
 static int
 setup (void **state)
 {
@@ -156,48 +172,41 @@ setup (void **state)
 static void
 stats_variants_take_a_snapshot (void **state)
 {
-  assert_non_null (strstr (run_str ("stats"), "cache_miss               42\n"));
-  assert_non_null (strstr (run_str ("stats json"), "\"cache_miss\":42"));
-  assert_non_null (strstr (run_str ("metrics"), "adaptra_cache_miss_total 42"));
+  assert_reply_holds ("stats", "cache_miss               42\n", NULL);
+  assert_reply_holds ("stats json", "\"cache_miss\":42", NULL);
+  assert_reply_holds ("metrics", "adaptra_cache_miss_total 42", NULL);
   assert_int_equal (fake.snapshots, 3);
 }
 
 static void
 words_may_be_separated_by_runs_of_blanks (void **state)
 {
-  assert_non_null (strstr (run_str ("  stats \t json  "), "{\"version\":1"));
+  assert_reply_holds ("  stats \t json  ", "{\"version\":1", NULL);
 }
 
 static void
 streams_lists_rows_with_client_names (void **state)
 {
-  const char *r = run_str ("streams");
-
-  assert_non_null (strstr (r, "unix:pid=99"));
-  assert_non_null (strstr (r, " vm1.img "));
-  assert_non_null (strstr (r, "state"));
-  assert_non_null (strstr (r, " 1048576 "));
-  assert_non_null (strstr (r, " 262144 "));
+  assert_reply_holds ("streams", "unix:pid=99", " vm1.img ", "state",
+                      " 1048576 ", " 262144 ", NULL);
 }
 
 static void
 clients_table_and_metrics_labels (void **state)
 {
-  const char *r = run_str ("clients");
-
-  assert_non_null (strstr (r, "unix:pid=99"));
-  assert_non_null (strstr (r, " vm1.img "));
-  assert_non_null (strstr (r, " (default) "));   /* the second's "" */
-  assert_non_null (strstr (r, " 49152 "));
-  /* Per-connection series only when asked for. */
+  /* " (default) ": the second's "". */
+  assert_reply_holds ("clients", "unix:pid=99", " vm1.img ", " (default) ",
+                      " 49152 ", NULL);
+  /* Per-connection series only when asked for; label values are
+   * escaped.
+   */
   assert_null (strstr (run_str ("metrics"), "adaptra_connection_"));
-  r = run_str ("metrics clients");
-  assert_non_null (strstr (r, "# TYPE adaptra_connection_read_requests_total "
-                           "counter\n"
-                           "adaptra_connection_read_requests_total"
-                           "{client=\"unix:pid=99\",id=\"1\"} 12\n"));
-  /* Label values are escaped. */
-  assert_non_null (strstr (r, "{client=\"odd\\\"name\",id=\"2\"} 3\n"));
+  assert_reply_holds ("metrics clients",
+                      "# TYPE adaptra_connection_read_requests_total "
+                      "counter\n"
+                      "adaptra_connection_read_requests_total"
+                      "{client=\"unix:pid=99\",id=\"1\"} 12\n",
+                      "{client=\"odd\\\"name\",id=\"2\"} 3\n", NULL);
 }
 
 /* The whitespace-separated words of line k (0: the header) of r, in
@@ -236,20 +245,20 @@ exports_table_names_share_and_pages (void **state)
   assert_string_equal (table_line (r, 2),
                        "3 vm1.img connection 4194304 1 4 bypass 12 99 8192 "
                        "0 0");
-  assert_non_null (strstr (run_str ("help"), "exports "));
-  r = run_str ("exports json");
-  assert_non_null (strstr (r, "{\"version\":1,\"exports\":[{\"id\":0,"
-                           "\"export\":\"\",\"share\":\"export\","
-                           "\"size\":1048576,\"clients\":2,"
-                           "\"contexts\":0,\"bypass\":false,"));
-  assert_non_null (strstr (r, "\"export\":\"q\\\"\\\\\\u000a\","));
+  assert_reply_holds ("help", "exports ", NULL);
+  assert_reply_holds ("exports json",
+                      "{\"version\":1,\"exports\":[{\"id\":0,"
+                      "\"export\":\"\",\"share\":\"export\","
+                      "\"size\":1048576,\"clients\":2,"
+                      "\"contexts\":0,\"bypass\":false,",
+                      "\"export\":\"q\\\"\\\\\\u000a\",", NULL);
   /* Per-connection volumes of one export are one series. */
-  r = run_str ("metrics");
-  assert_non_null (strstr (r, "# TYPE adaptra_export_pages gauge\n"
-                           "adaptra_export_pages{export=\"\","
-                           "share=\"export\"} 17\n"
-                           "adaptra_export_pages{export=\"vm1.img\","
-                           "share=\"connection\"} 100\n"));
+  assert_reply_holds ("metrics",
+                      "# TYPE adaptra_export_pages gauge\n"
+                      "adaptra_export_pages{export=\"\","
+                      "share=\"export\"} 17\n"
+                      "adaptra_export_pages{export=\"vm1.img\","
+                      "share=\"connection\"} 100\n", NULL);
 }
 
 static void

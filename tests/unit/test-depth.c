@@ -5,7 +5,7 @@
 
 /* The decision of core/depth.c on its own (a client's peak of reads in
  * flight of one run against the bandwidth-delay product; independent
- * streams' reads do not add up), then in the engine: a
+ * streams' reads do not add up), then in the engine on the fixture: a
  * client with reads held in flight in other threads, as nbdcopy's
  * queue keeps them, reads sequentially and gets no window; once the
  * held reads are done and it reads one at a time, read-ahead comes
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "adaptra/engine.h"
+#include "fixture.h"
 #include "../../core/depth.h"
 
 #define KIB 1024
@@ -161,92 +161,56 @@ test_keep_misses_while_read_again (void **state)
   assert_true (k.kept < ADAPTRA_KEEP_WINDOW);
 }
 
-/* ---- In the engine. */
+/* ---- In the engine, on the fixture's fake backend and clock. */
 
 #define DISK (64 * MIB)
 #define HELD 8                  /* reads held in flight */
 #define HELD_AT (32 * MIB)      /* where they read, 1 MiB each */
 #define READ (64 * KIB)
 
-static unsigned char *disk;
-static unsigned char page_read[DISK / 4096];
-static int held_ctx, ctx;       /* contexts are their addresses */
 static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
 static unsigned holding;
 static bool released;
 static uint64_t held_at;        /* where the held reads read */
-static uint64_t now_ns = 1000000000;
-static struct adaptra_engine *e;
-static int volume, client;
+static __thread bool in_held_read; /* this thread's reads are held */
 
-/* 1 ms a read and 1 us a KiB on the fake clock; reads with held_ctx
- * wait until released.
+/* The fixture's backend calls this at the end of every read: one in a
+ * held read's thread then waits until released, its bytes copied and
+ * the clock charged, but still in flight for the engine.
  */
-static int
-fake_pread (void *c, void *buf, uint32_t count, uint64_t offset)
+static void
+hold_read (uint64_t offset, uint32_t count)
 {
-  uint64_t p;
-
-  if (c == &held_ctx) {
-    pthread_mutex_lock (&hold_lock);
-    holding++;
-    pthread_cond_broadcast (&hold_cond);
-    while (!released)
-      pthread_cond_wait (&hold_cond, &hold_lock);
-    pthread_mutex_unlock (&hold_lock);
-  }
-  for (p = offset / 4096; p <= (offset + count - 1) / 4096; p++)
-    __atomic_store_n (&page_read[p], 1, __ATOMIC_RELAXED);
-  memcpy (buf, disk + offset, count);
-  __atomic_fetch_add (&now_ns, 1000000 + count / KIB * 1000,
-                      __ATOMIC_RELAXED);
-  return 0;
+  (void) offset;
+  (void) count;
+  if (!in_held_read)
+    return;
+  pthread_mutex_lock (&hold_lock);
+  holding++;
+  pthread_cond_broadcast (&hold_cond);
+  while (!released)
+    pthread_cond_wait (&hold_cond, &hold_lock);
+  pthread_mutex_unlock (&hold_lock);
 }
 
-static uint64_t
-fake_now (void *opaque)
+static void
+tune (struct adaptra_config *cfg)
 {
-  (void) opaque;
-  return __atomic_load_n (&now_ns, __ATOMIC_RELAXED);
+  cfg->pool_bytes = 32 * MIB;
+  cfg->max_bytes = 1 * MIB;
 }
 
+/* 1 ms a read and 1 us a KiB on the fake clock. */
 static int
 setup (void **state)
 {
-  const struct adaptra_backend backend = { .pread = fake_pread };
-  const struct adaptra_clock clock = { .now_ns = fake_now };
-  struct adaptra_config cfg;
-  char why[ADAPTRA_WHY_LEN];
-  uint64_t i;
-
   (void) state;
-  disk = malloc (DISK);
-  if (!disk)
+  if (fixture_open (DISK, tune) == -1)
     return -1;
-  for (i = 0; i < DISK; i++)
-    disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
-  memset (page_read, 0, sizeof page_read);
-  adaptra_config_defaults (&cfg);
-  cfg.pool_bytes = 32 * MIB;
-  cfg.max_bytes = 1 * MIB;
-  cfg.workers = 0;
-  cfg.profile_workers = 0;
-  cfg.bypass = ADAPTRA_BYPASS_NEVER;
-  if (adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why) ||
-      adaptra_volume_open (e, "", DISK, 0, &volume) ||
-      adaptra_client_open (e, volume, "test", &client))
-    return -1;
-  return 0;
-}
-
-static int
-teardown (void **state)
-{
-  (void) state;
-  adaptra_client_close (e, client);
-  adaptra_engine_free (e);
-  free (disk);
+  read_ns = 1000000;
+  read_ns_per_kib = 1000;
+  during_read = hold_read;
   return 0;
 }
 
@@ -256,28 +220,22 @@ teardown (void **state)
 static bool
 scan (uint64_t from, uint64_t to)
 {
-  unsigned char buf[READ];
   uint64_t off;
 
   for (off = from; off < to; off += READ) {
-    assert_int_equal (adaptra_read (e, client, &ctx, buf, READ, off), 0);
-    assert_memory_equal (buf, disk + off, READ);
-    while (adaptra_prefetch_run_one (e, volume, &ctx))
-      ;
+    read_check (off, READ);
+    drain ();
   }
-  return page_read[to / 4096] != 0;
+  return page_reads[to / PAGE] != 0;
 }
 
 static void *
 held_read (void *arg)
 {
   uint64_t off = held_at + (uintptr_t) arg * MIB;
-  unsigned char *buf = malloc (MIB);
 
-  assert_non_null (buf);
-  assert_int_equal (adaptra_read (e, client, &held_ctx, buf, MIB, off), 0);
-  assert_memory_equal (buf, disk + off, MIB);
-  free (buf);
+  in_held_read = true;
+  read_check (off, MIB);
   return NULL;
 }
 
@@ -303,7 +261,7 @@ hold (pthread_t *threads, uint64_t at)
 
 /* Let the held reads finish. */
 static void
-release (pthread_t *threads)
+release_held (pthread_t *threads)
 {
   uintptr_t i;
 
@@ -319,9 +277,8 @@ release (pthread_t *threads)
 static uint64_t
 pool_pages (void)
 {
-  struct adaptra_stats s;
+  struct adaptra_stats s = stats ();
 
-  adaptra_stats_snapshot (e, &s);
   return s.pages_inactive + s.pages_active;
 }
 
@@ -336,7 +293,7 @@ test_deep_client_gets_no_window (void **state)
   /* The same client with 8 MiB held in flight meanwhile. */
   hold (threads, HELD_AT);
   assert_false (scan (8 * MIB, 10 * MIB));
-  release (threads);
+  release_held (threads);
   /* One at a time again: read-ahead comes back within 40 reads. */
   scan (16 * MIB, 16 * MIB + 40 * READ);
   assert_true (scan (20 * MIB, 22 * MIB));
@@ -354,14 +311,14 @@ test_copy_misses_not_kept (void **state)
 
   (void) state;
   hold (threads, HELD_AT);
-  release (threads);
+  release_held (threads);
   assert_true ((uint64_t) HELD * MIB >= ADAPTRA_KEEP_TRIAL);
   hold (threads, HELD_AT + HELD * MIB);
   before = pool_pages ();
   assert_false (scan (8 * MIB, 12 * MIB));
   assert_true (pool_pages () - before <=
                2 * (4 * MIB / READ / ADAPTRA_KEEP_SAMPLE + 1) * READ / 4096);
-  release (threads);
+  release_held (threads);
 }
 
 int
@@ -374,9 +331,9 @@ main (void)
     cmocka_unit_test (test_scattered_streams_never_cover),
     cmocka_unit_test (test_keep_misses_while_read_again),
     cmocka_unit_test_setup_teardown (test_copy_misses_not_kept, setup,
-                                     teardown),
+                                     fixture_close_test),
     cmocka_unit_test_setup_teardown (test_deep_client_gets_no_window,
-                                     setup, teardown),
+                                     setup, fixture_close_test),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

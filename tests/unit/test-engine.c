@@ -35,33 +35,14 @@
 
 #define DISK (16 * 1024 * 1024 + 100)   /* not page aligned on purpose */
 
-static void
-small_pool (struct adaptra_config *cfg)
-{
-  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
-  cfg->max_bytes = 256 * 1024;          /* 64 pages */
-}
+/* Every test's engine, unless it starts another: DISK, a small pool. */
+static struct fixture_spec engine_spec = { DISK, fixture_small_pool };
 
 static void
 base_config (struct adaptra_config *cfg)
 {
   fixture_config (cfg);
-  small_pool (cfg);
-}
-
-static int
-setup (void **state)
-{
-  (void) state;
-  return fixture_open (DISK, small_pool);
-}
-
-static int
-teardown (void **state)
-{
-  (void) state;
-  fixture_close ();
-  return 0;
+  fixture_small_pool (cfg);
 }
 
 static void
@@ -2261,6 +2242,59 @@ test_set_contexts_waits_only_to_drop (void **state)
   sem_destroy (&release);
 }
 
+/* The stress tests' threads: two prefetch workers that read with
+ * worker_ctx, and crews of readers and writers.
+ */
+static void
+start_two_workers (void)
+{
+  void *ctxs[2] = { &worker_ctx, &worker_ctx };
+
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
+  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
+}
+
+/* Read count bytes at off as client c into buf: true if the read
+ * failed or its bytes are not the disk's.  For the crews' threads,
+ * which count what went wrong instead of failing the test.
+ */
+static bool
+read_wrong (int c, unsigned char *buf, uint32_t count, uint64_t off)
+{
+  return adaptra_read (e, c, &client_ctx, buf, count, off) != 0 ||
+    memcmp (buf, disk + off, count) != 0;
+}
+
+/* threads threads of run, each given its index as its argument. */
+struct crew {
+  void *(*run) (void *arg);
+  unsigned threads;
+};
+
+#define CREW_THREADS_MAX 16
+
+/* Run the threads of n crews at once and wait for them all, in
+ * order; each must return NULL (no wrong byte seen).
+ */
+static void
+run_crews (const struct crew *crews, unsigned n)
+{
+  pthread_t threads[CREW_THREADS_MAX];
+  unsigned c, i, started = 0;
+  void *r;
+
+  for (c = 0; c < n; c++)
+    for (i = 0; i < crews[c].threads; i++) {
+      assert_true (started < CREW_THREADS_MAX);
+      pthread_create (&threads[started++], NULL, crews[c].run,
+                      (void *) (intptr_t) i);
+    }
+  for (i = 0; i < started; i++) {
+    pthread_join (threads[i], &r);
+    assert_null (r);
+  }
+}
+
 /* Concurrency: workers, three sequential readers on regions nobody
  * writes, one writer elsewhere.  Afterwards no page may be stale.
  */
@@ -2272,11 +2306,8 @@ stress_reader (void *arg)
   uint64_t off;
   intptr_t bad = 0;
 
-  for (off = 0; off + 12288 <= 2 * 1024 * 1024 && buf; off += 12288) {
-    if (adaptra_read (e, client, &client_ctx, buf, 12288, base + off) != 0 ||
-        memcmp (buf, disk + base + off, 12288) != 0)
-      bad++;
-  }
+  for (off = 0; off + 12288 <= 2 * 1024 * 1024 && buf; off += 12288)
+    bad += read_wrong (client, buf, 12288, base + off);
   free (buf);
   return (void *) bad;
 }
@@ -2295,8 +2326,7 @@ stress_writer (void *arg)
 
     write_disk (off, 9000, (int) i);
     /* Reading the written area races with nothing: check it. */
-    if (adaptra_read (e, client, &client_ctx, buf, sizeof buf, off) != 0 ||
-        memcmp (buf, disk + off, sizeof buf) != 0)
+    if (read_wrong (client, buf, sizeof buf, off))
       return (void *) 1;
   }
   return NULL;
@@ -2305,23 +2335,11 @@ stress_writer (void *arg)
 static void
 test_concurrent_stress (void **state)
 {
-  void *ctxs[2] = { &worker_ctx, &worker_ctx };
-  pthread_t readers[3], writer;
-  void *r;
-  unsigned i;
+  const struct crew crews[] = { { stress_reader, 3 }, { stress_writer, 1 } };
 
   (void) state;
-  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
-  for (i = 0; i < 3; i++)
-    pthread_create (&readers[i], NULL, stress_reader, (void *) (intptr_t) i);
-  pthread_create (&writer, NULL, stress_writer, NULL);
-  for (i = 0; i < 3; i++) {
-    pthread_join (readers[i], &r);
-    assert_null (r);
-  }
-  pthread_join (writer, &r);
-  assert_null (r);
+  start_two_workers ();
+  run_crews (crews, sizeof crews / sizeof *crews);
   adaptra_workers_stop (e);
   read_check (0, 12 * 1024 * 1024);
 }
@@ -2445,9 +2463,7 @@ hot_scanner (void *arg)
 
   adaptra_client_open (e, volume, "scan", &c);
   for (; off + 65536 <= DISK && buf && c >= 0; off += 2 * 65536)
-    if (adaptra_read (e, c, &client_ctx, buf, 65536, off) != 0 ||
-        memcmp (buf, disk + off, 65536) != 0)
-      bad++;
+    bad += read_wrong (c, buf, 65536, off);
   adaptra_client_close (e, c);
   free (buf);
   return (void *) bad;
@@ -2482,12 +2498,12 @@ bypass_toggler (void *arg)
 static void
 hits_stress (bool toggle)
 {
-  void *ctxs[2] = { &worker_ctx, &worker_ctx };
-  pthread_t readers[8], scanners[2], writer, toggler;
+  const struct crew crews[] = {
+    { hot_reader, 8 }, { hot_scanner, 2 }, { hot_writer, 1 }
+  };
+  pthread_t toggler;
   struct adaptra_stats s;
   uint64_t frames, p;
-  void *r;
-  unsigned i;
 
   for (p = 0; p < HOT_PAGES; p++) {
     memset (disk + p * PAGE, hot_byte (p, 0), PAGE);
@@ -2495,28 +2511,14 @@ hits_stress (bool toggle)
   }
   s = stats ();
   frames = s.pages_free + s.pages_inactive + s.pages_active;
-  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
+  start_two_workers ();
   toggling = toggle;
   if (toggle)
     pthread_create (&toggler, NULL, bypass_toggler, NULL);
-  for (i = 0; i < 8; i++)
-    pthread_create (&readers[i], NULL, hot_reader, (void *) (intptr_t) i);
-  for (i = 0; i < 2; i++)
-    pthread_create (&scanners[i], NULL, hot_scanner, (void *) (intptr_t) i);
-  pthread_create (&writer, NULL, hot_writer, NULL);
-  for (i = 0; i < 8; i++) {
-    pthread_join (readers[i], &r);
-    assert_null (r);
-  }
-  for (i = 0; i < 2; i++) {
-    pthread_join (scanners[i], &r);
-    assert_null (r);
-  }
-  pthread_join (writer, &r);
+  run_crews (crews, sizeof crews / sizeof *crews);
   if (toggle) {
     __atomic_store_n (&toggling, false, __ATOMIC_RELEASE);
-    pthread_join (toggler, &r);
+    pthread_join (toggler, NULL);
   }
   adaptra_workers_stop (e);
   s = stats ();
@@ -2581,9 +2583,7 @@ stream_pair_reader (void *arg)
 
   for (pass = 0; pass < 2 && c >= 0; pass++)
     for (off = 0; off < STREAM_REGION; off += PAGE)
-      if (adaptra_read (e, c, &client_ctx, buf, PAGE, base + off) != 0 ||
-          memcmp (buf, disk + base + off, PAGE) != 0)
-        bad++;
+      bad += read_wrong (c, buf, PAGE, base + off);
   if (c >= 0)
     adaptra_client_close (e, c);
   return (void *) bad;
@@ -2606,29 +2606,19 @@ stream_region_writer (void *arg)
 static void
 test_concurrent_stream_stress (void **state)
 {
-  void *ctxs[2] = { &worker_ctx, &worker_ctx };
+  const struct crew crews[] = {
+    { stream_pair_reader, 6 }, { stream_region_writer, 1 }
+  };
   struct adaptra_config cfg;
-  pthread_t readers[6], writer;
   struct adaptra_stats s;
-  void *r;
-  unsigned i;
 
   (void) state;
   base_config (&cfg);
   cfg.streams = 2;
   adaptra_client_close (e, client);
   restart_engine (&cfg);
-  assert_int_equal (adaptra_volume_set_contexts (e, volume, 2, ctxs), 0);
-  assert_int_equal (adaptra_workers_start (e, 2, 0), 0);
-  for (i = 0; i < 6; i++)
-    pthread_create (&readers[i], NULL, stream_pair_reader,
-                    (void *) (intptr_t) i);
-  pthread_create (&writer, NULL, stream_region_writer, NULL);
-  for (i = 0; i < 6; i++) {
-    pthread_join (readers[i], &r);
-    assert_null (r);
-  }
-  pthread_join (writer, &r);
+  start_two_workers ();
+  run_crews (crews, sizeof crews / sizeof *crews);
   adaptra_workers_stop (e);
   s = stats ();
   assert_true (s.method[ADAPTRA_METHOD_NONE].pgreadahead > 0);
@@ -3157,7 +3147,8 @@ test_stream_hit_without_lock (void **state)
 int
 main (void)
 {
-#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
+#define T(name) cmocka_unit_test_prestate_setup_teardown (name, \
+    fixture_open_test, fixture_close_test, &engine_spec)
   const struct CMUnitTest tests[] = {
     T (test_sequential_scan),
     T (test_random_reads_never_read_ahead),

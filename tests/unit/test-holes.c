@@ -4,11 +4,11 @@
  */
 
 /* The map of core/holes.c on its own (merging, splitting, page runs,
- * its bound), then the engine on a fake backend that counts the reads
- * of each page: a reader that steps over the zero extents, as nbdcopy
- * and qemu-img convert do, makes read-ahead read none of them once
- * the plugin's block status has named them, and reads them again
- * after a write there.
+ * its bound), then the engine on the fixture's fake backend, which
+ * counts the reads of each page: a reader that steps over the zero
+ * extents, as nbdcopy and qemu-img convert do, makes read-ahead read
+ * none of them once the plugin's block status has named them, and
+ * reads them again after a write there.
  */
 
 #include <config.h>
@@ -23,11 +23,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "adaptra/engine.h"
+#include "fixture.h"
 #include "adaptra/holes.h"
 #include "../../core/holes.h"
 
-#define PAGE 4096
 #define KIB 1024
 
 /* ---- The map alone. */
@@ -160,77 +159,33 @@ test_bounded (void **state)
 #define EXTENT (512 * KIB)
 #define HEAD (1024 * KIB)
 
-static unsigned char *disk;
-static unsigned page_reads[DISK / PAGE];
-static int ctx;
-static uint64_t now_ns = 1000000000;
-static struct adaptra_engine *e;
-static int volume, client;
-
 static bool
 is_hole (uint64_t off)
 {
   return off >= HEAD && (off - HEAD) / EXTENT % 2 == 0;
 }
 
-static int
-fake_pread (void *c, void *buf, uint32_t count, uint64_t offset)
+static void
+tune (struct adaptra_config *cfg)
 {
-  uint64_t p;
-
-  (void) c;
-  assert_true (count > 0 && offset + count <= DISK);
-  for (p = offset / PAGE; p <= (offset + count - 1) / PAGE; p++)
-    page_reads[p]++;
-  memcpy (buf, disk + offset, count);
-  now_ns += 100000;             /* 100 us a read: read-ahead pays */
-  return 0;
+  cfg->pool_bytes = 16 * 1024 * KIB;
+  cfg->max_bytes = 1024 * KIB;
 }
 
-static uint64_t
-fake_now (void *opaque)
-{
-  (void) opaque;
-  return now_ns;
-}
-
+/* The fixture's disk with zeros in the holes and no zero byte in the
+ * data, on a backend that takes 100 us a read (read-ahead pays).
+ */
 static int
 setup (void **state)
 {
-  const struct adaptra_backend backend = { .pread = fake_pread };
-  const struct adaptra_clock clock = { .now_ns = fake_now };
-  struct adaptra_config cfg;
-  char why[ADAPTRA_WHY_LEN];
   uint64_t i;
 
   (void) state;
-  disk = calloc (1, DISK);
-  if (!disk)
+  if (fixture_open (DISK, tune) == -1)
     return -1;
   for (i = 0; i < DISK; i++)
-    if (!is_hole (i))
-      disk[i] = (unsigned char) ((i * 2654435761u) >> 13) | 1;
-  memset (page_reads, 0, sizeof page_reads);
-  adaptra_config_defaults (&cfg);
-  cfg.pool_bytes = 16 * 1024 * KIB;
-  cfg.max_bytes = 1024 * KIB;
-  cfg.workers = 0;
-  cfg.profile_workers = 0;
-  cfg.bypass = ADAPTRA_BYPASS_NEVER;
-  if (adaptra_engine_new (&cfg, &backend, &clock, &e, why, sizeof why) ||
-      adaptra_volume_open (e, "", DISK, 0, &volume) ||
-      adaptra_client_open (e, volume, "test", &client))
-    return -1;
-  return 0;
-}
-
-static int
-teardown (void **state)
-{
-  (void) state;
-  adaptra_client_close (e, client);
-  adaptra_engine_free (e);
-  free (disk);
+    disk[i] = is_hole (i) ? 0 : disk[i] | 1;
+  read_ns = 100000;
   return 0;
 }
 
@@ -247,24 +202,28 @@ learn_extents (void)
     adaptra_volume_extent (e, volume, off, EXTENT, is_hole (off));
 }
 
-/* Read the data extents in 64 KiB requests, stepping over the holes,
- * running the queued read-ahead after each (a reader without workers).
+/* Read 64 KiB at off, as a copy does, then run the queued read-ahead
+ * (a reader without workers) and let 50 us pass.
  */
+#define COPY_READ (64 * KIB)
+
+static void
+copy_read (uint64_t off)
+{
+  read_check (off, COPY_READ);
+  drain ();
+  now_ns += 50000;
+}
+
+/* Read the data extents, stepping over the holes. */
 static void
 copy_data (void)
 {
-  unsigned char buf[64 * KIB];
   uint64_t off;
 
-  for (off = 0; off < DISK; off += sizeof buf) {
-    if (is_hole (off))
-      continue;
-    assert_int_equal (adaptra_read (e, client, &ctx, buf, sizeof buf, off), 0);
-    assert_memory_equal (buf, disk + off, sizeof buf);
-    while (adaptra_prefetch_run_one (e, volume, &ctx))
-      ;
-    now_ns += 50000;
-  }
+  for (off = 0; off < DISK; off += COPY_READ)
+    if (!is_hole (off))
+      copy_read (off);
 }
 
 /* Pages of the holes that the backend read, and of the data read
@@ -354,7 +313,6 @@ test_horizon_covers_windows (void **state)
 {
   const uint64_t range = HEAD + 2 * EXTENT;
   uint64_t horizon = adaptra_holes_horizon (e), known, off, p;
-  unsigned char buf[64 * KIB];
 
   (void) state;
   /* The configured maximum (1 MiB, within the pool's half): a window
@@ -366,15 +324,9 @@ test_horizon_covers_windows (void **state)
   adaptra_volume_extent (e, volume, 0, HEAD, false);
   for (off = HEAD; off < known; off += EXTENT)
     adaptra_volume_extent (e, volume, off, EXTENT, is_hole (off));
-  for (off = 0; off < range; off += sizeof buf) {
-    if (is_hole (off))
-      continue;
-    assert_int_equal (adaptra_read (e, client, &ctx, buf, sizeof buf, off),
-                      0);
-    while (adaptra_prefetch_run_one (e, volume, &ctx))
-      ;
-    now_ns += 50000;
-  }
+  for (off = 0; off < range; off += COPY_READ)
+    if (!is_hole (off))
+      copy_read (off);
   for (p = known / PAGE; p < DISK / PAGE; p++)
     assert_int_equal (page_reads[p], 0);
   for (p = 0; p < known / PAGE; p++)
@@ -485,15 +437,14 @@ fake_extents (void *opaque, uint64_t start, uint64_t end, bool one,
 }
 
 /* A client that steps through the disk one extent at a time (qemu asks
- * so, from where it is to the disk's end), reading each data extent in
- * 64 KiB requests if read.  Every answer is the extent the plugin
+ * so, from where it is to the disk's end), reading each data extent
+ * (copy_read) if read.  Every answer is the extent the plugin
  * would give it; returns the bytes the plugin was asked to walk for
  * every extent, and counts the plugin's queries in *asks.
  */
 static uint64_t
 step_one_extents (bool read, unsigned *asks)
 {
-  unsigned char buf[64 * KIB];
   uint64_t off, walked = 0, p;
 
   *asks = 0;
@@ -509,13 +460,8 @@ step_one_extents (bool read, unsigned *asks)
     walked += q.walked;
     *asks += q.asks;
     for (p = off; read && !is_hole (off) && p < extent_end (off);
-         p += sizeof buf) {
-      assert_int_equal (adaptra_read (e, client, &ctx, buf, sizeof buf, p),
-                        0);
-      while (adaptra_prefetch_run_one (e, volume, &ctx))
-        ;
-      now_ns += 50000;
-    }
+         p += COPY_READ)
+      copy_read (p);
   }
   return walked;
 }
@@ -594,29 +540,22 @@ test_closed_volume_ignored (void **state)
 int
 main (void)
 {
+#define T(name) \
+  cmocka_unit_test_setup_teardown (name, setup, fixture_close_test)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_set_merges_and_splits),
     cmocka_unit_test (test_all_zero),
     cmocka_unit_test (test_data_runs),
     cmocka_unit_test (test_bounded),
-    cmocka_unit_test_setup_teardown (test_unknown_holes_are_read, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_known_holes_are_skipped, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_write_forgets_holes, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_horizon_covers_windows, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_horizon_follows_max, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_one_extent_walks_once, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_one_extent_longer_than_walk, setup,
-                                     teardown),
-    cmocka_unit_test_setup_teardown (test_one_extent_reader_skips_holes,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_closed_volume_ignored, setup,
-                                     teardown),
+    T (test_unknown_holes_are_read),
+    T (test_known_holes_are_skipped),
+    T (test_write_forgets_holes),
+    T (test_horizon_covers_windows),
+    T (test_horizon_follows_max),
+    T (test_one_extent_walks_once),
+    T (test_one_extent_longer_than_walk),
+    T (test_one_extent_reader_skips_holes),
+    T (test_closed_volume_ignored),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

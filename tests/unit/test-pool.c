@@ -161,6 +161,21 @@ even_pages (uint64_t page_no)
   return page_no % 2 == 0;
 }
 
+/* insert_after_scrambled a run of n pages, which must land in frames
+ * 0, stride, 2 * stride...; no page unread is evicted for them.
+ */
+static void
+expect_run_in_frames (bool (*touched) (uint64_t), uint32_t n,
+                      uint32_t stride)
+{
+  uint32_t frames[FRAMES], i;
+
+  insert_after_scrambled (touched, frames, n);
+  for (i = 0; i < n; i++)
+    assert_int_equal (frames[i], stride * i);
+  assert_int_equal (pool.evicted_unread, 0);
+}
+
 /* A run of pages inserted into a full pool lands in consecutive
  * frames, so that its read needs no transfer buffer (fetch.c), when
  * the victim's neighbours were read already: the victim's run goes
@@ -169,14 +184,9 @@ even_pages (uint64_t page_no)
 static void
 test_eviction_follows_victims_run (void **state)
 {
-  uint32_t frames[8], i;
-
   (void) state;
-  insert_after_scrambled (every_page, frames, 8);
-  for (i = 0; i < 8; i++)
-    assert_int_equal (frames[i], i);
+  expect_run_in_frames (every_page, 8, 1);
   assert_int_equal (pool.evicted, 8);
-  assert_int_equal (pool.evicted_unread, 0);
   assert_int_equal (adaptra_pool_lookup (&pool, 7), ADAPTRA_NO_FRAME);
   assert_int_not_equal (adaptra_pool_lookup (&pool, 8), ADAPTRA_NO_FRAME);
 }
@@ -187,13 +197,10 @@ test_eviction_follows_victims_run (void **state)
 static void
 test_eviction_keeps_unread_neighbours (void **state)
 {
-  uint32_t frames[4], i;
+  uint32_t i;
 
   (void) state;
-  insert_after_scrambled (even_pages, frames, 4);
-  for (i = 0; i < 4; i++)
-    assert_int_equal (frames[i], 2 * i);
-  assert_int_equal (pool.evicted_unread, 0);
+  expect_run_in_frames (even_pages, 4, 2);
   for (i = 1; i < 8; i += 2)
     assert_int_not_equal (adaptra_pool_lookup (&pool, i), ADAPTRA_NO_FRAME);
 }
@@ -764,38 +771,30 @@ test_lend_fails_whole (void **state)
 int
 main (void)
 {
+#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown (test_budget_never_exceeded,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_eviction_order_and_unread,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_eviction_follows_victims_run,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_eviction_keeps_unread_neighbours,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_eviction_keeps_pages_read_twice,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_delayed_activation, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_aging_clock,
-                                     setup, teardown),
+    T (test_budget_never_exceeded),
+    T (test_eviction_order_and_unread),
+    T (test_eviction_follows_victims_run),
+    T (test_eviction_keeps_unread_neighbours),
+    T (test_eviction_keeps_pages_read_twice),
+    T (test_delayed_activation),
+    T (test_aging_clock),
     cmocka_unit_test (test_lifetime_is_survival),
-    cmocka_unit_test_setup_teardown (test_aging_clock_on_activation,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_count_by, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_count_by_many_blocks,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_run_shares_block, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_pin_hits, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_rescue, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_history_and_run, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_history_of_reads, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_invalidate, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_pinned_never_evicted,
-                                     setup, teardown),
-    cmocka_unit_test_setup_teardown (test_take_mark, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_page_fields, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_lend, setup, teardown),
-    cmocka_unit_test_setup_teardown (test_lend_fails_whole, setup, teardown),
+    T (test_aging_clock_on_activation),
+    T (test_count_by),
+    T (test_count_by_many_blocks),
+    T (test_run_shares_block),
+    T (test_pin_hits),
+    T (test_rescue),
+    T (test_history_and_run),
+    T (test_history_of_reads),
+    T (test_invalidate),
+    T (test_pinned_never_evicted),
+    T (test_take_mark),
+    T (test_page_fields),
+    T (test_lend),
+    T (test_lend_fails_whole),
     cmocka_unit_test (test_no_data),
   };
 

@@ -26,6 +26,20 @@
 
 #include "profile-fixture.h"
 
+/* The profile saved at path loads, for the fixture's key, as p. */
+static void
+assert_loads_as (const char *path, const struct adaptra_profile *p)
+{
+  char why[256];
+  struct adaptra_profile *q = adaptra_profile_load (path, &key, why,
+                                                    sizeof why);
+
+  if (!q)
+    fail_msg ("%s: %s", path, why);
+  assert_same (q, p);
+  adaptra_profile_free (q);
+}
+
 static void
 test_round_trip (void **state)
 {
@@ -50,10 +64,7 @@ test_round_trip (void **state)
 
   snprintf (path, sizeof path, "%s/p", tmpdir);
   assert_int_equal (adaptra_profile_save (p, path, why, sizeof why), 0);
-  q = adaptra_profile_load (path, &key, why, sizeof why);
-  assert_non_null (q);
-  assert_same (q, p);
-  adaptra_profile_free (q);
+  assert_loads_as (path, p);
   /* No want: any valid profile loads (the CLI's view). */
   q = adaptra_profile_load (path, NULL, why, sizeof why);
   assert_non_null (q);
@@ -459,7 +470,7 @@ static void
 test_save_atomic (void **state)
 {
   static const struct adaptra_profile_extent x1[] = { { 1, 1, 1, 0 } };
-  struct adaptra_profile *p1 = make (x1, 1, 1), *p2, *q;
+  struct adaptra_profile *p1 = make (x1, 1, 1), *p2;
   struct rd *t = boot_trace (3, 200);
   struct rlimit old, lim;
   char why[256], path[512];
@@ -482,10 +493,7 @@ test_save_atomic (void **state)
   assert_int_equal (setrlimit (RLIMIT_FSIZE, &old), 0);
   signal (SIGXFSZ, SIG_DFL);
   assert_int_equal (files_in (tmpdir), 1);
-  q = adaptra_profile_load (path, &key, why, sizeof why);
-  assert_non_null (q);
-  assert_same (q, p1);
-  adaptra_profile_free (q);
+  assert_loads_as (path, p1);
 
   /* The rename fails: the target is a non-empty directory. */
   snprintf (path, sizeof path, "%s/dir", tmpdir);
@@ -518,19 +526,14 @@ test_save_atomic (void **state)
     assert_int_equal (chdir (cwd), 0);
     assert_int_equal (files_in (tmpdir), 2);
     snprintf (path, sizeof path, "%s/bare", tmpdir);
-    q = adaptra_profile_load (path, &key, why, sizeof why);
-    assert_non_null (q);
-    adaptra_profile_free (q);
+    assert_loads_as (path, p1);
     unlink (path);
   }
 
   /* And a successful save replaces the old file. */
   snprintf (path, sizeof path, "%s/profile", tmpdir);
   assert_int_equal (adaptra_profile_save (p2, path, why, sizeof why), 0);
-  q = adaptra_profile_load (path, &key, why, sizeof why);
-  assert_non_null (q);
-  assert_same (q, p2);
-  adaptra_profile_free (q);
+  assert_loads_as (path, p2);
   assert_int_equal (files_in (tmpdir), 1);
   unlink (path);
   adaptra_profile_free (p1);

@@ -24,6 +24,28 @@ static const struct adaptra_profile_extent boot_b[] = {
   X (0, 4, 1, 0), X (50, 1, 1, 0), X (200, 2, 1, 0),
 };
 
+/* The merge of fresh into old within budget pages, which must hold
+ * boots boots and the n extents want, and their pages.
+ */
+static struct adaptra_profile *
+merge_expect (const struct adaptra_profile *old,
+              const struct adaptra_profile *fresh, uint64_t budget,
+              uint32_t boots, const struct adaptra_profile_extent *want,
+              size_t n)
+{
+  struct adaptra_profile *m = adaptra_profile_merge (old, fresh, budget);
+  uint64_t pages = 0;
+  size_t i;
+
+  assert_non_null (m);
+  assert_int_equal (m->boots, boots);
+  assert_extents (m, want, n);
+  for (i = 0; i < n; i++)
+    pages += want[i].pages;
+  assert_int_equal (m->pages, pages);
+  return m;
+}
+
 /* The rule of profile.h with numbers: B's order first; pages of A
  * alone leave after one boot without them when one boot saw them, and
  * survive as many boots without them as boots saw them.
@@ -52,20 +74,12 @@ test_merge (void **state)
   (void) state;
   m1 = adaptra_profile_merge (NULL, a, 1000);
   assert_same (m1, a);
-  m2 = adaptra_profile_merge (m1, b, 1000);
-  assert_int_equal (m2->boots, 2);
-  assert_extents (m2, ab, 3);
-  adaptra_profile_free (m2);
+  adaptra_profile_free (merge_expect (m1, b, 1000, 2, ab, 3));
 
   m2 = adaptra_profile_merge (m1, a, 1000);
-  m3 = adaptra_profile_merge (m2, b, 1000);
-  assert_int_equal (m3->boots, 3);
-  assert_extents (m3, aab, 5);
+  m3 = merge_expect (m2, b, 1000, 3, aab, 5);
   assert_int_equal (adaptra_profile_check (m3, why, sizeof why), 0);
-  m4 = adaptra_profile_merge (m3, b, 1000);
-  assert_int_equal (m4->boots, 4);
-  assert_extents (m4, aabb, 3);
-  assert_int_equal (m4->pages, 7);
+  m4 = merge_expect (m3, b, 1000, 4, aabb, 3);
   adaptra_profile_free (m1);
   adaptra_profile_free (m2);
   adaptra_profile_free (m3);
@@ -74,13 +88,8 @@ test_merge (void **state)
   /* The budget cuts from the end: old-only pages first. */
   m1 = adaptra_profile_merge (NULL, a, 1000);
   m2 = adaptra_profile_merge (m1, a, 1000);
-  m3 = adaptra_profile_merge (m2, b, 8);
-  assert_int_equal (m3->pages, 8);
-  assert_extents (m3, aab_8, 4);
-  adaptra_profile_free (m3);
-  m3 = adaptra_profile_merge (m2, b, 3);
-  assert_int_equal (m3->pages, 3);
-  assert_extents (m3, aab_3, 1);
+  adaptra_profile_free (merge_expect (m2, b, 8, 3, aab_8, 4));
+  m3 = merge_expect (m2, b, 3, 3, aab_3, 1);
   adaptra_profile_free (m1);
   adaptra_profile_free (m2);
   adaptra_profile_free (m3);
@@ -109,9 +118,7 @@ test_merge_limits (void **state)
   unsigned i;
 
   (void) state;
-  m = adaptra_profile_merge (old, fresh, 1000);
-  assert_extents (m, joined, 1);
-  adaptra_profile_free (m);
+  adaptra_profile_free (merge_expect (old, fresh, 1000, 6, joined, 1));
 
   m = make (old_x, 2, 5);
   for (i = 1; i <= 3; i++) {
@@ -133,10 +140,7 @@ test_merge_limits (void **state)
   memcpy (m->extents, other_x, sizeof other_x);
   m->count = 1;
   m->pages = 1;
-  next = adaptra_profile_merge (m, fresh, 1000);
-  assert_int_equal (next->boots, 1);
-  assert_extents (next, fresh_x, 1);
-  adaptra_profile_free (next);
+  adaptra_profile_free (merge_expect (m, fresh, 1000, 1, fresh_x, 1));
   adaptra_profile_free (m);
   adaptra_profile_free (old);
   adaptra_profile_free (fresh);

@@ -34,32 +34,13 @@
 #include "../../core/engine-impl.h"
 
 #define DISK (32 * 1024 * 1024)
-#define MAX_PAGES 64                    /* adaptra-max below */
+#define MAX_PAGES FIXTURE_SMALL_MAX_PAGES /* adaptra-max */
 #define REQ 2                           /* pages a read asks for */
 #define RUNS 24                         /* short runs of a boot */
 #define RUN_GAP 256                     /* pages between runs */
 
-static void
-small_pool (struct adaptra_config *cfg)
-{
-  cfg->pool_bytes = 4 * 1024 * 1024;    /* 1024 pages */
-  cfg->max_bytes = MAX_PAGES * PAGE;
-}
-
-static int
-setup (void **state)
-{
-  (void) state;
-  return fixture_open (DISK, small_pool);
-}
-
-static int
-teardown (void **state)
-{
-  (void) state;
-  fixture_close ();
-  return 0;
-}
+/* Every test's engine: DISK, a small pool. */
+static struct fixture_spec readahead_spec = { DISK, fixture_small_pool };
 
 /* Read pages [p, p + n) and let the workers fetch what was queued. */
 static void
@@ -612,7 +593,8 @@ test_streams_taking_turns_grow (void **state)
 int
 main (void)
 {
-#define T(name) cmocka_unit_test_setup_teardown (name, setup, teardown)
+#define T(name) cmocka_unit_test_prestate_setup_teardown (name, \
+    fixture_open_test, fixture_close_test, &readahead_spec)
   const struct CMUnitTest tests[] = {
     T (test_short_runs),
     T (test_random_reader),

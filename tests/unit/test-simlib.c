@@ -14,6 +14,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,15 @@ test_durations (void **state)
   assert_int_equal (sim_parse_duration ("1e30", &ns), -1);
 }
 
+/* Parse spec, which must parse, into *m. */
+static void
+parse_model (const char *spec, struct sim_model *m)
+{
+  char why[128];
+
+  assert_int_equal (sim_model_parse (spec, m, why, sizeof why), 0);
+}
+
 /* 64 KiB and 1 MiB at 200 MiB/s, in ns. */
 #define XFER_64K UINT64_C (312500)
 #define XFER_1M (5 * MS)
@@ -83,8 +93,7 @@ test_remote_burst (void **state)
   int i;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0.05:0", &m, why,
-                                     sizeof why), 0);
+  parse_model ("remote:5ms:200M:0.05:0", &m);
   /* An idle link: a read costs the latency only, 10 of 1 MiB at once
    * too (the bucket holds them).
    */
@@ -121,28 +130,36 @@ test_remote_burst (void **state)
   assert_int_equal (sim_model_parse ("tape", &m, why, sizeof why), -1);
 }
 
-/* A saturated link (burst 0: an empty bucket): the flow goes to the
- * waiting read that lacks least, as the rate filter's sleeps give it.
+/* A saturated link (burst 0: an empty bucket; no copy cost) in *m;
+ * on it a worker's 4 MiB, open read key, issued at 0 (5 ms, then 20 ms
+ * of flow: done at 25 ms), and final if pinned (sim_model_pin); then
+ * a client's 64 KiB issued at 1 ms.  Returns when the client's read
+ * completes.
+ */
+static uint64_t
+client_after_4m (struct sim_model *m, unsigned key, bool pinned)
+{
+  parse_model ("remote:5ms:200M:0:0", m);
+  assert_int_equal (sim_model_start (m, 0, 0, 4 << 20, key), 0);
+  assert_int_equal (pinned ? sim_model_pin (m, key)
+                    : sim_model_done (m, key), 25 * MS);
+  return sim_model_read (m, 1 * MS, 0, 64 << 10);
+}
+
+/* On a saturated link the flow goes to the waiting read that lacks
+ * least, as the rate filter's sleeps give it.
  */
 static void
 test_remote_shortest_first (void **state)
 {
   struct sim_model m;
-  char why[128];
-  uint64_t t;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:0", &m, why,
-                                     sizeof why), 0);
-  /* A worker's 4 MiB: 5 ms, then 20 ms of flow. */
-  assert_int_equal (sim_model_start (&m, 0, 0, 4 << 20, 7), 0);
-  assert_int_equal (sim_model_done (&m, 7), 25 * MS);
-  /* A client's 64 KiB issued 1 ms later arrives when the 4 MiB still
-   * lack 3.8: it goes first, in its own transfer time, and the worker's
-   * read ends that much later.
+  /* The client's 64 KiB arrives when the 4 MiB still lack 3.8: it
+   * goes first, in its own transfer time, and the worker's read ends
+   * that much later.
    */
-  t = sim_model_read (&m, 1 * MS, 0, 64 << 10);
-  assert_int_equal (t, 6 * MS + XFER_64K);
+  assert_int_equal (client_after_4m (&m, 7, false), 6 * MS + XFER_64K);
   assert_int_equal (sim_model_done (&m, 7), 25 * MS + XFER_64K);
   /* A second worker's 1 MiB issued at 2 ms lacks less than the 4 MiB
    * from its arrival on: 7 ms + 5 ms; the 4 MiB, 5 ms later again.
@@ -168,17 +185,11 @@ static void
 test_remote_pin (void **state)
 {
   struct sim_model m;
-  char why[128];
   uint64_t t;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:0", &m, why,
-                                     sizeof why), 0);
-  assert_int_equal (sim_model_start (&m, 0, 0, 4 << 20, 1), 0);
-  assert_int_equal (sim_model_pin (&m, 1), 25 * MS);
   /* The 64 KiB that went first above now waits for the 4 MiB. */
-  t = sim_model_read (&m, 1 * MS, 0, 64 << 10);
-  assert_int_equal (t, 25 * MS + XFER_64K);
+  assert_int_equal (client_after_4m (&m, 1, true), 25 * MS + XFER_64K);
   assert_int_equal (sim_model_done (&m, 1), 25 * MS);
   /* A client's read issued later than another but simulated first (a
    * request's second read) is not moved by the other either, which
@@ -199,11 +210,9 @@ static void
 test_remote_copy (void **state)
 {
   struct sim_model m;
-  char why[128];
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:62.5M", &m, why,
-                                     sizeof why), 0);
+  parse_model ("remote:5ms:200M:0:62.5M", &m);
   assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10),
                     6 * MS + XFER_64K);
   assert_int_equal (sim_model_start (&m, 0, 0, 64 << 10, 1), 0);
@@ -211,8 +220,7 @@ test_remote_copy (void **state)
   assert_int_equal (sim_model_pin (&m, 1), 6 * MS + 2 * XFER_64K);
   sim_model_free (&m);
   /* The default, 3 GiB/s: 64 KiB in 20 us. */
-  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
-                    0);
+  parse_model ("remote:5ms:200M", &m);
   assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10), 5 * MS + 20345);
   sim_model_free (&m);
 }
@@ -227,14 +235,12 @@ test_remote_bandwidth (void **state)
   const double rate = 200.0 * 1024 * 1024 / 1e9;       /* bytes a ns */
   static uint64_t done[N], bytes[N];
   struct sim_model m;
-  char why[128];
   uint64_t rng = 42, now = 0, sum = 0;
   unsigned open = 0;
   int i, j;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("remote:5ms:200M", &m, why, sizeof why),
-                    0);
+  parse_model ("remote:5ms:200M", &m);
   for (i = 0; i < N; i++) {
     /* Events every 0-2 ms; a client's reads from up to 3 ms after the
      * event; a worker's (open, finished once settled) at the event.
@@ -280,11 +286,10 @@ test_disk_model (void **state)
 {
   const double xfer = 4096.0 * 1e9 / (150.0 * 1024 * 1024);   /* ns */
   struct sim_model m;
-  char why[128];
   uint64_t a, b, c;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("disk", &m, why, sizeof why), 0);
+  parse_model ("disk", &m);
   m.size = UINT64_C (1) << 30;
   a = sim_model_read (&m, 0, 0, 4096);
   assert_int_equal (a, (uint64_t) (xfer + 0.5));
@@ -302,13 +307,13 @@ static void
 test_disk_head_log (void **state)
 {
   struct sim_model m;
-  char why[128], *text = NULL;
+  char *text = NULL;
   size_t len = 0;
   double arrival, start, end, seek;
   uint64_t offset, count;
 
   (void) state;
-  assert_int_equal (sim_model_parse ("disk", &m, why, sizeof why), 0);
+  parse_model ("disk", &m);
   m.size = UINT64_C (1) << 30;
   m.head_log = open_memstream (&text, &len);
   assert_non_null (m.head_log);
