@@ -590,6 +590,47 @@ test_streams_taking_turns_grow (void **state)
   drain ();
 }
 
+/* A reader of requests larger than the auto max (the 1 MiB floor, the
+ * backend's product being less: 2 ms a read, 250 MB/s) still gets
+ * windows as large as its requests (readahead.c: bounds_of), so that
+ * the next window is out before it reads there: with windows of half
+ * a request (12 requests of 2 MiB) every request ran past its window
+ * and missed.  The workers keep up (drain after each read): past its
+ * first two requests, the stream misses nothing.
+ */
+#define LARGE_REQ (2 * 1024 * 1024)
+#define LARGE_READS 12
+
+static void
+test_window_at_least_request (void **state)
+{
+  unsigned char *buf = malloc (LARGE_REQ);
+  struct adaptra_config cfg;
+  uint64_t misses = 0;
+  unsigned i;
+
+  (void) state;
+  assert_non_null (buf);
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 0;                    /* auto */
+  fixture_start (&cfg, "", "test");
+  read_ns = 2 * MS;
+  read_ns_per_kib = 4 * US;
+  for (i = 0; i < LARGE_READS; i++) {
+    assert_int_equal (adaptra_read (e, client, &client_ctx, buf, LARGE_REQ,
+                                    (uint64_t) i * LARGE_REQ), 0);
+    assert_memory_equal (buf, disk + (uint64_t) i * LARGE_REQ, LARGE_REQ);
+    if (i == 1)
+      misses = stats ().cache_miss;
+    drain ();
+  }
+  assert_int_equal (stats ().cache_miss, misses);
+  read_ns = read_ns_per_kib = 0;
+  free (buf);
+}
+
 int
 main (void)
 {
@@ -610,6 +651,7 @@ main (void)
     T (test_shared_link_cap),
     T (test_lone_stream_on_a_head),
     T (test_streams_taking_turns_grow),
+    T (test_window_at_least_request),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
