@@ -280,6 +280,27 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
   q->queued_bytes -= (uint64_t) job->npages << q->page_shift;
 }
 
+/* Has the promoted job's reader waited a turn's time (turn_ns) at now?
+ * Then the run at the head ends, whatever it has left: a turn is
+ * bounded in time as well as in bytes (BFQ expires a queue that
+ * overruns its budget's timeout; mq-deadline serves a request whose
+ * expiry passed before it goes on with a batch).  The bytes alone did
+ * not bound it: a run goes on past its budget to its window's end, and
+ * every reader that another's promotion turned away steals its own job
+ * at once and starts a run of its own, which went before the promoted
+ * job in turn.  On the disk model four streams on four connections
+ * (beside's U-4conn) left a reader waiting 300-400 ms while the other
+ * three took six turns each.  One turn's time is the least that
+ * still lets the run in service read its budget, so seeks keep their
+ * share of the head's time (ADAPTRA_MODEL_SEEK_TURN).
+ */
+static bool
+promotion_expired (const struct adaptra_queue *q, uint64_t now)
+{
+  return q->promoted != ADAPTRA_QUEUE_NO_PAGE && q->turn_ns > 0 &&
+    now - q->promoted_at >= q->turn_ns;
+}
+
 /* A batch ends at a budget, so that a stream whose windows keep coming
  * cannot hold the head: then the queue's head, in fair order, goes.
  * But not in the middle of a window (BFQ, likewise, does not expire a
@@ -289,7 +310,8 @@ adaptra_queue_take (struct adaptra_queue *q, struct adaptra_job *prev,
  * cut every other window in two.
  */
 struct adaptra_job *
-adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
+adaptra_queue_batch (const struct adaptra_queue *q, uint64_t now,
+                     struct adaptra_job **prev)
 {
   struct adaptra_job *job;
   struct treap_node *first, *n;
@@ -298,7 +320,7 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
   *prev = NULL;
   if (!q->head)
     return NULL;
-  if (q->seeks) {
+  if (q->seeks && !promotion_expired (q, now)) {
     job = adaptra_queue_find (q, q->near, prev);
     if (job && job->first == q->near &&
         (q->batch < q->budget || job->window == q->near_window))
@@ -343,16 +365,17 @@ adaptra_queue_batch (const struct adaptra_queue *q, struct adaptra_job **prev)
  */
 bool
 adaptra_queue_promote (struct adaptra_queue *q, struct adaptra_job *job,
-                       uint64_t page)
+                       uint64_t page, uint64_t now)
 {
   struct adaptra_job *run, *prev;
 
   if (q->promoted != ADAPTRA_QUEUE_NO_PAGE)
     return q->promoted - job->first < job->npages;
-  run = adaptra_queue_batch (q, &prev);
+  run = adaptra_queue_batch (q, now, &prev);
   if (!run || run == job || run->first != q->near)
     return false;
   q->promoted = page;
+  q->promoted_at = now;
   return true;
 }
 
@@ -495,6 +518,7 @@ job_pages (struct adaptra_engine *e, uint64_t n, uint64_t stream,
   floor = est.job_min >> e->page_shift;
   e->queue.budget = est.budget;
   e->queue.seeks = est.seeks;
+  e->queue.turn_ns = est.turn_ns;
   ceiling = (contended
              ? adaptra_model_chunk (&est, adaptra_streams_sharing
                                     (&e->streams,
@@ -713,7 +737,7 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
    * without workers the reader reads it.
    */
   if (adaptra_workers_take_jobs (e) && job->volume->nctx > 0 &&
-      adaptra_queue_promote (&e->queue, job, page)) {
+      adaptra_queue_promote (&e->queue, job, page, adaptra_now (e))) {
     pthread_cond_signal (&e->job_queued);
     return false;
   }

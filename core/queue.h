@@ -33,7 +33,10 @@
  *     of, continue the run the head is on instead of waiting a round
  *     behind other streams and costing a seek each.  A reader that
  *     needs another stream's job meanwhile waits for the run to end,
- *     and its job goes next (adaptra_queue_promote).  When a run ends,
+ *     and its job goes next (adaptra_queue_promote), when the run
+ *     ends or, at the latest, once it has waited a turn's time (the
+ *     model's turn_ns: a seek and a budget's transfer; BFQ's budget
+ *     timeout, mq-deadline's expiry).  When a run ends,
  *     the sweep goes on up from it within the round (C-SCAN), not
  *     back to the round's lowest page, and past the jobs that
  *     continue the run: they go in their stream's next turn.
@@ -113,6 +116,9 @@ struct adaptra_queue {
   uint64_t promoted;            /* a page a reader waits for, whose job
                                    goes next when the run ends;
                                    ADAPTRA_QUEUE_NO_PAGE: none */
+  uint64_t promoted_at;         /* when its reader began to wait (ns) */
+  uint64_t turn_ns;             /* the most it waits for the run to end
+                                   (the model's turn_ns); 0: no bound */
   uint64_t queued_bytes;        /* of jobs not yet started */
   unsigned page_shift;
   struct adaptra_streams *streams; /* the stream table, whose entries
@@ -150,9 +156,10 @@ extern void adaptra_queue_take (struct adaptra_queue *q,
                                 struct adaptra_job *job,
                                 enum adaptra_queue_take how);
 
-/* Where distance costs, the job that goes next, and the one before it
- * (*prev): the queued job that starts at near, while the run is under
- * a budget or still in the window it was reading; else the promoted
+/* Where distance costs, the job that goes next at time now (ns), and
+ * the one before it (*prev): the queued job that starts at near, while
+ * the run is under a budget or still in the window it was reading, and
+ * no reader has waited a turn's time (turn_ns) for it; else the promoted
  * job (adaptra_queue_promote); else the first one past near, and past
  * the jobs that continue near one after another, in the round the fair
  * order serves (an elevator's sweep goes on up; C-SCAN); NULL if none
@@ -160,17 +167,20 @@ extern void adaptra_queue_take (struct adaptra_queue *q,
  * model stopped seeing seeks while a reader waited), else NULL.
  */
 extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
+                                                uint64_t now,
                                                 struct adaptra_job **prev);
 
-/* A reader needs page, of queued job.  Where distance costs and the
- * head is in the middle of a run that goes on elsewhere
- * (adaptra_queue_batch), should the reader wait for the run to end
- * rather than steal job now?  Then job goes next when the run ends,
- * and true is returned, again for the same job until it is taken;
- * false while another reader's job is promoted.
+/* A reader needs page, of queued job, at time now (ns).  Where
+ * distance costs and the head is in the middle of a run that goes on
+ * elsewhere (adaptra_queue_batch), should the reader wait for the run
+ * to end rather than steal job now?  Then job goes next when the run
+ * ends, or once the reader has waited turn_ns, and true is returned,
+ * again for the same job until it is taken; false while another
+ * reader's job is promoted.
  */
 extern bool adaptra_queue_promote (struct adaptra_queue *q,
-                                   struct adaptra_job *job, uint64_t page);
+                                   struct adaptra_job *job, uint64_t page,
+                                   uint64_t now);
 
 /* Keep the first n pages in queued job and queue the rest as a job of
  * its own right behind it, with its tag, if the rest is at least

@@ -209,7 +209,7 @@ steal_then_batch (bool seeks)
   adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
   free (job);
 
-  job = adaptra_queue_batch (&q, &prev);
+  job = adaptra_queue_batch (&q, 0, &prev);
   if (!seeks) {
     assert_null (job);
     assert_int_equal (take_head (&q, NULL), 2);
@@ -225,7 +225,7 @@ steal_then_batch (bool seeks)
       assert_ptr_equal (prev, job->prev);
       adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
       free (job);
-      job = adaptra_queue_batch (&q, &prev);
+      job = adaptra_queue_batch (&q, 0, &prev);
     }
     /* The run did its budget: the sweep goes on up in the round, to
      * stream 4's chunk, and then wraps to stream 2's.
@@ -235,7 +235,7 @@ steal_then_batch (bool seeks)
     assert_int_equal (job->stream, 4);
     adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
     free (job);
-    assert_null (adaptra_queue_batch (&q, &prev));
+    assert_null (adaptra_queue_batch (&q, 0, &prev));
     assert_int_equal (take_head (&q, NULL), 2);
   }
   while (q.head)
@@ -277,13 +277,13 @@ test_seeking_sweeps_up (void **state)
   assert_non_null (job);
   adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
   free (job);
-  job = adaptra_queue_batch (&q, &prev);
+  job = adaptra_queue_batch (&q, 0, &prev);
   assert_non_null (job);
   assert_int_equal (job->stream, 4);
   assert_ptr_equal (prev, job->prev);
   adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
   free (job);
-  assert_null (adaptra_queue_batch (&q, &prev));
+  assert_null (adaptra_queue_batch (&q, 0, &prev));
   assert_int_equal (take_head (&q, NULL), 1);
   assert_int_equal (take_head (&q, NULL), 2);
   assert_null (q.head);
@@ -311,7 +311,7 @@ queue_window (struct adaptra_queue *q, uint64_t s, uint64_t first,
 static uint64_t
 take_batch (struct adaptra_queue *q)
 {
-  struct adaptra_job *prev, *job = adaptra_queue_batch (q, &prev);
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, 0, &prev);
 
   return take_in_order (q, prev, job, NULL);
 }
@@ -367,19 +367,19 @@ test_seeking_reader_waits_for_run (void **state)
   queue_window (&q, 4, 4 * STREAM_PAGES, 1, MIB);
   job = adaptra_queue_find (&q, 3 * STREAM_PAGES + 5, &prev);
   assert_non_null (job);
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
   q.seeks = true;
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
   assert_int_equal (take_head (&q, NULL), 1);
-  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
   other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);
-  assert_false (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES));
-  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_false (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES, 0));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
   /* Should the model stop seeing seeks meanwhile, the reader's job
    * goes next all the same, not behind the queue in fair order.
    */
   q.seeks = false;
-  assert_ptr_equal (adaptra_queue_batch (&q, &prev), job);
+  assert_ptr_equal (adaptra_queue_batch (&q, 0, &prev), job);
   q.seeks = true;
   for (i = 1; i < 4; i++)
     assert_int_equal (take_batch (&q), 1);
@@ -390,13 +390,82 @@ test_seeking_reader_waits_for_run (void **state)
   assert_null (q.head);
 }
 
+/* A reader's wait for its turn is bounded in time (the model's
+ * turn_ns), not only by the run's bytes: stream 1's window of eight
+ * chunks is at the head, under a budget of four, and a reader waits
+ * for stream 3's chunk.  Until it has waited a turn the run goes on,
+ * past its budget within its window, and a run that another reader's
+ * steal starts (stream 2's) goes on too: turns stay long enough to
+ * amortise their seek.  Once it has waited a turn, its job goes next,
+ * whatever either run has left, and its own run goes on from there.
+ */
+static void
+test_seeking_reader_waits_at_most_a_turn (void **state)
+{
+  const uint64_t turn = 30 * UINT64_C (1000000), t0 = 5 * turn;
+  const uint32_t pages = (uint32_t) (MIB >> SHIFT);
+  struct adaptra_queue q;
+  struct adaptra_job *job, *prev, *waits;
+  unsigned i;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  q.turn_ns = turn;
+  queue_window (&q, 1, STREAM_PAGES, 8, MIB);
+  queue_window (&q, 2, 2 * STREAM_PAGES, 4, MIB);
+  queue_window (&q, 3, 3 * STREAM_PAGES, 2, MIB);
+  assert_int_equal (take_head (&q, NULL), 1);
+  waits = adaptra_queue_find (&q, 3 * STREAM_PAGES, &prev);
+  assert_true (adaptra_queue_promote (&q, waits, 3 * STREAM_PAGES, t0));
+  /* Before a turn: stream 1's run past its budget, in its window. */
+  for (i = 1; i < 6; i++) {
+    job = adaptra_queue_batch (&q, t0 + turn / 2, &prev);
+    assert_non_null (job);
+    assert_int_equal (job->stream, 1);
+    assert_int_equal (job->first, STREAM_PAGES + i * pages);
+    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+    free (job);
+  }
+  assert_true (q.batch > q.budget);
+  /* Another reader, turned away, steals stream 2's first chunk: its
+   * run goes on, until the first reader has waited a turn.
+   */
+  job = adaptra_queue_find (&q, 2 * STREAM_PAGES, &prev);
+  assert_false (adaptra_queue_promote (&q, job, 2 * STREAM_PAGES,
+                                       t0 + turn / 2));
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  free (job);
+  job = adaptra_queue_batch (&q, t0 + turn - 1, &prev);
+  assert_non_null (job);
+  assert_int_equal (job->stream, 2);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  free (job);
+  /* A turn's wait: its job next, ahead of both runs' rest. */
+  assert_true (adaptra_queue_promote (&q, waits, 3 * STREAM_PAGES,
+                                      t0 + turn));
+  job = adaptra_queue_batch (&q, t0 + turn, &prev);
+  assert_ptr_equal (job, waits);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  free (job);
+  assert_int_equal (q.promoted, ADAPTRA_QUEUE_NO_PAGE);
+  /* Its run goes on from there: stream 3's second chunk. */
+  job = adaptra_queue_batch (&q, t0 + turn, &prev);
+  assert_non_null (job);
+  assert_int_equal (job->stream, 3);
+  assert_int_equal (job->first, 3 * STREAM_PAGES + pages);
+  while (q.head)
+    take_head (&q, NULL);
+}
+
 /* Take what goes next as a worker does (adaptra_queue_batch, else
  * the queue's head), returning its stream and first page.
  */
 static uint64_t
 take_next (struct adaptra_queue *q, uint64_t *first)
 {
-  struct adaptra_job *prev, *job = adaptra_queue_batch (q, &prev);
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, 0, &prev);
 
   return job ? take_in_order (q, prev, job, first) : take_head (q, first);
 }
@@ -480,7 +549,7 @@ test_drop_keeps_batch (void **state)
   adaptra_queue_add (&q, b);
   adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_IN_ORDER);
   free (a);
-  job = adaptra_queue_batch (&q, &prev);
+  job = adaptra_queue_batch (&q, 0, &prev);
   assert_ptr_equal (job, b);
   adaptra_queue_take (&q, NULL, b, ADAPTRA_TAKE_DROPPED);
   free (b);
@@ -598,6 +667,7 @@ main (void)
     cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_seeking_run_ends_with_window),
     cmocka_unit_test (test_seeking_reader_waits_for_run),
+    cmocka_unit_test (test_seeking_reader_waits_at_most_a_turn),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };
