@@ -569,7 +569,11 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
           (uint64_t) ((double) est->budget * 1e9 / (double) est->bandwidth);
     }
     est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
-    est->job_max = UINT64_MAX;
+    /* Where it seeks, no job holds the head longer than a turn: a read
+     * started cannot be cut, and every other stream's reader waits
+     * behind it, however its turn is bounded.
+     */
+    est->job_max = est->seeks ? est->budget : UINT64_MAX;
   }
 }
 
