@@ -74,7 +74,7 @@ take_in_order (struct adaptra_queue *q, struct adaptra_job *prev,
 
   assert_non_null (job);
   assert_ptr_equal (prev, job->prev);
-  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
   s = job->stream;
   if (first)
     *first = job->first;
@@ -206,7 +206,7 @@ steal_then_batch (bool seeks)
   assert_non_null (job);
   rest = adaptra_queue_split (&q, job, 16);
   assert_non_null (rest);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN, 0);
   free (job);
 
   job = adaptra_queue_batch (&q, 0, &prev);
@@ -223,7 +223,7 @@ steal_then_batch (bool seeks)
       assert_int_equal (job->stream, 3);
       assert_int_equal (job->first, i == 0 ? s3 + 16 : s3 + i * pages);
       assert_ptr_equal (prev, job->prev);
-      adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+      adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
       free (job);
       job = adaptra_queue_batch (&q, 0, &prev);
     }
@@ -233,7 +233,7 @@ steal_then_batch (bool seeks)
     assert_int_equal (q.batch, 4 * chunk);
     assert_non_null (job);
     assert_int_equal (job->stream, 4);
-    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
     free (job);
     assert_null (adaptra_queue_batch (&q, 0, &prev));
     assert_int_equal (take_head (&q, NULL), 2);
@@ -275,13 +275,13 @@ test_seeking_sweeps_up (void **state)
   queue_streams (&q, 1, MIB);
   job = adaptra_queue_find (&q, 3 * STREAM_PAGES, &prev);
   assert_non_null (job);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN, 0);
   free (job);
   job = adaptra_queue_batch (&q, 0, &prev);
   assert_non_null (job);
   assert_int_equal (job->stream, 4);
   assert_ptr_equal (prev, job->prev);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
   free (job);
   assert_null (adaptra_queue_batch (&q, 0, &prev));
   assert_int_equal (take_head (&q, NULL), 1);
@@ -347,9 +347,10 @@ test_seeking_run_ends_with_window (void **state)
 /* A reader needs stream 3's chunk while the head is in stream 1's
  * window: it waits for the window's end (adaptra_queue_promote), and
  * its chunk then goes next, ahead of stream 2's, where the sweep would
- * go on.  Another reader meanwhile steals; the first reader asks
- * again and still waits, even if the model stops seeing seeks.
- * Latency-bound, or with no run going on elsewhere, a reader steals.
+ * go on.  Another reader meanwhile waits too, behind it; the first
+ * reader asks again and still waits, even if the model stops seeing
+ * seeks.  Latency-bound, or with no run going on elsewhere, a reader
+ * steals.
  */
 static void
 test_seeking_reader_waits_for_run (void **state)
@@ -373,7 +374,7 @@ test_seeking_reader_waits_for_run (void **state)
   assert_int_equal (take_head (&q, NULL), 1);
   assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
   other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);
-  assert_false (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES, 0));
+  assert_true (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES, 0));
   assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
   /* Should the model stop seeing seeks meanwhile, the reader's job
    * goes next all the same, not behind the queue in fair order.
@@ -384,28 +385,50 @@ test_seeking_reader_waits_for_run (void **state)
   for (i = 1; i < 4; i++)
     assert_int_equal (take_batch (&q), 1);
   assert_int_equal (take_batch (&q), 3);
-  assert_int_equal (q.promoted, ADAPTRA_QUEUE_NO_PAGE);
+  assert_int_equal (q.waits.n, 1);
   assert_int_equal (take_batch (&q), 4);
+  assert_null (q.waits.root);
   assert_int_equal (take_head (&q, NULL), 2);
   assert_null (q.head);
 }
 
-/* A reader's wait for its turn is bounded in time (the model's
- * turn_ns), not only by the run's bytes: stream 1's window of eight
- * chunks is at the head, under a budget of four, and a reader waits
- * for stream 3's chunk.  Until it has waited a turn the run goes on,
- * past its budget within its window, and a run that another reader's
- * steal starts (stream 2's) goes on too: turns stay long enough to
- * amortise their seek.  Once it has waited a turn, its job goes next,
- * whatever either run has left, and its own run goes on from there.
+/* Take what the batch says goes next at now, and return it (freed:
+ * its stream and first page only).
  */
 static void
-test_seeking_reader_waits_at_most_a_turn (void **state)
+take_batch_at (struct adaptra_queue *q, uint64_t now, uint64_t stream,
+               uint64_t first)
+{
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, now, &prev);
+
+  assert_non_null (job);
+  assert_int_equal (job->stream, stream);
+  assert_int_equal (job->first, first);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER, now);
+  free (job);
+}
+
+/* Readers wait for their turns in the order they began to wait, and a
+ * turn is bounded in time (the model's turn_ns), not only by the run's
+ * bytes.  Stream 1's window of eight chunks is at the head under a
+ * budget of four; a reader waits for stream 3's chunk, then another
+ * for stream 2's (it waits too: its steal would start a run ahead of
+ * the first reader's).  Until stream 1's turn has lasted turn_ns its
+ * run goes on, past its budget within its window: turns stay long
+ * enough to amortise their seek.  Then the first reader's job goes,
+ * whatever stream 1 has left, and its run goes on; then the second
+ * reader's, and a turn's time later, a third waiting reader's.
+ */
+static void
+test_seeking_readers_wait_a_turn_each (void **state)
 {
   const uint64_t turn = 30 * UINT64_C (1000000), t0 = 5 * turn;
+  const uint64_t s1 = STREAM_PAGES, s2 = 2 * STREAM_PAGES;
+  const uint64_t s3 = 3 * STREAM_PAGES, s4 = 4 * STREAM_PAGES;
   const uint32_t pages = (uint32_t) (MIB >> SHIFT);
   struct adaptra_queue q;
-  struct adaptra_job *job, *prev, *waits;
+  struct adaptra_job *job, *prev;
   unsigned i;
 
   (void) state;
@@ -413,48 +436,30 @@ test_seeking_reader_waits_at_most_a_turn (void **state)
   q.budget = 4 * MIB;
   q.seeks = true;
   q.turn_ns = turn;
-  queue_window (&q, 1, STREAM_PAGES, 8, MIB);
-  queue_window (&q, 2, 2 * STREAM_PAGES, 4, MIB);
-  queue_window (&q, 3, 3 * STREAM_PAGES, 2, MIB);
-  assert_int_equal (take_head (&q, NULL), 1);
-  waits = adaptra_queue_find (&q, 3 * STREAM_PAGES, &prev);
-  assert_true (adaptra_queue_promote (&q, waits, 3 * STREAM_PAGES, t0));
-  /* Before a turn: stream 1's run past its budget, in its window. */
-  for (i = 1; i < 6; i++) {
-    job = adaptra_queue_batch (&q, t0 + turn / 2, &prev);
-    assert_non_null (job);
-    assert_int_equal (job->stream, 1);
-    assert_int_equal (job->first, STREAM_PAGES + i * pages);
-    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
-    free (job);
-  }
+  queue_window (&q, 1, s1, 8, MIB);
+  queue_window (&q, 2, s2, 4, MIB);
+  queue_window (&q, 3, s3, 2, MIB);
+  queue_window (&q, 4, s4, 2, MIB);
+  take_batch_at (&q, t0, 1, s1);
+  job = adaptra_queue_find (&q, s3, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s3, t0 + turn / 4));
+  job = adaptra_queue_find (&q, s2, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s2, t0 + turn / 2));
+  /* Before a turn's time: stream 1's run, past its budget. */
+  for (i = 1; i < 6; i++)
+    take_batch_at (&q, t0 + turn - 1, 1, s1 + i * pages);
   assert_true (q.batch > q.budget);
-  /* Another reader, turned away, steals stream 2's first chunk: its
-   * run goes on, until the first reader has waited a turn.
+  /* A turn's time: the readers' jobs in the order they waited, each
+   * run going on from there.
    */
-  job = adaptra_queue_find (&q, 2 * STREAM_PAGES, &prev);
-  assert_false (adaptra_queue_promote (&q, job, 2 * STREAM_PAGES,
-                                       t0 + turn / 2));
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
-  free (job);
-  job = adaptra_queue_batch (&q, t0 + turn - 1, &prev);
-  assert_non_null (job);
-  assert_int_equal (job->stream, 2);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
-  free (job);
-  /* A turn's wait: its job next, ahead of both runs' rest. */
-  assert_true (adaptra_queue_promote (&q, waits, 3 * STREAM_PAGES,
-                                      t0 + turn));
-  job = adaptra_queue_batch (&q, t0 + turn, &prev);
-  assert_ptr_equal (job, waits);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
-  free (job);
-  assert_int_equal (q.promoted, ADAPTRA_QUEUE_NO_PAGE);
-  /* Its run goes on from there: stream 3's second chunk. */
-  job = adaptra_queue_batch (&q, t0 + turn, &prev);
-  assert_non_null (job);
-  assert_int_equal (job->stream, 3);
-  assert_int_equal (job->first, 3 * STREAM_PAGES + pages);
+  take_batch_at (&q, t0 + turn, 3, s3);
+  take_batch_at (&q, t0 + turn, 3, s3 + pages);
+  take_batch_at (&q, t0 + turn + 1, 2, s2);
+  assert_null (q.waits.root);
+  job = adaptra_queue_find (&q, s4, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s4, t0 + turn + 2));
+  take_batch_at (&q, t0 + 2 * turn, 2, s2 + pages);
+  take_batch_at (&q, t0 + 2 * turn + 1, 4, s4);
   while (q.head)
     take_head (&q, NULL);
 }
@@ -547,11 +552,11 @@ test_drop_keeps_batch (void **state)
   b = job_of (1, 1016, 16);
   adaptra_queue_add (&q, a);
   adaptra_queue_add (&q, b);
-  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_IN_ORDER);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_IN_ORDER, 0);
   free (a);
   job = adaptra_queue_batch (&q, 0, &prev);
   assert_ptr_equal (job, b);
-  adaptra_queue_take (&q, NULL, b, ADAPTRA_TAKE_DROPPED);
+  adaptra_queue_take (&q, NULL, b, ADAPTRA_TAKE_DROPPED, 0);
   free (b);
   assert_int_equal (q.near, 1016);
   assert_int_equal (q.batch, 16 << SHIFT);
@@ -629,7 +634,7 @@ test_split_and_steal (void **state)
 
   /* Stolen out of turn: the virtual time does not move. */
   vtime = q.vtime;
-  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_STOLEN);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_STOLEN, 0);
   free (a);
   assert_int_equal (q.vtime, vtime);
   assert_ptr_equal (q.head, rest);
@@ -667,7 +672,7 @@ main (void)
     cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_seeking_run_ends_with_window),
     cmocka_unit_test (test_seeking_reader_waits_for_run),
-    cmocka_unit_test (test_seeking_reader_waits_at_most_a_turn),
+    cmocka_unit_test (test_seeking_readers_wait_a_turn_each),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };
