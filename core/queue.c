@@ -378,9 +378,26 @@ adaptra_queue_batch (const struct adaptra_queue *q, uint64_t now,
  * the while, and a reader that is late is waiting for the head anyway
  * (BFQ, likewise, lets the queue in service finish its budget).
  */
+/* Keep the pages of queued job up to the end of a reader's request for
+ * page to last (at least page) in it, and queue the rest behind it
+ * (adaptra_queue_split): what a reader steals, or waits for.
+ */
+static void
+split_at_request (struct adaptra_queue *q, struct adaptra_job *job,
+                  uint64_t page, uint64_t last)
+{
+  adaptra_queue_split (q, job, (last > page ? last : page + 1) - job->first);
+}
+
+/* A reader waits for its request's pages only: its turn's first read
+ * is theirs, and the rest continues the run behind it.  Waiting for
+ * the whole job, a reader waited for a turn's read (job_max, a budget)
+ * before its first page came: on the disk model U-4conn's p99 was
+ * 87 ms so, against 79 (medians of four runs each, alternating).
+ */
 bool
 adaptra_queue_promote (struct adaptra_queue *q, struct adaptra_job *job,
-                       uint64_t page, uint64_t now)
+                       uint64_t page, uint64_t last, uint64_t now)
 {
   struct adaptra_job *run, *prev;
 
@@ -392,6 +409,7 @@ adaptra_queue_promote (struct adaptra_queue *q, struct adaptra_job *job,
   if (run == job ||
       (q->waits.root == NULL && (!run || run->first != q->near)))
     return false;
+  split_at_request (q, job, page, last);
   job->wait_page = page;
   job->waited_at = now;
   treap_insert (&q->waits, &job->by_wait, now, job->first);
@@ -766,13 +784,12 @@ adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
    * without workers the reader reads it.
    */
   if (adaptra_workers_take_jobs (e) && job->volume->nctx > 0 &&
-      adaptra_queue_promote (&e->queue, job, page, adaptra_now (e))) {
+      adaptra_queue_promote (&e->queue, job, page, last, adaptra_now (e))) {
     pthread_cond_signal (&e->job_queued);
     return false;
   }
   /* The reader runs what it waits for; a worker reads the rest. */
-  adaptra_queue_split (&e->queue, job,
-                       (last > page ? last : page + 1) - job->first);
+  split_at_request (&e->queue, job, page, last);
   adaptra_prefetch_take (e, prev, job, false);
   adaptra_unlock (e);
   adaptra_fetch_job_then_lock (e, ctx, job, false, false);

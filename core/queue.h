@@ -180,17 +180,19 @@ extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
                                                 uint64_t now,
                                                 struct adaptra_job **prev);
 
-/* A reader needs page, of queued job, at time now (ns).  Where
- * distance costs and the head is in the middle of a run that goes on
- * elsewhere (adaptra_queue_batch), or other readers wait already,
- * should the reader wait rather than steal job now?  Then job goes
+/* A reader needs page, of queued job, for a request up to page last
+ * (exclusive; at least page + 1), at time now (ns).  Where distance
+ * costs and the head is in the middle of a run that goes on elsewhere
+ * (adaptra_queue_batch), or other readers wait already, should the
+ * reader wait rather than steal job now?  Then job keeps its pages up
+ * to last (the rest is queued behind it, adaptra_queue_split) and goes
  * when the readers that waited before it have had their turns and the
  * run at the head ends (adaptra_queue_batch), and true is returned,
  * again for the same job until it is taken.
  */
 extern bool adaptra_queue_promote (struct adaptra_queue *q,
                                    struct adaptra_job *job, uint64_t page,
-                                   uint64_t now);
+                                   uint64_t last, uint64_t now);
 
 /* Keep the first n pages in queued job and queue the rest as a job of
  * its own right behind it, with its tag, if the rest is at least

@@ -355,6 +355,7 @@ test_seeking_run_ends_with_window (void **state)
 static void
 test_seeking_reader_waits_for_run (void **state)
 {
+  const uint64_t whole = UINT64_MAX; /* a request past the job's end */
   struct adaptra_queue q;
   struct adaptra_job *job, *other, *prev;
   unsigned i;
@@ -368,14 +369,14 @@ test_seeking_reader_waits_for_run (void **state)
   queue_window (&q, 4, 4 * STREAM_PAGES, 1, MIB);
   job = adaptra_queue_find (&q, 3 * STREAM_PAGES + 5, &prev);
   assert_non_null (job);
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   q.seeks = true;
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   assert_int_equal (take_head (&q, NULL), 1);
-  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);
-  assert_true (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES, 0));
-  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, 0));
+  assert_true (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES, whole, 0));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   /* Should the model stop seeing seeks meanwhile, the reader's job
    * goes next all the same, not behind the queue in fair order.
    */
@@ -442,9 +443,11 @@ test_seeking_readers_wait_a_turn_each (void **state)
   queue_window (&q, 4, s4, 2, MIB);
   take_batch_at (&q, t0, 1, s1);
   job = adaptra_queue_find (&q, s3, &prev);
-  assert_true (adaptra_queue_promote (&q, job, s3, t0 + turn / 4));
+  assert_true (adaptra_queue_promote (&q, job, s3, s3 + 2 * pages,
+                                      t0 + turn / 4));
   job = adaptra_queue_find (&q, s2, &prev);
-  assert_true (adaptra_queue_promote (&q, job, s2, t0 + turn / 2));
+  assert_true (adaptra_queue_promote (&q, job, s2, s2 + pages,
+                                      t0 + turn / 2));
   /* Before a turn's time: stream 1's run, past its budget. */
   for (i = 1; i < 6; i++)
     take_batch_at (&q, t0 + turn - 1, 1, s1 + i * pages);
@@ -457,11 +460,48 @@ test_seeking_readers_wait_a_turn_each (void **state)
   take_batch_at (&q, t0 + turn + 1, 2, s2);
   assert_null (q.waits.root);
   job = adaptra_queue_find (&q, s4, &prev);
-  assert_true (adaptra_queue_promote (&q, job, s4, t0 + turn + 2));
+  assert_true (adaptra_queue_promote (&q, job, s4, s4 + pages,
+                                      t0 + turn + 2));
   take_batch_at (&q, t0 + 2 * turn, 2, s2 + pages);
   take_batch_at (&q, t0 + 2 * turn + 1, 4, s4);
   while (q.head)
     take_head (&q, NULL);
+}
+
+/* A reader that waits, waits for its request's pages only: stream 2's
+ * job of a budget is cut at the end of the reader's 64 KiB, its turn
+ * begins with them, and the rest continues the run right behind.
+ */
+static void
+test_seeking_reader_waits_for_its_request (void **state)
+{
+  const uint64_t s2 = 2 * STREAM_PAGES, request = (64 * KIB) >> SHIFT;
+  struct adaptra_queue q;
+  struct adaptra_job *job, *rest, *prev;
+  unsigned i;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  queue_window (&q, 1, STREAM_PAGES, 4, MIB);
+  queue_window (&q, 2, s2, 1, 4 * MIB);
+  assert_int_equal (take_head (&q, NULL), 1);
+  job = adaptra_queue_find (&q, s2, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s2, s2 + request, 0));
+  assert_int_equal (job->npages, request);
+  rest = adaptra_queue_find (&q, s2 + request, &prev);
+  assert_non_null (rest);
+  assert_ptr_equal (prev, job);
+  assert_int_equal (rest->npages, ((4 * MIB) >> SHIFT) - request);
+  assert_int_equal (rest->wait_page, ADAPTRA_QUEUE_NO_PAGE);
+  for (i = 1; i < 4; i++)
+    assert_int_equal (take_batch (&q), 1);
+  assert_ptr_equal (adaptra_queue_batch (&q, 0, &prev), job);
+  assert_int_equal (take_batch (&q), 2);
+  assert_ptr_equal (adaptra_queue_batch (&q, 0, &prev), rest);
+  assert_int_equal (take_batch (&q), 2);
+  assert_null (q.head);
 }
 
 /* Take what goes next as a worker does (adaptra_queue_batch, else
@@ -673,6 +713,7 @@ main (void)
     cmocka_unit_test (test_seeking_run_ends_with_window),
     cmocka_unit_test (test_seeking_reader_waits_for_run),
     cmocka_unit_test (test_seeking_readers_wait_a_turn_each),
+    cmocka_unit_test (test_seeking_reader_waits_for_its_request),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };
