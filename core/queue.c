@@ -368,16 +368,6 @@ adaptra_queue_batch (const struct adaptra_queue *q, uint64_t now,
   return job;
 }
 
-/* A reader's steal goes to the head at once, behind the reads in
- * flight, and the batch then goes on from it: the run it cut in two
- * costs a seek more for its rest.  A reader of many interleaved
- * streams on a disk reaches one stream's window while another's is
- * being read (the head serves one stream at a time, the reader wants
- * every one in turn), so steals cut most runs.  Waiting for the run
- * to end costs that reader a run's read; the head keeps reading all
- * the while, and a reader that is late is waiting for the head anyway
- * (BFQ, likewise, lets the queue in service finish its budget).
- */
 /* Keep the pages of queued job up to the end of a reader's request for
  * page to last (at least page) in it, and queue the rest behind it
  * (adaptra_queue_split): what a reader steals, or waits for.
@@ -389,11 +379,24 @@ split_at_request (struct adaptra_queue *q, struct adaptra_job *job,
   adaptra_queue_split (q, job, (last > page ? last : page + 1) - job->first);
 }
 
-/* A reader waits for its request's pages only: its turn's first read
- * is theirs, and the rest continues the run behind it.  Waiting for
- * the whole job, a reader waited for a turn's read (job_max, a budget)
- * before its first page came: on the disk model U-4conn's p99 was
- * 87 ms so, against 79 (medians of four runs each, alternating).
+/* A reader's steal goes to the head at once, behind the reads in
+ * flight, and the batch then goes on from it: the run it cut in two
+ * costs a seek more for its rest.  A reader of many interleaved
+ * streams on a disk reaches one stream's window while another's is
+ * being read (the head serves one stream at a time, the reader wants
+ * every one in turn), so steals cut most runs.  Waiting for the run
+ * to end costs that reader a run's read; the head keeps reading all
+ * the while, and a reader that is late is waiting for the head anyway
+ * (BFQ, likewise, lets the queue in service finish its budget).
+ *
+ * Readers that wait go in the order they began to wait (waits): one
+ * that stole while another waited started a run of its own ahead of
+ * the waiting one.  A reader waits for its request's pages only: its
+ * turn's first read is theirs, and the rest continues the run behind
+ * it.  Waiting for the whole job, a reader waited for a turn's read
+ * (job_max, a budget) before its first page came: on the disk model
+ * U-4conn's p99 was 87 ms so, against 79 (medians of four runs each,
+ * alternating).
  */
 bool
 adaptra_queue_promote (struct adaptra_queue *q, struct adaptra_job *job,
