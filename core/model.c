@@ -521,6 +521,7 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
 
   est->depth = est->latency_bound ? 0 : ADAPTRA_MODEL_DEPTH;
   est->limit = UINT64_MAX;
+  est->turn_ns = 0;
   if (est->latency_bound && est->bandwidth > 0) {
     /* A read holds its bytes in flight for its latency and its own
      * transfer: the product, and the mean read (model.h).
@@ -569,9 +570,16 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                            ADAPTRA_MODEL_CHUNK_MAX,
                            ADAPTRA_REQUEST_MAX);
       est->chunk = est->budget;
+      if (est->bandwidth > 0)
+        est->turn_ns = est->seek_ns +
+          (uint64_t) ((double) est->budget * 1e9 / (double) est->bandwidth);
     }
     est->job_min = ADAPTRA_MODEL_CHUNK_FLOOR;
-    est->job_max = UINT64_MAX;
+    /* Where it seeks, no job holds the head longer than a turn: a read
+     * started cannot be cut, and every other stream's reader waits
+     * behind it, however its turn is bounded.
+     */
+    est->job_max = est->seeks ? est->budget : UINT64_MAX;
   }
 }
 

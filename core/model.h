@@ -333,6 +333,15 @@
  * request at most).  Latency-bound, one chunk: streams interleave
  * finely and a reader waits behind at most one chunk of each other
  * stream.  Otherwise ADAPTRA_MODEL_BUDGET bytes.
+ *
+ * A turn's time (turn_ns) is what the head takes for it: the seek and
+ * the budget's transfer at the bandwidth, (1 + ADAPTRA_MODEL_SEEK_TURN)
+ * seeks where the budget is not clamped (35-45 ms on the benchmark's
+ * disk model).  It bounds how long a reader waits for the run at the
+ * head to end before its own job goes (queue.h: BFQ's budget timeout,
+ * mq-deadline's expiry): a run may go past its budget to finish its
+ * window, and other readers' steals start runs of their own, so
+ * without it a waiting reader's turn had no bound in time.
  */
 #define ADAPTRA_MODEL_SEEK_TURN 9
 #define ADAPTRA_MODEL_BUDGET (4 * 1024 * 1024)
@@ -473,6 +482,9 @@ struct adaptra_model_estimate {
   uint64_t job_min;             /* smallest job of a window alone */
   uint64_t job_max;             /* largest, UINT64_MAX: no bound */
   uint64_t budget;              /* a stream's bytes a turn of the queue */
+  uint64_t turn_ns;             /* where it seeks, a turn's time at the
+                                   head: a seek and a budget's transfer
+                                   (ADAPTRA_MODEL_SEEK_TURN); 0 elsewhere */
 };
 
 /* Where a read starts: where the previous one started ended (near),

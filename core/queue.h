@@ -33,7 +33,14 @@
  *     of, continue the run the head is on instead of waiting a round
  *     behind other streams and costing a seek each.  A reader that
  *     needs another stream's job meanwhile waits for the run to end,
- *     and its job goes next (adaptra_queue_promote).  When a run ends,
+ *     and so does every reader after it, in the order they began to
+ *     wait; the oldest one's job goes next (adaptra_queue_promote).
+ *   - Turns bounded in time (BFQ's budget timeout, mq-deadline's
+ *     expiry): while a reader waits, a run ends once it has lasted a
+ *     turn's time (the model's turn_ns: a seek and a budget's
+ *     transfer), whatever its bytes and window have left.  So a
+ *     reader waits for at most a turn of each reader before it.
+ *     When a run ends,
  *     the sweep goes on up from it within the round (C-SCAN), not
  *     back to the round's lowest page, and past the jobs that
  *     continue the run: they go in their stream's next turn.
@@ -70,7 +77,7 @@ struct adaptra_streams;
  */
 #define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
 
-/* No page: the queue's promoted when no reader waits. */
+/* No page: a job's wait_page when no reader waits for it. */
 #define ADAPTRA_QUEUE_NO_PAGE UINT64_MAX
 
 /* A prefetch job: one backend read of a run of consecutive pages that
@@ -94,6 +101,11 @@ struct adaptra_job {
   uint32_t npages;
   uint32_t bytes;               /* to read: short at the end of the export */
   uint64_t t0;                  /* its read began (adaptra_fetch_job_begin) */
+  uint64_t wait_page;           /* a page of it a reader waits for
+                                   (adaptra_queue_promote);
+                                   ADAPTRA_QUEUE_NO_PAGE: none */
+  uint64_t waited_at;           /* when that reader began to wait (ns) */
+  struct treap_node by_wait;    /* in the queue's waits, while one does */
   int where;                    /* enum adaptra_model_distance of it */
   uint32_t frames[];            /* the frames, in page order */
 };
@@ -101,6 +113,8 @@ struct adaptra_job {
 struct adaptra_queue {
   struct adaptra_job *head, *tail; /* in order (above) */
   struct treap pages, order, last; /* the indexes (above) */
+  struct treap waits;           /* jobs readers wait for, oldest wait
+                                   first (adaptra_queue_promote) */
   size_t unordered;             /* neighbours out of fair order */
   uint64_t vtime;               /* tag of the last job taken in order */
   uint64_t budget;              /* bytes of start tag a round, and of
@@ -110,9 +124,9 @@ struct adaptra_queue {
                                    to be read */
   uint64_t batch;               /* bytes taken in one run up to near */
   uint64_t near_window;         /* the window of the last job taken */
-  uint64_t promoted;            /* a page a reader waits for, whose job
-                                   goes next when the run ends;
-                                   ADAPTRA_QUEUE_NO_PAGE: none */
+  uint64_t turn_at;             /* when the run at near began (ns) */
+  uint64_t turn_ns;             /* a run's time while a reader waits
+                                   (the model's turn_ns); 0: no bound */
   uint64_t queued_bytes;        /* of jobs not yet started */
   unsigned page_shift;
   struct adaptra_streams *streams; /* the stream table, whose entries
@@ -144,33 +158,41 @@ enum adaptra_queue_take {
   ADAPTRA_TAKE_IN_ORDER, ADAPTRA_TAKE_STOLEN, ADAPTRA_TAKE_DROPPED
 };
 
-/* Take job (after prev) off the queue. */
+/* Take job (after prev) off the queue at time now (ns). */
 extern void adaptra_queue_take (struct adaptra_queue *q,
                                 struct adaptra_job *prev,
                                 struct adaptra_job *job,
-                                enum adaptra_queue_take how);
+                                enum adaptra_queue_take how, uint64_t now);
 
-/* Where distance costs, the job that goes next, and the one before it
- * (*prev): the queued job that starts at near, while the run is under
- * a budget or still in the window it was reading; else the promoted
- * job (adaptra_queue_promote); else the first one past near, and past
- * the jobs that continue near one after another, in the round the fair
- * order serves (an elevator's sweep goes on up; C-SCAN); NULL if none
- * (the queue's head goes next, the sweep wraps).  Where distance does not cost, the promoted job if any (the
- * model stopped seeing seeks while a reader waited), else NULL.
+/* Where distance costs, the job that goes next at time now (ns), and
+ * the one before it (*prev): the queued job that starts at near, while
+ * the run is under a budget or still in the window it was reading, and
+ * has not lasted turn_ns while a reader waits; else the job the reader
+ * that has waited longest waits for (adaptra_queue_promote); else the
+ * first one past near, and past the jobs that continue near one after
+ * another, in the round the fair order serves (an elevator's sweep
+ * goes on up; C-SCAN); NULL if none (the queue's head goes next, the
+ * sweep wraps).  Where distance does not cost, the job the longest
+ * waiting reader waits for, if any (the model stopped seeing seeks
+ * while readers waited), else NULL.
  */
 extern struct adaptra_job *adaptra_queue_batch (const struct adaptra_queue *q,
+                                                uint64_t now,
                                                 struct adaptra_job **prev);
 
-/* A reader needs page, of queued job.  Where distance costs and the
- * head is in the middle of a run that goes on elsewhere
- * (adaptra_queue_batch), should the reader wait for the run to end
- * rather than steal job now?  Then job goes next when the run ends,
- * and true is returned, again for the same job until it is taken;
- * false while another reader's job is promoted.
+/* A reader needs page, of queued job, for a request up to page last
+ * (exclusive; at least page + 1), at time now (ns).  Where distance
+ * costs and the head is in the middle of a run that goes on elsewhere
+ * (adaptra_queue_batch), or other readers wait already, should the
+ * reader wait rather than steal job now?  Then job keeps its pages up
+ * to last (the rest is queued behind it, adaptra_queue_split) and goes
+ * when the readers that waited before it have had their turns and the
+ * run at the head ends (adaptra_queue_batch), and true is returned,
+ * again for the same job until it is taken.
  */
 extern bool adaptra_queue_promote (struct adaptra_queue *q,
-                                   struct adaptra_job *job, uint64_t page);
+                                   struct adaptra_job *job, uint64_t page,
+                                   uint64_t last, uint64_t now);
 
 /* Keep the first n pages in queued job and queue the rest as a job of
  * its own right behind it, with its tag, if the rest is at least

@@ -205,7 +205,7 @@ next_for_worker (struct adaptra_engine *e, const struct adaptra_worker *w,
   if (!w->hints_only &&
       !flight_open (e, adaptra_model_running (&e->model), e->workers_busy))
     return NULL;
-  job = adaptra_queue_batch (&e->queue, prev);
+  job = adaptra_queue_batch (&e->queue, adaptra_now (e), prev);
   if (job && may_run (e, w, job))
     return job;
   *prev = NULL;

@@ -211,6 +211,7 @@ test_remote (void **state)
   assert_true (est.latency_bound);
   assert_false (est.seeks);
   assert_int_equal (est.seek_ns, 0);
+  assert_int_equal (est.turn_ns, 0);
   assert_int_equal (est.depth, 0);
   assert_within (est.limit, (est.bdp + 64 * KIB) * 5 / 4,
                  (est.bdp + MIB) * 5 / 4);
@@ -456,7 +457,11 @@ seek_budget (const struct adaptra_model_estimate *est, uint64_t seek_ns)
  * queue's turns make is the scan's hop to the other stream and back,
  * half the disk (4.25 ms), not the fastest far read's: the budget is
  * ADAPTRA_MODEL_SEEK_TURN of them at the disk's bandwidth, and a chunk
- * while streams compete is a budget, a window read in one piece.
+ * while streams compete is a budget, a window read in one piece.  A
+ * turn takes the head for its seek and its budget's transfer
+ * (turn_ns), of which the seek is 1 / (1 + ADAPTRA_MODEL_SEEK_TURN):
+ * long enough to amortise it, and no job is longer (job_max), so that
+ * no read holds the head for more than a turn.
  */
 static void
 test_disk (void **state)
@@ -476,8 +481,14 @@ test_disk (void **state)
                  seek_budget (&est, 4500 * US));
   assert_int_equal (est.chunk, est.budget);
   assert_int_equal (est.job_min, ADAPTRA_MODEL_CHUNK_FLOOR);
-  assert_true (est.job_max == UINT64_MAX);
+  assert_int_equal (est.job_max, est.budget);
   assert_within (est.bandwidth, UINT64_C (135000000), UINT64_C (165000000));
+  assert_within (est.turn_ns,
+                 est.seek_ns * (1 + ADAPTRA_MODEL_SEEK_TURN) * 99 / 100,
+                 est.seek_ns * (1 + ADAPTRA_MODEL_SEEK_TURN) * 101 / 100);
+  assert_int_equal (est.turn_ns, est.seek_ns + (uint64_t) ((double) est.budget
+                                                           * 1e9 /
+                                                           (double) est.bandwidth));
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
 

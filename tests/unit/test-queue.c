@@ -74,7 +74,7 @@ take_in_order (struct adaptra_queue *q, struct adaptra_job *prev,
 
   assert_non_null (job);
   assert_ptr_equal (prev, job->prev);
-  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
   s = job->stream;
   if (first)
     *first = job->first;
@@ -206,10 +206,10 @@ steal_then_batch (bool seeks)
   assert_non_null (job);
   rest = adaptra_queue_split (&q, job, 16);
   assert_non_null (rest);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN, 0);
   free (job);
 
-  job = adaptra_queue_batch (&q, &prev);
+  job = adaptra_queue_batch (&q, 0, &prev);
   if (!seeks) {
     assert_null (job);
     assert_int_equal (take_head (&q, NULL), 2);
@@ -223,9 +223,9 @@ steal_then_batch (bool seeks)
       assert_int_equal (job->stream, 3);
       assert_int_equal (job->first, i == 0 ? s3 + 16 : s3 + i * pages);
       assert_ptr_equal (prev, job->prev);
-      adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+      adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
       free (job);
-      job = adaptra_queue_batch (&q, &prev);
+      job = adaptra_queue_batch (&q, 0, &prev);
     }
     /* The run did its budget: the sweep goes on up in the round, to
      * stream 4's chunk, and then wraps to stream 2's.
@@ -233,9 +233,9 @@ steal_then_batch (bool seeks)
     assert_int_equal (q.batch, 4 * chunk);
     assert_non_null (job);
     assert_int_equal (job->stream, 4);
-    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+    adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
     free (job);
-    assert_null (adaptra_queue_batch (&q, &prev));
+    assert_null (adaptra_queue_batch (&q, 0, &prev));
     assert_int_equal (take_head (&q, NULL), 2);
   }
   while (q.head)
@@ -275,15 +275,15 @@ test_seeking_sweeps_up (void **state)
   queue_streams (&q, 1, MIB);
   job = adaptra_queue_find (&q, 3 * STREAM_PAGES, &prev);
   assert_non_null (job);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_STOLEN, 0);
   free (job);
-  job = adaptra_queue_batch (&q, &prev);
+  job = adaptra_queue_batch (&q, 0, &prev);
   assert_non_null (job);
   assert_int_equal (job->stream, 4);
   assert_ptr_equal (prev, job->prev);
-  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER);
+  adaptra_queue_take (&q, prev, job, ADAPTRA_TAKE_IN_ORDER, 0);
   free (job);
-  assert_null (adaptra_queue_batch (&q, &prev));
+  assert_null (adaptra_queue_batch (&q, 0, &prev));
   assert_int_equal (take_head (&q, NULL), 1);
   assert_int_equal (take_head (&q, NULL), 2);
   assert_null (q.head);
@@ -311,7 +311,7 @@ queue_window (struct adaptra_queue *q, uint64_t s, uint64_t first,
 static uint64_t
 take_batch (struct adaptra_queue *q)
 {
-  struct adaptra_job *prev, *job = adaptra_queue_batch (q, &prev);
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, 0, &prev);
 
   return take_in_order (q, prev, job, NULL);
 }
@@ -347,13 +347,15 @@ test_seeking_run_ends_with_window (void **state)
 /* A reader needs stream 3's chunk while the head is in stream 1's
  * window: it waits for the window's end (adaptra_queue_promote), and
  * its chunk then goes next, ahead of stream 2's, where the sweep would
- * go on.  Another reader meanwhile steals; the first reader asks
- * again and still waits, even if the model stops seeing seeks.
- * Latency-bound, or with no run going on elsewhere, a reader steals.
+ * go on.  Another reader meanwhile waits too, behind it; the first
+ * reader asks again and still waits, even if the model stops seeing
+ * seeks.  Latency-bound, or with no run going on elsewhere, a reader
+ * steals.
  */
 static void
 test_seeking_reader_waits_for_run (void **state)
 {
+  const uint64_t whole = UINT64_MAX; /* a request past the job's end */
   struct adaptra_queue q;
   struct adaptra_job *job, *other, *prev;
   unsigned i;
@@ -367,26 +369,138 @@ test_seeking_reader_waits_for_run (void **state)
   queue_window (&q, 4, 4 * STREAM_PAGES, 1, MIB);
   job = adaptra_queue_find (&q, 3 * STREAM_PAGES + 5, &prev);
   assert_non_null (job);
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   q.seeks = true;
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   assert_int_equal (take_head (&q, NULL), 1);
-  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);
-  assert_false (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES));
-  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5));
+  assert_true (adaptra_queue_promote (&q, other, 4 * STREAM_PAGES, whole, 0));
+  assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   /* Should the model stop seeing seeks meanwhile, the reader's job
    * goes next all the same, not behind the queue in fair order.
    */
   q.seeks = false;
-  assert_ptr_equal (adaptra_queue_batch (&q, &prev), job);
+  assert_ptr_equal (adaptra_queue_batch (&q, 0, &prev), job);
   q.seeks = true;
   for (i = 1; i < 4; i++)
     assert_int_equal (take_batch (&q), 1);
   assert_int_equal (take_batch (&q), 3);
-  assert_int_equal (q.promoted, ADAPTRA_QUEUE_NO_PAGE);
+  assert_int_equal (q.waits.n, 1);
   assert_int_equal (take_batch (&q), 4);
+  assert_null (q.waits.root);
   assert_int_equal (take_head (&q, NULL), 2);
+  assert_null (q.head);
+}
+
+/* Take what the batch says goes next at now, and return it (freed:
+ * its stream and first page only).
+ */
+static void
+take_batch_at (struct adaptra_queue *q, uint64_t now, uint64_t stream,
+               uint64_t first)
+{
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, now, &prev);
+
+  assert_non_null (job);
+  assert_int_equal (job->stream, stream);
+  assert_int_equal (job->first, first);
+  assert_ptr_equal (prev, job->prev);
+  adaptra_queue_take (q, prev, job, ADAPTRA_TAKE_IN_ORDER, now);
+  free (job);
+}
+
+/* Readers wait for their turns in the order they began to wait, and a
+ * turn is bounded in time (the model's turn_ns), not only by the run's
+ * bytes.  Stream 1's window of eight chunks is at the head under a
+ * budget of four; a reader waits for stream 3's chunk, then another
+ * for stream 2's (it waits too: its steal would start a run ahead of
+ * the first reader's).  Until stream 1's turn has lasted turn_ns its
+ * run goes on, past its budget within its window: turns stay long
+ * enough to amortise their seek.  Then the first reader's job goes,
+ * whatever stream 1 has left, and its run goes on; then the second
+ * reader's, and a turn's time later, a third waiting reader's.
+ */
+static void
+test_seeking_readers_wait_a_turn_each (void **state)
+{
+  const uint64_t turn = 30 * UINT64_C (1000000), t0 = 5 * turn;
+  const uint64_t s1 = STREAM_PAGES, s2 = 2 * STREAM_PAGES;
+  const uint64_t s3 = 3 * STREAM_PAGES, s4 = 4 * STREAM_PAGES;
+  const uint32_t pages = (uint32_t) (MIB >> SHIFT);
+  struct adaptra_queue q;
+  struct adaptra_job *job, *prev;
+  unsigned i;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  q.turn_ns = turn;
+  queue_window (&q, 1, s1, 8, MIB);
+  queue_window (&q, 2, s2, 4, MIB);
+  queue_window (&q, 3, s3, 2, MIB);
+  queue_window (&q, 4, s4, 2, MIB);
+  take_batch_at (&q, t0, 1, s1);
+  job = adaptra_queue_find (&q, s3, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s3, s3 + 2 * pages,
+                                      t0 + turn / 4));
+  job = adaptra_queue_find (&q, s2, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s2, s2 + pages,
+                                      t0 + turn / 2));
+  /* Before a turn's time: stream 1's run, past its budget. */
+  for (i = 1; i < 6; i++)
+    take_batch_at (&q, t0 + turn - 1, 1, s1 + i * pages);
+  assert_true (q.batch > q.budget);
+  /* A turn's time: the readers' jobs in the order they waited, each
+   * run going on from there.
+   */
+  take_batch_at (&q, t0 + turn, 3, s3);
+  take_batch_at (&q, t0 + turn, 3, s3 + pages);
+  take_batch_at (&q, t0 + turn + 1, 2, s2);
+  assert_null (q.waits.root);
+  job = adaptra_queue_find (&q, s4, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s4, s4 + pages,
+                                      t0 + turn + 2));
+  take_batch_at (&q, t0 + 2 * turn, 2, s2 + pages);
+  take_batch_at (&q, t0 + 2 * turn + 1, 4, s4);
+  while (q.head)
+    take_head (&q, NULL);
+}
+
+/* A reader that waits, waits for its request's pages only: stream 2's
+ * job of a budget is cut at the end of the reader's 64 KiB, its turn
+ * begins with them, and the rest continues the run right behind.
+ */
+static void
+test_seeking_reader_waits_for_its_request (void **state)
+{
+  const uint64_t s2 = 2 * STREAM_PAGES, request = (64 * KIB) >> SHIFT;
+  struct adaptra_queue q;
+  struct adaptra_job *job, *rest, *prev;
+  unsigned i;
+
+  (void) state;
+  adaptra_queue_init (&q, SHIFT, NULL);
+  q.budget = 4 * MIB;
+  q.seeks = true;
+  queue_window (&q, 1, STREAM_PAGES, 4, MIB);
+  queue_window (&q, 2, s2, 1, 4 * MIB);
+  assert_int_equal (take_head (&q, NULL), 1);
+  job = adaptra_queue_find (&q, s2, &prev);
+  assert_true (adaptra_queue_promote (&q, job, s2, s2 + request, 0));
+  assert_int_equal (job->npages, request);
+  rest = adaptra_queue_find (&q, s2 + request, &prev);
+  assert_non_null (rest);
+  assert_ptr_equal (prev, job);
+  assert_int_equal (rest->npages, ((4 * MIB) >> SHIFT) - request);
+  assert_int_equal (rest->wait_page, ADAPTRA_QUEUE_NO_PAGE);
+  for (i = 1; i < 4; i++)
+    assert_int_equal (take_batch (&q), 1);
+  assert_ptr_equal (adaptra_queue_batch (&q, 0, &prev), job);
+  assert_int_equal (take_batch (&q), 2);
+  assert_ptr_equal (adaptra_queue_batch (&q, 0, &prev), rest);
+  assert_int_equal (take_batch (&q), 2);
   assert_null (q.head);
 }
 
@@ -396,7 +510,7 @@ test_seeking_reader_waits_for_run (void **state)
 static uint64_t
 take_next (struct adaptra_queue *q, uint64_t *first)
 {
-  struct adaptra_job *prev, *job = adaptra_queue_batch (q, &prev);
+  struct adaptra_job *prev, *job = adaptra_queue_batch (q, 0, &prev);
 
   return job ? take_in_order (q, prev, job, first) : take_head (q, first);
 }
@@ -478,11 +592,11 @@ test_drop_keeps_batch (void **state)
   b = job_of (1, 1016, 16);
   adaptra_queue_add (&q, a);
   adaptra_queue_add (&q, b);
-  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_IN_ORDER);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_IN_ORDER, 0);
   free (a);
-  job = adaptra_queue_batch (&q, &prev);
+  job = adaptra_queue_batch (&q, 0, &prev);
   assert_ptr_equal (job, b);
-  adaptra_queue_take (&q, NULL, b, ADAPTRA_TAKE_DROPPED);
+  adaptra_queue_take (&q, NULL, b, ADAPTRA_TAKE_DROPPED, 0);
   free (b);
   assert_int_equal (q.near, 1016);
   assert_int_equal (q.batch, 16 << SHIFT);
@@ -560,7 +674,7 @@ test_split_and_steal (void **state)
 
   /* Stolen out of turn: the virtual time does not move. */
   vtime = q.vtime;
-  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_STOLEN);
+  adaptra_queue_take (&q, NULL, a, ADAPTRA_TAKE_STOLEN, 0);
   free (a);
   assert_int_equal (q.vtime, vtime);
   assert_ptr_equal (q.head, rest);
@@ -598,6 +712,8 @@ main (void)
     cmocka_unit_test (test_drop_keeps_batch),
     cmocka_unit_test (test_seeking_run_ends_with_window),
     cmocka_unit_test (test_seeking_reader_waits_for_run),
+    cmocka_unit_test (test_seeking_readers_wait_a_turn_each),
+    cmocka_unit_test (test_seeking_reader_waits_for_its_request),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
   };
