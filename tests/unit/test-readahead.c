@@ -609,6 +609,55 @@ test_streams_taking_turns_grow (void **state)
   drain ();
 }
 
+/* Runs of RUN_READS reads of REQ pages each, at places far apart in
+ * no order (a guest reading small files, fio's randread:N with
+ * rw_sequencer=sequential), a request a millisecond.
+ * Each run's windows doubled from its trail, and the last, issued at
+ * its last mark, lay past the run's end: the backend read about twice
+ * the runs' pages.  Once the volume's recent runs are over
+ * (stream.h: ADAPTRA_RUN_LATER) and enough of them
+ * (ADAPTRA_RUN_ENDED_MIN) ended at the same length, a run's windows
+ * stop at that length (readahead.c: run_end): the backend reads the
+ * runs' pages and no more, and every read after each run's first is
+ * still read ahead.
+ */
+#define RUN_READS 16
+#define RUNS_LEARN (ADAPTRA_RUN_LATER + ADAPTRA_RUN_ENDED_MIN + 1)
+#define RUNS_MEASURED 24
+
+static uint64_t
+run_place (unsigned i)
+{
+  /* Apart by more than a run and a max window, in no order. */
+  return 1000 + (uint64_t) (i * 7919 % 61) * (RUN_READS * REQ + MAX_PAGES);
+}
+
+static void
+test_runs_read_no_further_than_runs_end (void **state)
+{
+  uint64_t demand = 0, backend = 0, waits = 0;
+  unsigned i, k;
+
+  (void) state;
+  for (i = 0; i < RUNS_LEARN + RUNS_MEASURED; i++) {
+    uint64_t client0 = client_bytes, worker0 = worker_bytes;
+
+    for (k = 0; k < RUN_READS; k++) {
+      uint64_t before = client_bytes;
+
+      read_pages (run_place (i) + k * REQ, REQ);
+      now_ns += 1000000;
+      waits += i >= RUNS_LEARN && k > 0 && client_bytes > before;
+    }
+    if (i >= RUNS_LEARN) {
+      demand += RUN_READS * REQ * PAGE;
+      backend += client_bytes - client0 + worker_bytes - worker0;
+    }
+  }
+  assert_true (backend <= demand);
+  assert_int_equal (waits, 0);
+}
+
 int
 main (void)
 {
@@ -628,6 +677,7 @@ main (void)
     T (test_shared_link_cap),
     T (test_lone_stream_on_a_head),
     T (test_streams_taking_turns_grow),
+    T (test_runs_read_no_further_than_runs_end),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
