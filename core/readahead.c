@@ -365,7 +365,8 @@ run_end (struct adaptra_engine *e, const struct event *ev,
 
   if (s->backward || ev->last <= s->origin)
     return UINT64_MAX;
-  bound = adaptra_streams_run_bound (&e->streams, s, ev->last - s->origin);
+  bound = adaptra_streams_run_bound (&e->streams, s, ev->last - s->origin,
+                                     adaptra_now (e));
   return bound == UINT64_MAX ? bound : s->origin + bound;
 }
 

@@ -55,10 +55,12 @@ struct adaptra_job;
 /* The run lengths read-ahead learns from (adaptra_streams_run_bound):
  * the table remembers the ADAPTRA_STREAM_RECENT streams it started
  * last.  A stream's run is over when ADAPTRA_RUN_LATER streams of its
- * volume started after its reader last read it.  Streams interleaved
- * on one connection (W3: 8 of them, read round-robin) are each read
- * again before more than the others started: up to ADAPTRA_RUN_LATER
- * of them, none is taken for over.  A bound is the length by which
+ * volume started after its reader last read it, and its reader has
+ * been gone ADAPTRA_RUN_IDLE times as long as it read (from the
+ * stream's start to its last read).  Streams interleaved on one
+ * connection (W3: 8 of them, read round-robin) are each read again
+ * before more than the others started, and after a round of theirs at
+ * most: none is taken for over.  A bound is the length by which
  * ADAPTRA_RUN_SHARE percent of the runs that got as far as the stream
  * asking had ended, and needs ADAPTRA_RUN_ENDED_MIN of them over, so
  * that one or two streams taken for over while their reader was away
@@ -66,6 +68,7 @@ struct adaptra_job;
  */
 #define ADAPTRA_STREAM_RECENT 32
 #define ADAPTRA_RUN_LATER 16
+#define ADAPTRA_RUN_IDLE 16
 #define ADAPTRA_RUN_ENDED_MIN 4
 #define ADAPTRA_RUN_SHARE 75
 
@@ -253,15 +256,16 @@ extern void adaptra_streams_advance (struct adaptra_streams *t,
  * when its run reaches reach pages (its reader's request included):
  * of the recently started streams of its volume
  * (ADAPTRA_STREAM_RECENT) that got as far, the length by which
- * ADAPTRA_RUN_SHARE percent had ended (over: ADAPTRA_RUN_LATER; those
- * not over count only once they went further), or UINT64_MAX (no
+ * ADAPTRA_RUN_SHARE percent had ended (over at now_ns:
+ * ADAPTRA_RUN_LATER, ADAPTRA_RUN_IDLE; those not over count only once
+ * they went further), or UINT64_MAX (no
  * bound) when fewer than ADAPTRA_RUN_ENDED_MIN of them are over or
  * that share never ended.  The bound is at least reach.
  * O(ADAPTRA_STREAM_RECENT).  Lock held.
  */
 extern uint64_t adaptra_streams_run_bound (const struct adaptra_streams *t,
                                            const struct adaptra_stream *s,
-                                           uint64_t reach);
+                                           uint64_t reach, uint64_t now_ns);
 
 /* Free the least recently used stream if it has been idle for
  * ADAPTRA_STREAM_REAP_NS.  O(1); called once per request, so idle

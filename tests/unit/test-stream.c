@@ -196,8 +196,9 @@ test_bad_size (void **state)
 }
 
 /* Runs of a volume, read one after the other (sampled by
- * adaptra_streams_run_bound): a stream started at time *t, its run
- * len pages from its origin, its reader gone when the next starts.
+ * adaptra_streams_run_bound): a stream started at time *now, its run
+ * len pages from its origin read a tick later, its reader gone when
+ * the next starts.
  */
 static struct adaptra_stream *
 run (struct adaptra_streams *t, uint64_t *now, uint64_t origin, uint64_t len)
@@ -231,13 +232,13 @@ test_run_bound_from_runs_over (void **state)
   for (i = 0; i < RUNS_OVER; i++)
     run (&t, &now, 1000 * (i + 1), i == 1 ? 9 * RUN_PAGES : RUN_PAGES);
   s = run (&t, &now, 100000, 10);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, 10), RUN_PAGES);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES), RUN_PAGES);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES + 1),
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES, now), RUN_PAGES);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES + 1, now),
                     UINT64_MAX);
   /* Another volume's runs say nothing of this one's. */
   s->volume = 1;
-  assert_int_equal (adaptra_streams_run_bound (&t, s, 10), UINT64_MAX);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
   adaptra_streams_fini (&t);
 }
 
@@ -261,16 +262,16 @@ test_run_bound_needs_runs_over (void **state)
   for (i = 0; i < RUNS_OVER - 2; i++)
     r[i] = run (&t, &now, 1000 * (i + 1), RUN_PAGES);
   s = run (&t, &now, 100000, 10);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, 10), UINT64_MAX);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
   r[i] = run (&t, &now, 1000 * (i + 1), RUN_PAGES);
   s = run (&t, &now, 200000, 10);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, 10), RUN_PAGES);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
   /* Each read again after all started: none is over. */
   for (i = 0; i < RUNS_OVER - 1; i++)
     adaptra_streams_advance (&t, r[i], 1000 * (i + 1),
                              1000 * (i + 1) + RUN_PAGES, now++);
   s = run (&t, &now, 300000, 10);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, 10), UINT64_MAX);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
   adaptra_streams_fini (&t);
 
   /* ADAPTRA_RUN_ENDED_MIN runs over, behind ADAPTRA_RUN_LATER longer
@@ -283,7 +284,41 @@ test_run_bound_needs_runs_over (void **state)
   for (i = 0; i < ADAPTRA_RUN_LATER; i++)
     run (&t, &now, 100000 * (i + 1), 10 * RUN_PAGES);
   s = run (&t, &now, 10000000, 10);
-  assert_true (adaptra_streams_run_bound (&t, s, 10) >= 10 * RUN_PAGES);
+  assert_true (adaptra_streams_run_bound (&t, s, 10, now) >= 10 * RUN_PAGES);
+  adaptra_streams_fini (&t);
+}
+
+/* Slow streams started one after the other, each read again a
+ * while after it started, before many more start (W5: each reader
+ * reads once in a few seconds): not over until their readers have
+ * been gone ADAPTRA_RUN_IDLE times as long as they read, however many
+ * streams started since.
+ */
+static void
+test_run_bound_waits_for_slow_streams (void **state)
+{
+  const uint64_t life = 10;
+  struct adaptra_streams t;
+  struct adaptra_stream *s;
+  uint64_t now;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_streams_init (&t, 64), 0);
+  for (i = 0; i < ADAPTRA_RUN_ENDED_MIN; i++) {
+    s = adaptra_streams_new (&t, 1, 1000 * (i + 1), i);
+    s->origin = 1000 * (i + 1);
+    adaptra_streams_advance (&t, s, s->origin, s->origin + RUN_PAGES,
+                             i + life);
+  }
+  for (i = 0; i < ADAPTRA_RUN_LATER; i++) {
+    s = adaptra_streams_new (&t, 1, 100000 * (i + 1), 2 * life + i);
+    s->origin = 100000 * (i + 1);
+  }
+  now = 2 * life + ADAPTRA_RUN_LATER;
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
+  now = (ADAPTRA_RUN_IDLE + 1) * (life + ADAPTRA_RUN_ENDED_MIN);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
   adaptra_streams_fini (&t);
 }
 
@@ -300,6 +335,7 @@ main (void)
     cmocka_unit_test (test_bad_size),
     cmocka_unit_test (test_run_bound_from_runs_over),
     cmocka_unit_test (test_run_bound_needs_runs_over),
+    cmocka_unit_test (test_run_bound_waits_for_slow_streams),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
