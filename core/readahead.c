@@ -352,10 +352,15 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
 }
 
 /* The page past which forward stream s reads nothing ahead for now
- * (stream.c: adaptra_streams_run_bound): its origin plus the longest
- * run that the volume's recent streams read and ended, of those that
- * got as far as s will have read once ev's request is in; or
- * UINT64_MAX.
+ * (stream.c: adaptra_streams_run_bound): its origin plus the length
+ * by which most of the volume's recent runs that got as far as s
+ * will have read once ev's request is in had ended; or UINT64_MAX.
+ *
+ * Not on a volume whose map knows zero extents (holes.h): its client
+ * asked for block status, and copies each data extent whole, so its
+ * runs end at the holes, where its windows stop already (dispatch_data,
+ * trail_pages); recent extents' lengths would only cut a longer one
+ * short, a wait more for each.
  */
 static uint64_t
 run_end (struct adaptra_engine *e, const struct event *ev,
@@ -363,7 +368,7 @@ run_end (struct adaptra_engine *e, const struct event *ev,
 {
   uint64_t bound;
 
-  if (s->backward || ev->last <= s->origin)
+  if (s->backward || ev->last <= s->origin || ev->v->holes.n > 0)
     return UINT64_MAX;
   bound = adaptra_streams_run_bound (&e->streams, s, ev->last - s->origin,
                                      adaptra_now (e));
