@@ -247,6 +247,19 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   return s;
 }
 
+/* Has stream r's reader been gone ADAPTRA_RUN_IDLE times as long as
+ * it read, from the stream's start to its last read?  A stream not
+ * read since it started has not shown how long it takes.
+ */
+static bool
+gone (const struct adaptra_stream *r, uint64_t now_ns)
+{
+  uint64_t atime = r->atime_ns;
+
+  return atime > r->birth_ns && now_ns > atime &&
+    (now_ns - atime) / ADAPTRA_RUN_IDLE > atime - r->birth_ns;
+}
+
 /* Runs over: the read-ahead a stream still wants is what the runs
  * before it read.
  *
@@ -280,19 +293,6 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
  * 800 streams of 1 KB/s in 4 KiB reads, 64 MiB pool, 60 s: 79% of
  * the reads served at once against 85%).
  */
-/* Has stream r's reader been gone ADAPTRA_RUN_IDLE times as long as
- * it read, from the stream's start to its last read?  A stream not
- * read since it started has not shown how long it takes.
- */
-static bool
-gone (const struct adaptra_stream *r, uint64_t now_ns)
-{
-  uint64_t atime = r->atime_ns;
-
-  return atime > r->birth_ns && now_ns > atime &&
-    (now_ns - atime) / ADAPTRA_RUN_IDLE > atime - r->birth_ns;
-}
-
 uint64_t
 adaptra_streams_run_bound (const struct adaptra_streams *t,
                            const struct adaptra_stream *s, uint64_t reach,

@@ -258,10 +258,9 @@ extern void adaptra_streams_advance (struct adaptra_streams *t,
  * (ADAPTRA_STREAM_RECENT) that got as far, the length by which
  * ADAPTRA_RUN_SHARE percent had ended (over at now_ns:
  * ADAPTRA_RUN_LATER, ADAPTRA_RUN_IDLE; those not over count only once
- * they went further), or UINT64_MAX (no
- * bound) when fewer than ADAPTRA_RUN_ENDED_MIN of them are over or
- * that share never ended.  The bound is at least reach.
- * O(ADAPTRA_STREAM_RECENT).  Lock held.
+ * they went further); or UINT64_MAX (no bound) when fewer than
+ * ADAPTRA_RUN_ENDED_MIN of them are over or that share never ended.
+ * The bound is at least reach.  O(ADAPTRA_STREAM_RECENT).  Lock held.
  */
 extern uint64_t adaptra_streams_run_bound (const struct adaptra_streams *t,
                                            const struct adaptra_stream *s,
