@@ -365,15 +365,51 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   trace (e, ADAPTRA_TRACE_WINDOW, ev, pl, inserted);
 }
 
-/* Place forward window w at page start, fitted to the volume's end.
- * Returns false when there is nothing to issue.
+/* The page past which forward stream s reads nothing ahead for now
+ * (stream.c: adaptra_streams_run_bound): its origin plus the length
+ * by which most of the volume's recent runs that got as far as s
+ * will have read once ev's request is in had ended; or UINT64_MAX.
+ *
+ * Not on a volume whose map knows zero extents (holes.h): its client
+ * asked for block status, and copies each data extent whole, so its
+ * runs end at the holes, where its windows stop already (dispatch_data,
+ * trail_pages); recent extents' lengths would only cut a longer one
+ * short, a wait more for each.
+ */
+static uint64_t
+run_end (struct adaptra_engine *e, const struct event *ev,
+         const struct adaptra_stream *s)
+{
+  uint64_t bound;
+
+  if (s->backward || ev->last <= s->origin || ev->v->holes.n > 0)
+    return UINT64_MAX;
+  bound = adaptra_streams_run_bound (&e->streams, s, ev->last - s->origin,
+                                     adaptra_now (e));
+  return bound == UINT64_MAX ? bound : s->origin + bound;
+}
+
+/* Place forward window w at page start, fitted to the volume's end
+ * and to where the volume's recent runs ended (run_end): a window
+ * that would read past that is cut there, keeping its mark within
+ * it, and none is issued when the reader's request already reaches
+ * it.  Returns false when there is nothing to issue.
  */
 static bool
 place_forward (struct adaptra_engine *e, const struct event *ev,
                struct placement *pl, uint64_t start, struct adaptra_window w)
 {
+  uint64_t end;
+
   if (w.ra == 0)
     return false;
+  if (e->cfg.mode == ADAPTRA_MODE_ADAPTIVE &&
+      (end = run_end (e, ev, pl->s)) < start + w.ra) {
+    if (end <= max_u64 (start, ev->last))
+      return false;
+    w.ra = end - start;
+    w.la = min_u64 (w.la, w.ra);
+  }
   if (!adaptra_window_fit_eof (start, ev->v->end_page,
                                pl->method == ADAPTRA_METHOD_CONTEXTA, &w,
                                &pl->at_eof)) {
@@ -667,16 +703,21 @@ size_forward (struct adaptra_engine *e, const struct event *ev,
 }
 
 /* A new stream of the event's volume for its client (a full table
- * gives up its least recently used one: stream.c), expecting page next.
+ * gives up its least recently used one: stream.c), expecting page next,
+ * its run begun at page origin (the first page of the client's reads
+ * the pool shows it made just before: run_end measures the run from
+ * there).
  */
 static struct adaptra_stream *
-new_stream (struct adaptra_engine *e, const struct event *ev, uint64_t next)
+new_stream (struct adaptra_engine *e, const struct event *ev, uint64_t next,
+            uint64_t origin)
 {
   struct adaptra_client *c = adaptra_client_of (e, ev->client);
   struct adaptra_stream *s;
 
   s = adaptra_streams_new (&e->streams, ev->client, next, adaptra_now (e));
   s->volume = ev->v->id;
+  s->origin = origin;
   if (c)
     c->streams_started++;
   return s;
@@ -1010,20 +1051,22 @@ trail_pages (const struct adaptra_engine *e, struct adaptra_client *c,
 }
 
 /* Issue the trail of read ev of client c (trail_pages): a new stream
- * whose window starts right past the read, its mark on its first page;
- * unless another reader's trail or window holds the pages: then ev
- * follows that window's stream.  Returns the stream.
+ * whose run began at page origin, its window right past the read, its
+ * mark on its first page; unless another reader's trail or window
+ * holds the pages: then ev follows that window's stream.  Returns the
+ * stream.
  */
 static struct adaptra_stream *
 issue_trail (struct adaptra_engine *e, const struct event *ev,
-             struct adaptra_window_bounds *b, struct adaptra_client *c)
+             struct adaptra_window_bounds *b, struct adaptra_client *c,
+             uint64_t origin)
 {
   struct placement pl;
   struct adaptra_window w;
 
   if ((pl.s = covering (e, ev, NULL)) != NULL)
     return follow (e, ev, pl.s);
-  pl.s = new_stream (e, ev, ev->last);
+  pl.s = new_stream (e, ev, ev->last, origin);
   pl.method = ADAPTRA_METHOD_INITIAL;
   w.ra = min_u64 (trail_pages (e, c, ev, b->max), b->max);
   w.la = w.ra;
@@ -1074,7 +1117,7 @@ trail (struct adaptra_engine *e, const struct event *ev,
    */
   if (c->lone_runs < LONE_RUNS_MIN || near != NULL)
     return NULL;
-  return issue_trail (e, ev, b, c);
+  return issue_trail (e, ev, b, c, ev->first);
 }
 
 /* A miss with no stream (near: a stream whose window it is next to,
@@ -1099,7 +1142,7 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
    * (initial method).
    */
   if (ev->reader == v->first_page) {
-    pl.s = new_stream (e, ev, ev->last);
+    pl.s = new_stream (e, ev, ev->last, v->first_page);
     pl.method = ADAPTRA_METHOD_INITIAL;
     if (size_forward (e, ev, b, 0, &pl, &w) &&
         place_forward (e, ev, &pl, ev->reader, w))
@@ -1128,12 +1171,13 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
    */
   if (h <= EVIDENCE * req && adjacent != AFTER_LAST &&
       lone_reads_continue (e, ev, adjacent == AFTER_LONE))
-    return issue_trail (e, ev, b, adaptra_client_of (e, ev->client));
+    return issue_trail (e, ev, b, adaptra_client_of (e, ev->client),
+                        ev->reader - h);
   if (h > EVIDENCE * req || adjacent == AFTER_LAST) {
     /* Unless a window holds the pages ahead: a reader of its stream. */
     if ((pl.s = covering (e, ev, NULL)) != NULL)
       return follow (e, ev, pl.s);
-    pl.s = new_stream (e, ev, ev->last);
+    pl.s = new_stream (e, ev, ev->last, ev->reader - h);
     pl.method = adjacent == AFTER_LAST ? ADAPTRA_METHOD_INITIAL
                                        : ADAPTRA_METHOD_CONTEXT;
     if (size_forward (e, ev, b, h, &pl, &w) &&
@@ -1147,7 +1191,7 @@ start_stream (struct adaptra_engine *e, const struct event *ev,
    */
   h = history_above (e, v, ev->last, b);
   if (h > EVIDENCE * (ev->last - ev->first)) {
-    pl.s = new_stream (e, ev, ev->first);
+    pl.s = new_stream (e, ev, ev->first, ev->first);
     pl.s->backward = true;
     if (place_backward (e, ev, &pl, ev->first,
                         adaptra_window_backward (ev->last - ev->first, 0, b)))
@@ -1338,7 +1382,7 @@ resume (struct adaptra_engine *e, const struct event *ev, uint32_t f,
 
   if (window == 0 || h <= EVIDENCE * (ev->last - ev->first))
     return NULL;
-  s = new_stream (e, ev, ev->last);
+  s = new_stream (e, ev, ev->last, index - h);
   s->method = page->method;
   s->readahead_index = index + ahead;
   s->ra_index = s->readahead_index - v->first_page > window

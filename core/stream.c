@@ -238,10 +238,119 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   s->client = client;
   s->next = next;
   s->atime_ns = now_ns;
+  s->birth_ns = now_ns;
   s->bucket = NONE;
   ilist_push_head (&t->lru, LRU (t), i);
   hash_insert (t, s);
+  t->recent[t->recent_next] = s->id;
+  t->recent_next = (t->recent_next + 1) % ADAPTRA_STREAM_RECENT;
   return s;
+}
+
+/* Has stream r's reader been gone ADAPTRA_RUN_IDLE times as long as
+ * it read, from the stream's start to its last read?  A stream not
+ * read since it started has not shown how long it takes.
+ */
+static bool
+gone (const struct adaptra_stream *r, uint64_t now_ns)
+{
+  uint64_t atime = r->atime_ns;
+
+  return atime > r->birth_ns && now_ns > atime &&
+    (now_ns - atime) / ADAPTRA_RUN_IDLE > atime - r->birth_ns;
+}
+
+/* Runs over: the read-ahead a stream still wants is what the runs
+ * before it read.
+ *
+ * A stream that stops leaves its last window unread, and the state
+ * method has doubled that window at every mark: on runs that stop at
+ * random places, about as much is read ahead for nothing as the run
+ * read.  The seed's thrashing threshold bounds a window from the
+ * pool's side (how long pages live there); here the other end bounds
+ * it: how far the volume's recent streams read before they stopped.
+ * A stream whose run is reach pages long so far is compared with the
+ * recent runs that got as far: if enough of them are over, the
+ * length by which most of them (ADAPTRA_RUN_SHARE percent, the runs
+ * still going counted once they went further) had ended is as far as
+ * this one is likely to go, and its windows stop there.  If it goes
+ * on, its next read misses, and it is compared with the runs that got
+ * that far: fewer, and with fewer of them over its windows grow as
+ * before.  A run longer than most recent ones pays a wait or two for
+ * it; a share rather than the longest keeps one odd run (a run that
+ * began next to pages another left in the pool, and so counts them)
+ * from lifting the bound for every run after it.
+ *
+ * The table sees a stream only when its reader reads, so over is a
+ * guess: ADAPTRA_RUN_LATER streams of the volume started since its
+ * reader last read it (births in the ring are in time order, newest
+ * last), and it has been gone ADAPTRA_RUN_IDLE times as long as it
+ * read (gone).  Slow streams started together, each read once every
+ * few seconds (W5, the seed's 800 readers), see many streams start
+ * between two of their reads, but not that long a pause: without
+ * the second test, their first reads were taken for runs over, and
+ * the windows of the streams after them cut to as much (adaptra-sim,
+ * 800 streams of 1 KB/s in 4 KiB reads, 64 MiB pool, 60 s: 79% of
+ * the reads served at once against 85%).
+ */
+uint64_t
+adaptra_streams_run_bound (const struct adaptra_streams *t,
+                           const struct adaptra_stream *s, uint64_t reach,
+                           uint64_t now_ns)
+{
+  const struct adaptra_stream *r[ADAPTRA_STREAM_RECENT];
+  uint64_t ended[ADAPTRA_STREAM_RECENT], going[ADAPTRA_STREAM_RECENT];
+  uint64_t later_birth = UINT64_MAX;
+  unsigned n = 0, nended = 0, ngoing = 0, k, j;
+
+  /* The volume's recent streams, newest first. */
+  for (k = ADAPTRA_STREAM_RECENT; k > 0; k--) {
+    uint64_t id = t->recent[(t->recent_next + k - 1) % ADAPTRA_STREAM_RECENT];
+    uint32_t i = (uint32_t) (id & (ADAPTRA_STREAMS_MAX - 1));
+
+    if (id == 0 || i >= t->nslots || t->slots[i].id != id ||
+        t->slots[i].volume != s->volume)
+      continue;
+    r[n++] = &t->slots[i];
+    /* Over: last read before the ADAPTRA_RUN_LATER-th newest started. */
+    if (n == ADAPTRA_RUN_LATER)
+      later_birth = r[n - 1]->birth_ns;
+  }
+  /* The lengths of the runs that got this far: over (sorted), or
+   * still going.
+   */
+  for (k = 0; k < n; k++) {
+    uint64_t at = adaptra_stream_position (r[k]);
+    uint64_t len = at > r[k]->origin ? at - r[k]->origin : 0;
+
+    if (r[k] == s || r[k]->backward || len < reach)
+      continue;
+    if (k < ADAPTRA_RUN_LATER || r[k]->atime_ns >= later_birth ||
+        !gone (r[k], now_ns)) {
+      going[ngoing++] = len;
+      continue;
+    }
+    for (j = nended++; j > 0 && ended[j - 1] > len; j--)
+      ended[j] = ended[j - 1];
+    ended[j] = len;
+  }
+  if (nended < ADAPTRA_RUN_ENDED_MIN)
+    return UINT64_MAX;
+  /* The shortest length by which ADAPTRA_RUN_SHARE percent of them
+   * ended, counting the runs still going only once they went further.
+   */
+  for (k = 0; k < nended; k++) {
+    uint64_t beyond = 0;
+
+    if (k + 1 < nended && ended[k + 1] == ended[k])
+      continue;                 /* count all runs of this length */
+    for (j = 0; j < ngoing; j++)
+      beyond += going[j] > ended[k];
+    if (100 * (uint64_t) (k + 1) >=
+        (uint64_t) ADAPTRA_RUN_SHARE * (nended + beyond))
+      return ended[k];
+  }
+  return UINT64_MAX;
 }
 
 void

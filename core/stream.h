@@ -52,6 +52,26 @@ struct adaptra_job;
  */
 #define ADAPTRA_STREAM_LAG (ADAPTRA_STREAM_TOLERANCE / 2)
 
+/* The run lengths read-ahead learns from (adaptra_streams_run_bound):
+ * the table remembers the ADAPTRA_STREAM_RECENT streams it started
+ * last.  A stream's run is over when ADAPTRA_RUN_LATER streams of its
+ * volume started after its reader last read it, and its reader has
+ * been gone ADAPTRA_RUN_IDLE times as long as it read (from the
+ * stream's start to its last read).  Streams interleaved on one
+ * connection (W3: 8 of them, read round-robin) are each read again
+ * before more than the others started, and after a round of theirs at
+ * most: none is taken for over.  A bound is the length by which
+ * ADAPTRA_RUN_SHARE percent of the runs that got as far as the stream
+ * asking had ended, and needs ADAPTRA_RUN_ENDED_MIN of them over, so
+ * that one or two streams taken for over while their reader was away
+ * cannot cut a window.
+ */
+#define ADAPTRA_STREAM_RECENT 32
+#define ADAPTRA_RUN_LATER 16
+#define ADAPTRA_RUN_IDLE 16
+#define ADAPTRA_RUN_ENDED_MIN 4
+#define ADAPTRA_RUN_SHARE 75
+
 /* Largest table: ids keep the slot in their low 16 bits. */
 #define ADAPTRA_STREAMS_MAX 65536
 #define ADAPTRA_STREAM_SLOT_BITS 16
@@ -89,6 +109,12 @@ struct adaptra_stream {
    * method measures the stream's advance from there.
    */
   uint64_t ra_index, readahead_index, mark_index, reader_index;
+  /* Where its run began: the first page its reader read, as far as
+   * the pool showed when the stream started (set by its user;
+   * forward streams only).  Its run so far is origin to its
+   * position; birth_ns is when it started.
+   */
+  uint64_t origin, birth_ns;
   uint64_t age;                 /* pool aging clock when it was issued */
   uint64_t issue_ns;            /* time the window was issued */
   uint64_t lost;                /* its pages evicted unread since then */
@@ -155,6 +181,11 @@ struct adaptra_streams {
    * late cap, readahead.c; the chunk, queue.c) cost no walk of the table: 100,000 streams is a supported case.
    */
   uint32_t with_jobs;
+  /* The ids of the last ADAPTRA_STREAM_RECENT streams started, the
+   * next to be replaced at recent_next.
+   */
+  uint64_t recent[ADAPTRA_STREAM_RECENT];
+  uint32_t recent_next;
 };
 
 /* Does s have prefetch queued or being read? */
@@ -220,6 +251,20 @@ extern void adaptra_streams_advance (struct adaptra_streams *t,
                                      struct adaptra_stream *s,
                                      uint64_t first, uint64_t last,
                                      uint64_t now_ns);
+
+/* How far past its origin forward stream s may read ahead, in pages,
+ * when its run reaches reach pages (its reader's request included):
+ * of the recently started streams of its volume
+ * (ADAPTRA_STREAM_RECENT) that got as far, the length by which
+ * ADAPTRA_RUN_SHARE percent had ended (over at now_ns:
+ * ADAPTRA_RUN_LATER, ADAPTRA_RUN_IDLE; those not over count only once
+ * they went further); or UINT64_MAX (no bound) when fewer than
+ * ADAPTRA_RUN_ENDED_MIN of them are over or that share never ended.
+ * The bound is at least reach.  O(ADAPTRA_STREAM_RECENT).  Lock held.
+ */
+extern uint64_t adaptra_streams_run_bound (const struct adaptra_streams *t,
+                                           const struct adaptra_stream *s,
+                                           uint64_t reach, uint64_t now_ns);
 
 /* Free the least recently used stream if it has been idle for
  * ADAPTRA_STREAM_REAP_NS.  O(1); called once per request, so idle

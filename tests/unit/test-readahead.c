@@ -631,6 +631,88 @@ test_window_at_least_request (void **state)
   free (buf);
 }
 
+/* Runs of RUN_READS reads of REQ pages each, at places far apart in
+ * no order (a guest reading small files, fio's randread:N with
+ * rw_sequencer=sequential), a request a millisecond.
+ * Each run's windows doubled from its trail, and the last, issued at
+ * its last mark, lay past the run's end: the backend read about twice
+ * the runs' pages.  Once the volume's recent runs are over
+ * (stream.h: ADAPTRA_RUN_LATER) and enough of them
+ * (ADAPTRA_RUN_ENDED_MIN) ended at the same length, a run's windows
+ * stop at that length (readahead.c: run_end): the backend reads the
+ * runs' pages and no more, and every read after each run's first is
+ * still read ahead.
+ */
+#define RUN_READS 16
+#define RUNS_LEARN (ADAPTRA_RUN_LATER + ADAPTRA_RUN_ENDED_MIN + 1)
+#define RUNS_MEASURED 16
+
+static uint64_t
+run_place (unsigned i)
+{
+  /* Apart by more than a run and a max window, in no order, above
+   * the other tests' pages.
+   */
+  return DISK / PAGE / 2 +
+    (uint64_t) (i * 7919 % 41) * (RUN_READS * REQ + MAX_PAGES);
+}
+
+/* Read runs [from, to) of run_place, a request a millisecond; count
+ * in *demand and *backend what runs from measured on read, and in
+ * *waits their reads after the first that waited for the backend.
+ */
+static void
+read_runs (unsigned from, unsigned to, unsigned measured, uint64_t *demand,
+           uint64_t *backend, uint64_t *waits)
+{
+  unsigned i, k;
+
+  for (i = from; i < to; i++) {
+    uint64_t client0 = client_bytes, worker0 = worker_bytes;
+
+    for (k = 0; k < RUN_READS; k++) {
+      uint64_t before = client_bytes;
+
+      read_pages (run_place (i) + k * REQ, REQ);
+      now_ns += 1000000;
+      *waits += i >= measured && k > 0 && client_bytes > before;
+    }
+    if (i >= measured) {
+      *demand += RUN_READS * REQ * PAGE;
+      *backend += client_bytes - client0 + worker_bytes - worker0;
+    }
+  }
+}
+
+static void
+test_runs_read_no_further_than_runs_end (void **state)
+{
+  uint64_t demand = 0, backend = 0, waits = 0;
+
+  (void) state;
+  read_runs (0, RUNS_LEARN + RUNS_MEASURED, RUNS_LEARN, &demand, &backend,
+             &waits);
+  assert_true (backend <= demand);
+  assert_int_equal (waits, 0);
+}
+
+/* A copy of a sparse image after such runs: the map's holes end its
+ * runs, and a trail to a data extent's end longer than the recent runs
+ * is not cut to their length (readahead.c: run_end).
+ */
+static void
+test_runs_leave_extents_whole (void **state)
+{
+  uint64_t demand = 0, backend = 0, waits = 0;
+
+  (void) state;
+  assert_true (RUN_READS * REQ < EXTENT);
+  read_runs (0, RUNS_LEARN + 1, RUNS_LEARN, &demand, &backend, &waits);
+  assert_true (backend <= demand);      /* the runs were bounded */
+  assert_int_equal (trail_in_extent (ADAPTRA_DEPTH_ONE).placement.end,
+                    EXTENT_AT + EXTENT);
+}
+
 int
 main (void)
 {
@@ -652,6 +734,8 @@ main (void)
     T (test_lone_stream_on_a_head),
     T (test_streams_taking_turns_grow),
     T (test_window_at_least_request),
+    T (test_runs_read_no_further_than_runs_end),
+    T (test_runs_leave_extents_whole),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

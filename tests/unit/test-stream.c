@@ -195,6 +195,133 @@ test_bad_size (void **state)
   assert_int_equal (adaptra_streams_init (&t, ADAPTRA_STREAMS_MAX + 1), -1);
 }
 
+/* Runs of a volume, read one after the other (sampled by
+ * adaptra_streams_run_bound): a stream started at time *now, its run
+ * len pages from its origin read a tick later, its reader gone when
+ * the next starts.
+ */
+static struct adaptra_stream *
+run (struct adaptra_streams *t, uint64_t *now, uint64_t origin, uint64_t len)
+{
+  struct adaptra_stream *s = adaptra_streams_new (t, 1, origin, (*now)++);
+
+  s->origin = origin;
+  adaptra_streams_advance (t, s, origin, origin + len, (*now)++);
+  return s;
+}
+
+#define RUN_PAGES 100
+#define RUNS_OVER (ADAPTRA_RUN_LATER + ADAPTRA_RUN_ENDED_MIN)
+
+/* Runs over are those ADAPTRA_RUN_LATER later streams followed: with
+ * ADAPTRA_RUN_ENDED_MIN of them that got as far as the new stream, its
+ * bound is where they ended, one odd long run among them
+ * notwithstanding (ADAPTRA_RUN_SHARE); a stream past that length is
+ * compared with the runs that got as far, too few: no bound.
+ */
+static void
+test_run_bound_from_runs_over (void **state)
+{
+  struct adaptra_streams t;
+  struct adaptra_stream *s;
+  uint64_t now = 1;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_streams_init (&t, 64), 0);
+  for (i = 0; i < RUNS_OVER; i++)
+    run (&t, &now, 1000 * (i + 1), i == 1 ? 9 * RUN_PAGES : RUN_PAGES);
+  s = run (&t, &now, 100000, 10);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES, now), RUN_PAGES);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES + 1, now),
+                    UINT64_MAX);
+  /* Another volume's runs say nothing of this one's. */
+  s->volume = 1;
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
+  adaptra_streams_fini (&t);
+}
+
+/* Too few runs over, streams read again since later ones started
+ * (interleaved on one connection), or runs still going that went
+ * further: no bound.
+ */
+static void
+test_run_bound_needs_runs_over (void **state)
+{
+  struct adaptra_streams t;
+  struct adaptra_stream *s, *r[RUNS_OVER];
+  uint64_t now = 1;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_streams_init (&t, 64), 0);
+  /* With s, ADAPTRA_RUN_LATER streams follow all but one fewer than
+   * ADAPTRA_RUN_ENDED_MIN of them.
+   */
+  for (i = 0; i < RUNS_OVER - 2; i++)
+    r[i] = run (&t, &now, 1000 * (i + 1), RUN_PAGES);
+  s = run (&t, &now, 100000, 10);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
+  r[i] = run (&t, &now, 1000 * (i + 1), RUN_PAGES);
+  s = run (&t, &now, 200000, 10);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
+  /* Each read again after all started: none is over. */
+  for (i = 0; i < RUNS_OVER - 1; i++)
+    adaptra_streams_advance (&t, r[i], 1000 * (i + 1),
+                             1000 * (i + 1) + RUN_PAGES, now++);
+  s = run (&t, &now, 300000, 10);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
+  adaptra_streams_fini (&t);
+
+  /* ADAPTRA_RUN_ENDED_MIN runs over, behind ADAPTRA_RUN_LATER longer
+   * ones, most of them still going: the bound is not the short runs'
+   * length.
+   */
+  assert_int_equal (adaptra_streams_init (&t, 64), 0);
+  for (i = 0; i < ADAPTRA_RUN_ENDED_MIN; i++)
+    run (&t, &now, 1000 * (i + 1), RUN_PAGES);
+  for (i = 0; i < ADAPTRA_RUN_LATER; i++)
+    run (&t, &now, 100000 * (i + 1), 10 * RUN_PAGES);
+  s = run (&t, &now, 10000000, 10);
+  assert_true (adaptra_streams_run_bound (&t, s, 10, now) >= 10 * RUN_PAGES);
+  adaptra_streams_fini (&t);
+}
+
+/* Slow streams started one after the other, each read again a
+ * while after it started, before many more start (W5: each reader
+ * reads once in a few seconds): not over until their readers have
+ * been gone ADAPTRA_RUN_IDLE times as long as they read, however many
+ * streams started since.
+ */
+static void
+test_run_bound_waits_for_slow_streams (void **state)
+{
+  const uint64_t life = 10;
+  struct adaptra_streams t;
+  struct adaptra_stream *s;
+  uint64_t now;
+  unsigned i;
+
+  (void) state;
+  assert_int_equal (adaptra_streams_init (&t, 64), 0);
+  for (i = 0; i < ADAPTRA_RUN_ENDED_MIN; i++) {
+    s = adaptra_streams_new (&t, 1, 1000 * (i + 1), i);
+    s->origin = 1000 * (i + 1);
+    adaptra_streams_advance (&t, s, s->origin, s->origin + RUN_PAGES,
+                             i + life);
+  }
+  for (i = 0; i < ADAPTRA_RUN_LATER; i++) {
+    s = adaptra_streams_new (&t, 1, 100000 * (i + 1), 2 * life + i);
+    s->origin = 100000 * (i + 1);
+  }
+  now = 2 * life + ADAPTRA_RUN_LATER;
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), UINT64_MAX);
+  now = (ADAPTRA_RUN_IDLE + 1) * (life + ADAPTRA_RUN_ENDED_MIN);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
+  adaptra_streams_fini (&t);
+}
+
 int
 main (void)
 {
@@ -206,6 +333,9 @@ main (void)
     cmocka_unit_test_setup_teardown (test_full_table, setup4, teardown),
     cmocka_unit_test (test_id_space),
     cmocka_unit_test (test_bad_size),
+    cmocka_unit_test (test_run_bound_from_runs_over),
+    cmocka_unit_test (test_run_bound_needs_runs_over),
+    cmocka_unit_test (test_run_bound_waits_for_slow_streams),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
