@@ -375,6 +375,19 @@ test_cold_readers (void **state)
   free (buf);
 }
 
+/* A fresh engine with a 64 MiB pool and adaptra-max auto. */
+static void
+restart_auto_max (void)
+{
+  struct adaptra_config cfg;
+
+  fixture_stop ();
+  fixture_config (&cfg);
+  cfg.pool_bytes = 64 * 1024 * 1024;
+  cfg.max_bytes = 0;                    /* auto */
+  fixture_start (&cfg, "", "test");
+}
+
 /* Readers that share a link wait for its bandwidth, not its latency:
  * SHARERS clients, each reading a region of its own in 64 KiB reads,
  * round-robin, on a backend measured at 5 ms a read and about 200 MB/s
@@ -397,18 +410,13 @@ test_shared_link_cap (void **state)
   const uint64_t region = DISK / (SHARERS + 1) / SHARED_REQ * SHARED_REQ;
   unsigned char *buf = malloc (SHARED_REQ);
   struct adaptra_model_estimate est;
-  struct adaptra_config cfg;
   int c[SHARERS];
   uint64_t widest = 0;
   unsigned i, k;
 
   (void) state;
   assert_non_null (buf);
-  fixture_stop ();
-  fixture_config (&cfg);
-  cfg.pool_bytes = 64 * 1024 * 1024;
-  cfg.max_bytes = 0;                    /* auto */
-  fixture_start (&cfg, "", "test");
+  restart_auto_max ();
   for (i = 0; i < SHARERS; i++)
     c[i] = i == 0 ? client : open_client (e, volume, "sharer");
   read_ns = 5 * MS;
@@ -605,17 +613,12 @@ static void
 test_window_at_least_request (void **state)
 {
   unsigned char *buf = malloc (LARGE_REQ);
-  struct adaptra_config cfg;
   uint64_t misses = 0;
   unsigned i;
 
   (void) state;
   assert_non_null (buf);
-  fixture_stop ();
-  fixture_config (&cfg);
-  cfg.pool_bytes = 64 * 1024 * 1024;
-  cfg.max_bytes = 0;                    /* auto */
-  fixture_start (&cfg, "", "test");
+  restart_auto_max ();
   read_ns = 2 * MS;
   read_ns_per_kib = 4 * US;
   for (i = 0; i < LARGE_READS; i++) {
