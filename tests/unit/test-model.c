@@ -701,10 +701,9 @@ test_disk_queued_near_reads (void **state)
  * seek.  From when the head turned to it a near read is its transfer
  * alone, a far one a seek more: distance costs, and the seek is more
  * than a quarter of the latency (ADAPTRA_MODEL_SEEK_LATENCY_DIV), the
- * fastest read's, near or far.  Judged by the fastest near read's, it
- * was not, one answer in four, and the answer never held for
- * ADAPTRA_MODEL_SEEK_HOLD reads in a row: the chunks went on, each a
- * seek, at a seventh of the disk's speed.
+ * fastest read's, near or far.  Judged by the fastest near read's (a
+ * quarter of 20 ms is 5 ms), it was not, and the chunks went on, each
+ * a seek: U-4conn read at a seventh of the disk's speed.
  */
 static void
 test_disk_parallel_chunks_seek (void **state)
