@@ -443,8 +443,8 @@ seek_cost (const struct adaptra_model *m, uint64_t rate, uint64_t gap,
 
 /* Does distance cost (model.h), by either test, at bandwidth rate,
  * and is the seek at least 1/ADAPTRA_MODEL_SEEK_LATENCY_DIV of the
- * fastest near read's latency?  was: the model's last answer (the
- * hysteresis).  *gap and *served: the tests' answers.
+ * latency, the fastest read's, near or far?  was: the model's last
+ * answer (the hysteresis).  *gap and *served: the tests' answers.
  */
 static bool
 distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
@@ -456,7 +456,12 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
   *served = served_gap (m, now, was);
   if (*gap == 0 && *served == 0)
     return false;
+  /* Not the fastest near read's alone: at one head, reads in parallel
+   * make every near read wait behind far ones (model.h).
+   */
   least_latency (m, now, rate, false, &near, &far, &far_reads);
+  if (far < near)
+    near = far;
   return near == UINT64_MAX ||
     seek_cost (m, rate, *gap, *served) * ADAPTRA_MODEL_SEEK_LATENCY_DIV >=
     near;

@@ -176,15 +176,30 @@
 #define ADAPTRA_MODEL_SEEK_READS 32
 
 /* And distance costs only where a seek (seek_ns) is at least
- * 1/ADAPTRA_MODEL_SEEK_LATENCY_DIV of the fastest near read's latency:
- * a disk's near reads wait none, but a remote store's far reads
- * (other streams', 64 KiB each) were served 0.3 ms longer than its
- * near ones (larger prefetch jobs, the service time scaled down to a
- * far read's size) behind a 5 ms latency, by its token bucket and
- * jitter: taken for seeks, each such spell sent a window out in one
- * job of 1-2 MiB, which the link then served behind the small reads,
- * and client reads waited for it up to hundreds of milliseconds.
- * Reads in parallel hide such a difference with the latency.
+ * 1/ADAPTRA_MODEL_SEEK_LATENCY_DIV of the latency, the fastest read's
+ * of the window, near or far: a disk's near reads wait none, but a
+ * remote store's far reads (other streams', 64 KiB each) were served
+ * 0.3 ms longer than its near ones (larger prefetch jobs, the service
+ * time scaled down to a far read's size) behind a 5 ms latency, by its
+ * token bucket and jitter: taken for seeks, each such spell sent a
+ * window out in one job of 1-2 MiB, which the link then served behind
+ * the small reads, and client reads waited for it up to hundreds of
+ * milliseconds.  Reads in parallel hide such a difference with the
+ * latency.
+ *
+ * Not the fastest near read's latency alone: at one head, reads in
+ * parallel make a near read wait behind the far ones before it.  While
+ * the model takes a disk for latency-bound, the queue sends every
+ * stream's window out in 64 KiB chunks to many workers at once, the
+ * head serves the streams' chunks interleaved, and its few near reads
+ * are those of a window's pieces that went out together, each behind
+ * several others' seeks.  On the disk model, four streams on four
+ * connections (beside's U-4conn) ran so in about one run of four, from
+ * their first reads and for good: 0-2% of the reads near, the fastest
+ * near read 13-17 ms, the seeks by the service times 3.1-3.5 ms; a
+ * quarter of that was under the near read one answer in four, and the
+ * answer never held for ADAPTRA_MODEL_SEEK_HOLD reads in a row.  The
+ * fastest far read there is the first read, alone: a seek.
  */
 #define ADAPTRA_MODEL_SEEK_LATENCY_DIV 4
 

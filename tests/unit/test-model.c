@@ -56,12 +56,25 @@ read_ns (enum kind k, uint64_t offset, uint64_t bytes, uint64_t last_end)
   }
 }
 
+/* Most reads in flight at the disk's head (struct backend's depth). */
+#define HEAD_DEPTH_MAX 16
+
 struct backend {
   struct adaptra_model m;
   enum kind kind;
   uint64_t now;                 /* virtual time, ns */
   uint64_t last_end;            /* the disk head */
-  unsigned turns;               /* reads queued_turns queued */
+  unsigned turns;               /* reads head_turns queued */
+  unsigned streams;             /* the streams that take turns at the
+                                   head, 0: 8 */
+  unsigned depth;               /* reads in flight at the head, 0:
+                                   ADAPTRA_MODEL_DEPTH */
+  struct {
+    uint64_t offset, bytes, t0;
+    enum adaptra_model_distance where;
+  } at_head[HEAD_DEPTH_MAX];    /* reads in flight at the head, served
+                                   in the order they started */
+  unsigned head, tail;          /* at_head[head % MAX] is served next */
 };
 
 /* One read of bytes at offset, alone. */
@@ -374,6 +387,38 @@ test_remote_served_jitter_does_not_seek (void **state)
   assert_true (est.chunk <= ADAPTRA_MODEL_CHUNK_MAX);
 }
 
+/* The remote store's counterpart of a disk read in parallel chunks
+ * (test_disk_parallel_chunks_seek): a window's 1 MiB near pieces wait
+ * behind each other at the link (12 ms each, the fastest near read's
+ * latency 7 ms), one completing every millisecond, while far 64 KiB
+ * demand reads take the latency, 5.3 ms, and every other one 0.9 ms
+ * more, served that long from the near completion before it.  By the
+ * service times a seek (0.9 ms against microseconds); but a quarter of
+ * the latency, the fastest read's (the far ones', 5 ms), is more:
+ * jitter that reads in parallel hide.  Still latency-bound.
+ */
+static void
+test_remote_queued_near_reads_do_not_seek (void **state)
+{
+  struct adaptra_model m = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; i < 1000; i++, t += MS) {
+    uint64_t far_ns = 5300 * US + (i % 2 ? 900 * US : 0);
+
+    adaptra_model_sample (&m, MIB, t - 12 * MS, t, ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (&m, 64 * KIB, t + 900 * US - far_ns, t + 900 * US,
+                          ADAPTRA_MODEL_FAR);
+    adaptra_model_estimate (&m, t + 900 * US, &est);
+    assert_false (est.seeks);
+  }
+  assert_true (est.latency_bound);
+  assert_true (est.limit != UINT64_MAX);
+}
+
 /* A remote store read by a stream and random noise (W6): the stream's
  * 1 MiB jobs, two at a time, complete every 5 ms at the link's
  * 200 MiB/s, 10 ms after they start; a 4 KiB far read at a time takes
@@ -549,6 +594,20 @@ test_disk_short_seeks (void **state)
   assert_int_equal (est.budget, ADAPTRA_MODEL_CHUNK_MAX);
 }
 
+/* The head serves the read that started first of those in flight. */
+static void
+head_serve (struct backend *b)
+{
+  const unsigned i = b->head++ % HEAD_DEPTH_MAX;
+  const uint64_t offset = b->at_head[i].offset, bytes = b->at_head[i].bytes;
+
+  b->now += read_ns (DISK, offset, bytes, b->last_end);
+  b->last_end = offset + bytes;
+  adaptra_model_end (&b->m, bytes);
+  adaptra_model_sample (&b->m, bytes, b->at_head[i].t0, b->now,
+                        b->at_head[i].where);
+}
+
 /* Eight streams over the disk's one head, each an eighth of it from
  * the next: each stream's first read of chunk bytes alone; pos: where
  * each reads next.
@@ -565,37 +624,44 @@ first_reads (struct backend *b, uint64_t *pos, uint64_t chunk)
   }
 }
 
-/* Then the eight streams' reads for ns, as the engine's queue sends
- * them: ADAPTRA_MODEL_DEPTH reads of chunk bytes in flight at the
- * head, served in the order they started; turn reads of a stream in a
- * row (the first far, the others near), the streams in turn, on from
- * where the last call left off (b->turns).  Reads in flight at the
- * end complete.
+/* Then the streams' reads for ns, as the engine's queue sends them:
+ * b->depth reads of chunk bytes in flight at the head, served in the
+ * order they started; turn reads of a stream in a row (the first far,
+ * the others near), the b->streams streams in turn, on from where the
+ * last call left off (b->turns).  Reads in flight at the end stay in
+ * flight (head_drain completes them).
  */
+static void
+head_turns (struct backend *b, uint64_t *pos, uint64_t ns, uint64_t chunk,
+            unsigned turn)
+{
+  const unsigned streams = b->streams ? b->streams : 8;
+  const unsigned depth = b->depth ? b->depth : ADAPTRA_MODEL_DEPTH;
+  uint64_t end = b->now + ns;
+  unsigned s;
+
+  while (b->now < end) {
+    while (b->tail - b->head < depth) {
+      s = b->turns++ / turn % streams;
+      b->at_head[b->tail % HEAD_DEPTH_MAX].offset = pos[s];
+      b->at_head[b->tail % HEAD_DEPTH_MAX].bytes = chunk;
+      b->at_head[b->tail % HEAD_DEPTH_MAX].t0 = b->now;
+      b->at_head[b->tail++ % HEAD_DEPTH_MAX].where =
+        adaptra_model_start (&b->m, pos[s], chunk);
+      pos[s] += chunk;
+    }
+    head_serve (b);
+  }
+}
+
+/* The same, and the reads in flight at the end complete. */
 static void
 queued_turns (struct backend *b, uint64_t *pos, uint64_t ns, uint64_t chunk,
               unsigned turn)
 {
-  struct { uint64_t offset, t0; enum adaptra_model_distance where; }
-    q[ADAPTRA_MODEL_DEPTH], *r;
-  uint64_t end = b->now + ns;
-  unsigned s, head = 0, tail = 0;
-
-  while (head < tail || b->now < end) {
-    while (b->now < end && tail - head < ADAPTRA_MODEL_DEPTH) {
-      s = b->turns++ / turn % 8;
-      r = &q[tail++ % ADAPTRA_MODEL_DEPTH];
-      r->offset = pos[s];
-      r->t0 = b->now;
-      r->where = adaptra_model_start (&b->m, pos[s], chunk);
-      pos[s] += chunk;
-    }
-    r = &q[head++ % ADAPTRA_MODEL_DEPTH];
-    b->now += read_ns (DISK, r->offset, chunk, b->last_end);
-    b->last_end = r->offset + chunk;
-    adaptra_model_end (&b->m, chunk);
-    adaptra_model_sample (&b->m, chunk, r->t0, b->now, r->where);
-  }
+  head_turns (b, pos, ns, chunk, turn);
+  while (b->head < b->tail)
+    head_serve (b);
 }
 
 /* The eight streams as the engine reads them when the model takes the
@@ -623,6 +689,42 @@ test_disk_queued_near_reads (void **state)
   assert_int_equal (est.depth, ADAPTRA_MODEL_DEPTH);
   /* At least the hop from one stream to the next, less a transfer. */
   assert_within (est.seek_ns, 900 * US, 8 * MS);
+}
+
+/* Four streams a quarter of the disk apart read as the engine reads
+ * them when the model takes the disk for latency-bound (beside's
+ * U-4conn in about one run of four): 64 KiB chunks in turn, eight
+ * reads in flight at the head from the first.  Only for a moment does
+ * one stream's window go out in pairs, and its near reads then wait
+ * behind seven others: the fastest near read's whole time (20 ms) is
+ * six times a seek, the fastest far one's (the first read's) about a
+ * seek.  From when the head turned to it a near read is its transfer
+ * alone, a far one a seek more: distance costs, and the seek is more
+ * than a quarter of the latency (ADAPTRA_MODEL_SEEK_LATENCY_DIV), the
+ * fastest read's, near or far.  Judged by the fastest near read's (a
+ * quarter of 20 ms is 5 ms), it was not, and the chunks went on, each
+ * a seek: U-4conn read at a seventh of the disk's speed.
+ */
+static void
+test_disk_parallel_chunks_seek (void **state)
+{
+  struct backend b = { .kind = DISK, .now = SEC, .streams = 4, .depth = 8 };
+  struct adaptra_model_estimate est;
+  uint64_t pos[4];
+  unsigned s;
+
+  (void) state;
+  for (s = 0; s < 4; s++)
+    pos[s] = s * DISK_SIZE / 4 + DISK_SIZE / 8;
+  head_turns (&b, pos, 1, 64 * KIB, 1);
+  head_turns (&b, pos, 10 * MS, 64 * KIB, 2);
+  queued_turns (&b, pos, 3 * SEC, 64 * KIB, 1);
+  est = estimate (&b);
+  assert_true (est.seeks);
+  assert_false (est.latency_bound);
+  assert_true (est.limit == UINT64_MAX);
+  /* The mean hop of the turns: three of 2.4 ms and one of 6.1 ms. */
+  assert_within (est.seek_ns, 2500 * US, 4 * MS);
 }
 
 /* Then the queue batches, and the runs grow: four reads of 1 MiB a
@@ -1416,12 +1518,14 @@ main (void)
     cmocka_unit_test (test_remote_bursts_do_not_seek),
     cmocka_unit_test (test_remote_lone_far_reads_do_not_seek),
     cmocka_unit_test (test_remote_served_jitter_does_not_seek),
+    cmocka_unit_test (test_remote_queued_near_reads_do_not_seek),
     cmocka_unit_test (test_remote_noise_does_not_seek),
     cmocka_unit_test (test_remote_stalls_do_not_seek),
     cmocka_unit_test (test_disk),
     cmocka_unit_test (test_disk_seeks_from_startup),
     cmocka_unit_test (test_disk_short_seeks),
     cmocka_unit_test (test_disk_queued_near_reads),
+    cmocka_unit_test (test_disk_parallel_chunks_seek),
     cmocka_unit_test (test_disk_long_runs_still_seek),
     cmocka_unit_test (test_disk_swapped_completions_still_seek),
     cmocka_unit_test (test_seeks_end_under_a_seek),
