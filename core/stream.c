@@ -127,14 +127,21 @@ adaptra_streams_fini (struct adaptra_streams *t)
   t->buckets = NULL;
 }
 
-struct adaptra_stream *
-adaptra_streams_get (struct adaptra_streams *t, uint64_t id)
+/* The live stream of id, or NULL (stream.h: adaptra_streams_get). */
+static const struct adaptra_stream *
+live_stream (const struct adaptra_streams *t, uint64_t id)
 {
   uint32_t i = (uint32_t) (id & (ADAPTRA_STREAMS_MAX - 1));
 
   if (id == 0 || i >= t->nslots || t->slots[i].id != id)
     return NULL;
   return &t->slots[i];
+}
+
+struct adaptra_stream *
+adaptra_streams_get (struct adaptra_streams *t, uint64_t id)
+{
+  return (struct adaptra_stream *) live_stream (t, id);
 }
 
 struct adaptra_stream *
@@ -305,13 +312,13 @@ adaptra_streams_run_bound (const struct adaptra_streams *t,
 
   /* The volume's recent streams, newest first. */
   for (k = ADAPTRA_STREAM_RECENT; k > 0; k--) {
-    uint64_t id = t->recent[(t->recent_next + k - 1) % ADAPTRA_STREAM_RECENT];
-    uint32_t i = (uint32_t) (id & (ADAPTRA_STREAMS_MAX - 1));
+    const struct adaptra_stream *q =
+      live_stream (t, t->recent[(t->recent_next + k - 1) %
+                                ADAPTRA_STREAM_RECENT]);
 
-    if (id == 0 || i >= t->nslots || t->slots[i].id != id ||
-        t->slots[i].volume != s->volume)
+    if (q == NULL || q->volume != s->volume)
       continue;
-    r[n++] = &t->slots[i];
+    r[n++] = q;
     /* Over: last read before the ADAPTRA_RUN_LATER-th newest started. */
     if (n == ADAPTRA_RUN_LATER)
       later_birth = r[n - 1]->birth_ns;
