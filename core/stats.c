@@ -82,6 +82,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
   COUNTER (io_block, "Client reads that waited for an in-flight page"),
   COUNTER (io_hedge, "Of those, reads that stopped waiting and read the pages"
            " themselves"),
+  COUNTER (io_hedge_refused, "Waits past their deadline that the hedge"
+           " credit could not pay for: the reader waited on"),
   COUNTER (io_congestion, "Windows skipped because the backend was congested"),
   COUNTER (evicted, "Pages evicted from the pool"),
   COUNTER (evicted_unread,
