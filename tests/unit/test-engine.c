@@ -1340,14 +1340,20 @@ hedge_read (void *arg)
   return NULL;
 }
 
+/* The backends teach_model teaches. */
+enum taught { TAUGHT_REMOTE, TAUGHT_DISK, TAUGHT_DRAINED };
+
 /* Teach the engine's model a backend: a remote store (5 ms a read, 200
- * MiB/s, far as near) or, if disk, a disk's head (a read that does not
- * continue the last seeks 8 ms; 150 MB/s), by reads of 64 KiB and 1
- * MiB on the fake clock.
+ * MiB/s, far as near); a disk's head (a read that does not continue
+ * the last seeks 8 ms; 150 MB/s); or a remote store whose token bucket
+ * ran dry under large reads (drained: 1 MiB reads take 100 ms, so the
+ * line's slope is their pace and its intercept nought, as after a
+ * burst); by reads of 64 KiB and 1 MiB on the fake clock.
  */
 static void
-teach_model (bool disk)
+teach_model (enum taught backend)
 {
+  bool disk = backend == TAUGHT_DISK;
   struct adaptra_model *m = &e->model;
   uint64_t at = 0, last_end = 0;
   unsigned i;
@@ -1358,8 +1364,12 @@ teach_model (bool disk)
     enum adaptra_model_distance where = adaptra_model_start (m, offset, bytes);
     uint64_t t0 = now_ns;
 
-    now_ns += disk ? (offset == last_end ? 0 : 8 * MS) + bytes * SEC / 150000000
-      : 5 * MS + bytes * SEC / (200 * HEDGE_JOB);
+    if (disk)
+      now_ns += (offset == last_end ? 0 : 8 * MS) + bytes * SEC / 150000000;
+    else if (backend == TAUGHT_DRAINED && bytes == HEDGE_JOB)
+      now_ns += 100 * MS;
+    else
+      now_ns += 5 * MS + bytes * SEC / (200 * HEDGE_JOB);
     adaptra_model_end (m, bytes);
     adaptra_model_sample (m, bytes, t0, now_ns, where);
     last_end = offset + bytes;
@@ -1442,7 +1452,7 @@ static void
 test_hedge_after_deadline (void **state)
 {
   (void) state;
-  teach_model (false);
+  teach_model (TAUGHT_REMOTE);
   read_ns = 5 * MS;
   read_ns_per_kib = 5000;
   hedge_start ();
@@ -1459,7 +1469,7 @@ static void
 test_hedge_error (void **state)
 {
   (void) state;
-  teach_model (false);
+  teach_model (TAUGHT_REMOTE);
   hedge_start ();
   fail_ctx = &client_ctx;
   hedge_past_deadline ();
@@ -1488,7 +1498,7 @@ static void
 test_write_during_hedge (void **state)
 {
   (void) state;
-  teach_model (false);
+  teach_model (TAUGHT_REMOTE);
   memcpy (before_write, disk + HEDGE_OFFSET, HEDGE_COUNT);
   hedge_start ();
   during_read = write_during_hedge;
@@ -1535,7 +1545,7 @@ static void
 test_no_hedge_where_seeks (void **state)
 {
   (void) state;
-  teach_model (true);
+  teach_model (TAUGHT_DISK);
   hedge_waits_for_job (0);
 }
 
@@ -1548,10 +1558,39 @@ static void
 test_hedge_needs_credit (void **state)
 {
   (void) state;
-  teach_model (false);
+  teach_model (TAUGHT_REMOTE);
   e->hedge_credit = 0;
   e->hedge_earned_at = adaptra_model_delivered (&e->model);
   hedge_waits_for_job (1);
+}
+
+/* A line whose intercept is nought (large reads slowed by a drained
+ * token bucket) still gives the deadline the least latency as its fixed
+ * cost: the reader hedges past it, as on any latency-bound backend,
+ * rather than waiting for the job however long it takes.
+ */
+static void
+test_hedge_when_line_at_nought (void **state)
+{
+  struct adaptra_model_estimate est;
+  struct timespec limit;
+
+  (void) state;
+  teach_model (TAUGHT_DRAINED);
+  adaptra_model_estimate (&e->model, now_ns, &est);
+  assert_int_equal (est.fixed_ns, 0);
+  assert_true (est.latency_bound);
+  hedge_start ();
+  __atomic_store_n (&gate, false, __ATOMIC_SEQ_CST);
+  __atomic_fetch_add (&now_ns, SEC, __ATOMIC_SEQ_CST);
+  clock_gettime (CLOCK_REALTIME, &limit);
+  limit.tv_sec += 5;
+  assert_int_equal (pthread_timedjoin_np (hedge_reader_thread, NULL, &limit),
+                    0);
+  assert_int_equal (hedge_err, 0);
+  assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
+  assert_int_equal (stats ().io_hedge, 1);
+  hedge_finish (false);
 }
 
 /* A reader that needs a page of a queued chunk reads the part up to the
@@ -3198,6 +3237,7 @@ main (void)
     T (test_hedge_error),
     T (test_write_during_hedge),
     T (test_hedge_needs_credit),
+    T (test_hedge_when_line_at_nought),
     T (test_no_hedge_where_seeks),
     T (test_slow_backend_limit_floor),
     T (test_steal_splits_chunk),
