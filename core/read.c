@@ -38,7 +38,12 @@
  *                   flags it for (delayed) activation;
  *        IN_FLIGHT  count io_block once; run the queued job holding
  *                   the page in this thread if it has not started,
- *                   else wait for it (a queue per group of pages);
+ *                   else wait for it (a queue per group of pages)
+ *                   until its deadline (hedge_deadline), then read
+ *                   the pages itself if the hedge credit pays
+ *                   (io_hedge, once a request), else wait on for the
+ *                   read that holds them (io_hedge_refused, once a
+ *                   deadline);
  *        absent     insert the run of absent pages IN_FLIGHT (so that
  *                   nobody else reads them meanwhile) and read it from
  *                   the backend with the client's own context; on a
@@ -519,7 +524,13 @@ hedge_deadline (struct adaptra_engine *e, const struct adaptra_volume *v,
  * (adaptra_model_delivered), spent by hedged reads, and held to the
  * model's limit (bytes in flight that fill the link), so a long calm
  * stretch does not buy a long burst.  Starts at nought: a server's
- * first hedge follows HEDGE_SHARE times its bytes.
+ * first hedge follows HEDGE_SHARE times its bytes.  No gauge shows it:
+ * it is brought up to date only when a wait passes its deadline, and
+ * between such waits it fills to its cap (the limit, which the gauge
+ * backend_flight_limit_bytes shows) once the backend delivered
+ * HEDGE_SHARE times that, so a gauge sampled now and then would mostly
+ * show the cap.  io_hedge_refused counts the waits it could not pay
+ * for.
  */
 #define HEDGE_SHARE 100
 
@@ -1098,8 +1109,10 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
         if (now_hedged && !hedged)
           adaptra_stat_add (&st->io_hedge, 1);
         hedged |= now_hedged;
-        if (!now_hedged)
+        if (!now_hedged) {
+          adaptra_stat_add (&st->io_hedge_refused, 1);
           deadline = UINT64_MAX;  /* no credit: wait for the job */
+        }
       }
     }
   }

@@ -439,6 +439,7 @@ place_forward (struct adaptra_engine *e, const struct event *ev,
     return false;
   if (e->cfg.mode == ADAPTRA_MODE_ADAPTIVE &&
       (end = run_end (e, ev, pl->s)) < start + w.ra) {
+    adaptra_stats_count_cut (&e->stats, start + w.ra - max_u64 (start, end));
     if (end <= max_u64 (start, ev->last))
       return false;
     w.ra = end - start;

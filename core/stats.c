@@ -79,9 +79,15 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
            "State-method decisions that found no safe room for a window"),
   COUNTER (readahead_follow,
            "Misses that followed a window already holding the pages ahead"),
+  COUNTER (readahead_cut,
+           "Windows cut short, or to nothing, where the volume's recent"
+           " runs ended"),
+  COUNTER (pgreadahead_cut, "Pages those cuts took off the windows"),
   COUNTER (io_block, "Client reads that waited for an in-flight page"),
   COUNTER (io_hedge, "Of those, reads that stopped waiting and read the pages"
            " themselves"),
+  COUNTER (io_hedge_refused, "Waits past their deadline that the hedge"
+           " credit could not pay for: the reader waited on"),
   COUNTER (io_congestion, "Windows skipped because the backend was congested"),
   COUNTER (evicted, "Pages evicted from the pool"),
   COUNTER (evicted_unread,
@@ -180,6 +186,13 @@ adaptra_stats_count_hits (struct adaptra_stats *live, unsigned method,
 {
   adaptra_stat_add (&live->method[ADAPTRA_METHOD_NONE].pgreadahead_hit, n);
   adaptra_stat_add (&live->method[method].pgreadahead_hit, n);
+}
+
+void
+adaptra_stats_count_cut (struct adaptra_stats *live, uint64_t pages)
+{
+  adaptra_stat_add (&live->readahead_cut, 1);
+  adaptra_stat_add (&live->pgreadahead_cut, pages);
 }
 
 void

@@ -52,9 +52,15 @@ struct adaptra_stats {
   uint64_t readahead_shrink;    /* state method found no safe room */
   uint64_t readahead_follow;    /* misses that followed a window holding
                                    the pages ahead, issuing none */
+  uint64_t readahead_cut;       /* windows the run bound cut short or to
+                                   nothing (readahead.c: run_end) */
+  uint64_t pgreadahead_cut;     /* pages it cut off them */
   uint64_t io_block;            /* reads that waited for an in-flight page */
   uint64_t io_hedge;            /* of those, reads that stopped waiting
                                    and read the pages themselves */
+  uint64_t io_hedge_refused;    /* waits past their deadline that the
+                                   hedge credit could not pay for, and
+                                   went on (read.c: hedge_affords) */
   uint64_t io_congestion;       /* windows skipped: backend congested */
   uint64_t evicted;             /* pages evicted */
   uint64_t evicted_unread;      /* read-ahead pages evicted unread */
@@ -151,6 +157,12 @@ extern void adaptra_stats_count_return (struct adaptra_stats *live,
 /* A client read n pages that a method's window read ahead. */
 extern void adaptra_stats_count_hits (struct adaptra_stats *live,
                                       unsigned method, uint64_t n);
+
+/* Where the volume's recent runs ended (the run bound), a window was
+ * cut short or to nothing, and pages off it.
+ */
+extern void adaptra_stats_count_cut (struct adaptra_stats *live,
+                                     uint64_t pages);
 
 /* Add the counters of live into snap (reading each value atomically),
  * so that a snapshot of counters kept in several shards is their sum;

@@ -13,6 +13,8 @@
 #   - a cell of the regression gate (scripts/bench/gate --list) is not
 #     in the gate's section (docs/bench/gate.md), or a trace in
 #     scripts/bench/traces/ is replayed by none of its cells;
+#   - a fast-model workload the targets table judges is not run by
+#     the full matrix or the gate;
 #   - it differs from the report made again from the same CSV (into a
 #     temporary directory: the tree is not touched), that is, if it was
 #     edited by hand or a hand-kept section changed without rerunning
@@ -64,6 +66,33 @@ for trace in "$srcdir"/scripts/bench/traces/*.csv.gz; do
     fail=1
   fi
 done
+
+# Each fast-model workload the report's targets table judges
+# (FAST_TARGET_WORKLOADS) is run by the full matrix and is a gate cell:
+# a target no run measures shows "–" for ever.
+missing=$(python3 - "$srcdir/scripts/bench" <<'EOF'
+import importlib.machinery, importlib.util, sys
+
+def load(name):
+    path = sys.argv[1] + "/" + name
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    module = importlib.util.module_from_spec(
+        importlib.util.spec_from_loader(name, loader))
+    loader.exec_module(module)
+    return module
+
+report, matrix, gate = load("report"), load("matrix"), load("gate")
+for w in report.FAST_TARGET_WORKLOADS:
+    if not any(c[:2] == ("fast", w) for c in matrix.FULL):
+        print("scripts/bench/matrix: FULL does not run fast " + w)
+    if not any(c[:2] == ("fast", w) for c in gate.CELLS):
+        print("scripts/bench/gate: no cell fast:" + w)
+EOF
+)
+if [ -n "$missing" ]; then
+  echo "$missing (a target of scripts/bench/report)" >&2
+  fail=1
+fi
 [ $fail -eq 0 ] || exit 1
 
 if ! command -v gnuplot > /dev/null; then

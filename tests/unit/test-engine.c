@@ -1401,6 +1401,7 @@ hedge_past_deadline (void)
   usleep (20000);
   assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
   assert_int_equal (stats ().io_hedge, 0);
+  assert_int_equal (stats ().io_hedge_refused, 0);
   __atomic_store_n (&gate, false, __ATOMIC_SEQ_CST);
   __atomic_fetch_add (&now_ns, 5 * MS, __ATOMIC_SEQ_CST);
   clock_gettime (CLOCK_REALTIME, &limit);
@@ -1408,6 +1409,7 @@ hedge_past_deadline (void)
   assert_int_equal (pthread_timedjoin_np (hedge_reader_thread, NULL, &limit),
                     0);
   assert_int_equal (stats ().io_hedge, 1);
+  assert_int_equal (stats ().io_hedge_refused, 0);      /* the credit paid */
   assert_true (stats ().pages_in_flight > 0);           /* the job's */
 }
 
@@ -1498,18 +1500,21 @@ test_write_during_hedge (void **state)
   hedge_finish (true);
 }
 
-/* Where distance costs (a disk's head), the reader waits for the job
- * however long it takes: its own read would cost a seek there and back.
- */
 /* Past any deadline, the reader started by hedge_start still waits for
- * the job, reading nothing itself, and has the job's bytes when it ends.
+ * the job, reading nothing itself, and has the job's bytes when it ends;
+ * io_hedge_refused counts refusals (a wait past a deadline the credit
+ * did not pay for): once the reader made them, it still waits.
  */
 static void
-hedge_waits_for_job (void)
+hedge_waits_for_job (uint64_t refusals)
 {
+  unsigned i;
+
   hedge_start ();
   __atomic_fetch_add (&now_ns, SEC, __ATOMIC_SEQ_CST);
   usleep (50000);
+  for (i = 0; i < 5000 && stats ().io_hedge_refused < refusals; i++)
+    usleep (1000);
   assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
   assert_int_equal (sem_trywait (&entered), -1);        /* no read of its own */
   __atomic_store_n (&gate, false, __ATOMIC_SEQ_CST);
@@ -1518,20 +1523,26 @@ hedge_waits_for_job (void)
   assert_int_equal (hedge_err, 0);
   assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
   assert_int_equal (stats ().io_hedge, 0);
+  assert_int_equal (stats ().io_hedge_refused, refusals);
   hedge_finish (false);
 }
 
+/* Where distance costs (a disk's head), the reader waits for the job
+ * however long it takes: its own read would cost a seek there and back.
+ * It has no deadline, so no credit refuses it anything.
+ */
 static void
 test_no_hedge_where_seeks (void **state)
 {
   (void) state;
   teach_model (true);
-  hedge_waits_for_job ();
+  hedge_waits_for_job (0);
 }
 
 /* Hedged reads spend a credit that the reads the model sampled earned
  * (read.c: HEDGE_SHARE): with the credit spent, a reader past its
- * deadline waits for the job, as where seeks cost.
+ * deadline waits for the job, as where seeks cost, and the refusal is
+ * counted.
  */
 static void
 test_hedge_needs_credit (void **state)
@@ -1540,7 +1551,7 @@ test_hedge_needs_credit (void **state)
   teach_model (false);
   e->hedge_credit = 0;
   e->hedge_earned_at = adaptra_model_delivered (&e->model);
-  hedge_waits_for_job ();
+  hedge_waits_for_job (1);
 }
 
 /* A reader that needs a page of a queued chunk reads the part up to the

@@ -776,6 +776,9 @@ test_runs_read_no_further_than_runs_end (void **state)
              &waits);
   assert_true (backend <= demand);
   assert_int_equal (waits, 0);
+  /* Counted: a window cut in each run at least, a page off each cut. */
+  assert_true (stats ().readahead_cut >= RUNS_MEASURED);
+  assert_true (stats ().pgreadahead_cut >= stats ().readahead_cut);
 }
 
 /* A copy of a sparse image after such runs: the map's holes end its
@@ -785,14 +788,16 @@ test_runs_read_no_further_than_runs_end (void **state)
 static void
 test_runs_leave_extents_whole (void **state)
 {
-  uint64_t demand = 0, backend = 0, waits = 0;
+  uint64_t demand = 0, backend = 0, waits = 0, cut;
 
   (void) state;
   assert_true (RUN_READS * REQ < EXTENT);
   read_runs (0, RUNS_LEARN + 1, RUNS_LEARN, &demand, &backend, &waits);
   assert_true (backend <= demand);      /* the runs were bounded */
+  cut = stats ().readahead_cut;
   assert_int_equal (trail_in_extent (ADAPTRA_DEPTH_ONE).placement.end,
                     EXTENT_AT + EXTENT);
+  assert_int_equal (stats ().readahead_cut, cut);
 }
 
 int

@@ -70,6 +70,8 @@ test_counting (void **state)
   adaptra_stats_count_window (&live, ADAPTRA_METHOD_CONTEXT, 8, 1);
   adaptra_stats_count_return (&live, ADAPTRA_METHOD_STATE);
   adaptra_stats_count_hits (&live, ADAPTRA_METHOD_CONTEXT, 5);
+  adaptra_stats_count_cut (&live, 3);
+  adaptra_stats_count_cut (&live, 4);
   live.pages_free = 77;
 
   memset (&snap, 0, sizeof snap);
@@ -83,6 +85,8 @@ test_counting (void **state)
   assert_int_equal (adaptra_stat_value (&snap, field ("pgra_context_hit")), 5);
   assert_int_equal (adaptra_stat_value (&snap, field ("pgreadahead_hit")), 5);
   assert_int_equal (adaptra_stat_value (&snap, field ("ra_initial")), 0);
+  assert_int_equal (adaptra_stat_value (&snap, field ("readahead_cut")), 2);
+  assert_int_equal (adaptra_stat_value (&snap, field ("pgreadahead_cut")), 7);
   /* Gauges are not copied. */
   assert_int_equal (snap.pages_free, 0);
 
