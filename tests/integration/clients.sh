@@ -5,8 +5,9 @@
 # Helpers for the tests that drive real clients (qemu-img, nbdcopy,
 # nbdfuse, fio, curl) against a server that outlives each client, so
 # that the counters can be read after the clients are done.  Sourced
-# after functions.sh.  adaptra-stat is found on the PATH that make
-# check sets up (the build tree's plugin/).
+# after functions.sh.  adaptra-stat, which reads the counters, is
+# found on the PATH that make check sets up (the build tree's plugin/).
+requires adaptra-stat --help
 
 # start_adaptra NAME ARGS...: serve NAME ARGS (functions.sh), its
 # messages and any sanitizer report in the test's log, until
