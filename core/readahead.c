@@ -307,13 +307,37 @@ dispatch_data (struct adaptra_engine *e, const struct adaptra_volume *cv,
   return inserted;
 }
 
+/* The frame of page p if a mark before window pl may go there: a
+ * page of an earlier window of pl's stream that its reader has still
+ * to read (past the request of ev, whose pages it has looked at
+ * already); else ADAPTRA_NO_FRAME.
+ */
+static uint32_t
+early_mark_frame (struct adaptra_engine *e, const struct event *ev,
+                  const struct placement *pl, uint64_t p)
+{
+  uint32_t f;
+
+  if (p < ev->last || p >= pl->start)
+    return ADAPTRA_NO_FRAME;
+  f = adaptra_pool_lookup (&e->pool, p);
+  if (f == ADAPTRA_NO_FRAME ||
+      adaptra_pool_page (&e->pool, f)->stream_id != pl->s->id)
+    return ADAPTRA_NO_FRAME;
+  return f;
+}
+
 /* Issue the window pl: record it as its stream's current one and
  * dispatch its pages.  Every window of every case goes through here.
+ * Its mark may lie before it (a look-ahead longer than the window:
+ * lone_window): then it goes on that page of an earlier window, or,
+ * where early_mark_frame finds none, on the window's first page.
  */
 static void
 issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
 {
   struct adaptra_stream *s = pl->s;
+  uint32_t early = ADAPTRA_NO_FRAME;
   /* A miss's reader reads the pages from the miss to the end of its
    * request itself: a window that starts at the miss is prefetched
    * past them, unless the window would wait in the queue longer than
@@ -335,13 +359,19 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   uint64_t from = ev->what == EVENT_MISS && pl->start == ev->reader &&
     (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e))
     ? max_u64 (ev->last, pl->start) : pl->start;
-  uint64_t inserted;
+  uint64_t inserted, mark = NO_MARK;
 
+  if (pl->mark != NO_MARK && pl->mark < pl->start) {
+    early = early_mark_frame (e, ev, pl, pl->mark);
+    if (early != ADAPTRA_NO_FRAME)
+      mark = pl->mark;
+    pl->mark = early != ADAPTRA_NO_FRAME ? NO_MARK : pl->start;
+  }
   s->method = (uint8_t) pl->method;
   s->reader_index = ev->reader;
   s->ra_index = pl->start;
   s->readahead_index = pl->end;
-  s->mark_index = pl->mark == NO_MARK
+  s->mark_index = mark != NO_MARK ? mark : pl->mark == NO_MARK
     ? (s->backward ? pl->start : pl->end) : pl->mark;
   s->age = adaptra_pool_clock (&e->pool);
   s->issue_ns = adaptra_now (e);
@@ -355,6 +385,10 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   if (pl->mark != NO_MARK && pl->mark < from)
     pl->mark = from < pl->end ? from : NO_MARK;
   inserted = dispatch_data (e, ev->v, from, pl);
+  if (early != ADAPTRA_NO_FRAME) {
+    adaptra_pool_set_mark (&e->pool, early);
+    pl->mark = mark;
+  }
   if (pl->mark != NO_MARK && !s->backward) {
     uint32_t f = adaptra_pool_lookup (&e->pool, pl->mark);
 
@@ -419,7 +453,7 @@ place_forward (struct adaptra_engine *e, const struct event *ev,
   }
   pl->start = start;
   pl->end = start + w.ra;
-  pl->mark = w.la ? start + w.ra - w.la : NO_MARK;
+  pl->mark = w.la ? start + w.ra - min_u64 (w.la, start + w.ra) : NO_MARK;
   return true;
 }
 
@@ -533,31 +567,62 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
  * ADAPTRA_MODEL_CHUNK_FLOOR and _MAX: what makes that cost small;
  * where the model sees seeks, its budget), at most what one read
  * carries (e->slot_pages, the most of a job whose frames are
- * scattered: queue.c), dispatched as one job, with the
- * look-ahead mark on its first page (its lead is the whole window):
- * the next window is queued when the reader enters this one, behind
- * it at the head.  Two reads in flight, issued one after the other,
- * keep the head busy and reach it in order, and a reader that catches
- * up waits for at most the window it needs and the one ahead of it.
- * With windows grown to a quarter of the pool (16 MiB on the disk
- * model), in four pieces read at once, a lone 64 KiB reader at the
- * disk model waited up to 100 ms at every window (a piece that reached
- * the head after the other three), and the 16-32 MiB read ahead when
- * a run of 3 s stopped were 4% of its bytes.  An adaptra-max the user
- * set is kept, as raise_cap keeps it.
+ * scattered: queue.c), dispatched as one job.  With windows grown to
+ * a quarter of the pool (16 MiB on the disk model), in four pieces
+ * read at once, a lone 64 KiB reader at the disk model waited up to
+ * 100 ms at every window (a piece that reached the head after the
+ * other three), and the 16-32 MiB read ahead when a run of 3 s
+ * stopped were 4% of its bytes.  An adaptra-max the user set is kept,
+ * as raise_cap keeps it.
+ *
+ * Its look-ahead (the pages from its mark to the end of its window,
+ * la; b->lead) is at least the window: the next window is queued when
+ * the reader enters this one, behind it at the head, and a reader
+ * that catches up waits for at most the window it needs.  Whether
+ * that keeps the head busy depends on the host: the next window
+ * reaches the head only once the reader has woken up from its wait,
+ * read the window before and taken the mark, and a worker has woken
+ * up in turn; the head meanwhile serves what was queued.  A window of
+ * 256 KiB is 1.7 ms at 150 MiB/s, and a 64 KiB reader on two busy
+ * CPUs took 0.75 ms for that chain and often more: the disk model's
+ * head stood idle about 120 times in 8 s (2-3% of its time).  So the
+ * look-ahead follows the host, as TCP's window follows the path
+ * (additive increase): when the reader, which waited for its
+ * read-ahead since the stream's last decision, takes a mark and finds
+ * nothing of its volume queued or being read (the head ran dry while
+ * the reader was on its way), the look-ahead grows by a window, up to
+ * the stream's effective max (adaptra_readahead_max_pages: 1 MiB on
+ * the disk model, 6.7 ms of its head).  It never shrinks while the
+ * stream lasts, as a slow spell of the host comes back: the stream's
+ * last window carries it, as the pages from its mark to its end,
+ * where its mark is on its first page or before it (other windows'
+ * marks lie inside them, and they carry none: a window's worth).  A
+ * reader slower than the backend never waits, and a reader that runs
+ * the jobs itself (no workers) leaves none queued: neither grows it.
+ *
+ * A look-ahead longer than the window puts the mark on a page of an
+ * earlier window (issue).  It grows without two jobs going out
+ * together, whose pieces would race to the head: the window that
+ * grows it is that much longer (one read still, at most
+ * e->slot_pages), so that the mark after it is again a window past
+ * the reader.
  *
  * Lone: no other stream has prefetch queued or being read
  * (sharing_streams), and the window issued last was its own.  Streams
  * that take turns at a seeking disk (several readers, or one reader
  * of interleaved streams) each find the others' jobs done now and
  * then; their windows stay the runs that the model's budget sizes.
- * Returns whether s is such a stream: then b's max and lead are set.
+ * waited: s's reader waited for its read-ahead since its last
+ * decision.  Returns whether s is such a stream: then b's max (the
+ * window) and lead (the look-ahead, which may be longer) are set.
  */
 static bool
-lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
+lone_window (struct adaptra_engine *e, const struct event *ev,
+             const struct adaptra_stream *s, bool waited,
              struct adaptra_window_bounds *b)
 {
   struct adaptra_model_estimate est;
+  uint64_t window, lead, grown;
 
   if (e->cfg.max_bytes != 0 || e->last_window_stream != s->id ||
       adaptra_streams_sharing (&e->streams, s) > 1)
@@ -565,10 +630,17 @@ lone_window (struct adaptra_engine *e, const struct adaptra_stream *s,
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (!adaptra_latency_unhidden (&est))
     return false;
-  b->max = min_u64 (b->max,
+  window = min_u64 (b->max,
                     min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
                              e->slot_pages));
-  b->lead = b->max;
+  lead = s->mark_index <= s->ra_index
+    ? max_u64 (s->readahead_index - s->mark_index, window) : window;
+  grown = ev->what == EVENT_MARK && waited && ev->v->flight_bytes == 0 &&
+    adaptra_workers_take_jobs (e) ? lead + window : lead;
+  grown = min_u64 (grown, max_u64 (adaptra_readahead_max_pages (e), window));
+  b->max = min_u64 (b->max, min_u64 (window + (grown > lead ? grown - lead : 0),
+                                     e->slot_pages));
+  b->lead = grown;
   return true;
 }
 
@@ -628,9 +700,11 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   uint64_t la_old = ahead_of_reader (ev, s);
   struct adaptra_state_input in = state_input (e, s, ev->reader, la_old);
   struct adaptra_state_decision d;
+  bool waited = s->late > 0, lone;
 
   raise_cap (e, s, b);
-  if (!lone_window (e, s, b))
+  lone = lone_window (e, ev, s, waited, b);
+  if (!lone)
     b->lead = min_u64 (lead_pages (e, s, in.stream_shift, in.ra_old,
                                    adaptra_now (e)), b->max);
   d = adaptra_window_state (&in, b);
@@ -645,6 +719,9 @@ state_window (struct adaptra_engine *e, const struct event *ev,
     break;
   }
   *w = d.window;
+  /* A lone stream's look-ahead may be longer than its window. */
+  if (lone)
+    w->la = b->lead;
   return true;
 }
 

@@ -19,7 +19,10 @@
 
 /* A window of ra pages whose last la pages lie beyond the look-ahead
  * mark: the mark sits ra - la pages into the window, la == 0 means no
- * mark.  ra == 0 means "no read-ahead".
+ * mark.  ra == 0 means "no read-ahead".  The functions here keep la
+ * within ra; a lone stream's look-ahead may be longer (readahead.c:
+ * lone_window), and then the mark lies la - ra pages before the
+ * window, on a page of an earlier one.
  */
 struct adaptra_window {
   uint64_t ra;

@@ -14,8 +14,9 @@
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
  * limit.  At a disk's head (no latency that reads in parallel hide), a
- * lone reader's windows are one read each, while streams that take
- * turns there keep growing theirs.
+ * lone reader's windows are one read each, its look-ahead growing
+ * while the head runs dry, while streams that take turns there keep
+ * growing their windows.
  */
 
 #include <config.h>
@@ -562,6 +563,84 @@ test_lone_stream_on_a_head (void **state)
   drain ();
 }
 
+/* A lone reader at a disk's head whose host is slow to come back,
+ * over the first bytes of the disk: it waits for the head (runs its
+ * job) and, while it is away, the head serves everything queued
+ * (drain after each read that waited), so that at its next mark the
+ * head has run dry.  Returns how many of its state windows had their
+ * mark before them (on a page of an earlier window), and sets *lead to
+ * the last one's look-ahead (pages from its mark to its end).
+ */
+static unsigned
+read_with_a_slow_host (uint64_t bytes, uint64_t *lead)
+{
+  uint64_t off;
+  unsigned i, early = 0;
+
+  ntraces = 0;
+  for (off = 0; off < bytes; off += HEAD_REQ) {
+    uint64_t blocked = stats ().io_block;
+
+    read_check (off, HEAD_REQ);
+    if (stats ().io_block > blocked)
+      drain ();
+  }
+  assert_true (stats ().io_block >= 4);
+  *lead = 0;
+  for (i = 0; i < ntraces; i++)
+    if (traces[i].kind == ADAPTRA_TRACE_WINDOW &&
+        traces[i].placement.method == ADAPTRA_METHOD_STATE) {
+      const struct adaptra_trace *t = &traces[i];
+
+      assert_int_not_equal (t->placement.mark, ADAPTRA_NO_MARK);
+      early += t->placement.mark < t->placement.start;
+      *lead = t->placement.end - t->placement.mark;
+    }
+  drain ();
+  return early;
+}
+
+/* At the head run dry, a lone reader's look-ahead grows a window at a
+ * time (readahead.c: lone_window): the marks move onto pages of
+ * earlier windows, more than a window ahead of the window issued, up
+ * to the effective max, and each window is still one read.  Marks on
+ * their windows' first pages, as in test_lone_stream_on_a_head, left
+ * the disk model's head idle 2-3% of the time.
+ */
+static void
+test_lone_lookahead_grows_when_the_head_runs_dry (void **state)
+{
+  uint64_t window, cap, lead;
+
+  (void) state;
+  restart_on_a_head ();
+  window = lone_bound ();
+  adaptra_lock (e);
+  cap = adaptra_readahead_max_pages (e);
+  adaptra_unlock (e);
+  assert_true (cap >= 2 * window);
+  assert_true (read_with_a_slow_host (DISK / 4, &lead) > 8);
+  assert_int_equal (lead, cap);
+  assert_true (widest_window () <= e->slot_pages + HEAD_REQ / PAGE);
+}
+
+/* Without workers (adaptra-workers=0) the reader runs every job
+ * itself: nothing is ever left queued for the head when it comes back
+ * to a mark, which says nothing of the host, and the look-ahead stays
+ * a window (the marks on their windows' first pages).
+ */
+static void
+test_lone_lookahead_stays_without_workers (void **state)
+{
+  uint64_t lead;
+
+  (void) state;
+  restart_on_a_head ();
+  assert_int_equal (adaptra_workers_simulate (e, 0), 0);
+  assert_int_equal (read_with_a_slow_host (DISK / 4, &lead), 0);
+  assert_int_equal (lead, lone_bound ());
+}
+
 /* Streams that take turns at the head (W3: a reader of several files,
  * round-robin, each late for its windows) are no lone stream, even
  * where the others' jobs are done when one reaches its mark (here
@@ -740,6 +819,8 @@ main (void)
     T (test_cold_readers),
     T (test_shared_link_cap),
     T (test_lone_stream_on_a_head),
+    T (test_lone_lookahead_grows_when_the_head_runs_dry),
+    T (test_lone_lookahead_stays_without_workers),
     T (test_streams_taking_turns_grow),
     T (test_window_at_least_request),
     T (test_runs_read_no_further_than_runs_end),
