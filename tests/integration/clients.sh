@@ -5,44 +5,19 @@
 # Helpers for the tests that drive real clients (qemu-img, nbdcopy,
 # nbdfuse, fio, curl) against a server that outlives each client, so
 # that the counters can be read after the clients are done.  Sourced
-# after functions.sh.  adaptra-stat is found on the PATH that make
-# check sets up (the build tree's plugin/).
+# after functions.sh.  adaptra-stat, which reads the counters, is
+# found on the PATH that make check sets up (the build tree's plugin/).
+requires adaptra-stat --help
 
-# start_adaptra NAME ARGS...: start nbdkit in the background with the
-# filter on top and ARGS after it, serving on $tmpdir/NAME.sock with
-# statistics on $tmpdir/NAME.stats.  Sets $sock, $stats and $uri.
-# nbdkit stays in the foreground (-f) of a background job of the test,
-# so that its messages and any sanitizer report reach the test's log
-# and its exit status can be checked.  The job is a subshell running
-# nbdkit, so signals go to nbdkit's own pid, from its pid file.
-# With adaptra_listen set (to nbdkit's options, say -p 0 -i 127.0.0.1),
-# it listens there instead (start_adaptra_tcp).
+# start_adaptra NAME ARGS...: serve NAME ARGS (functions.sh), its
+# messages and any sanitizer report in the test's log, until
+# stop_servers.  Sets $sock, $stats and $uri.
 servers=()
-adaptra_listen=()
 start_adaptra ()
 {
-  local name=$1
-  shift
-  sock="$tmpdir/$name.sock"
-  stats="$tmpdir/$name.stats"
+  serve "$@"
+  servers+=("$server")
   uri="nbd+unix:///?socket=$sock"
-  local pidfile="$tmpdir/$name.pid"
-  local listen=(-U "$sock")
-  [ "${#adaptra_listen[@]}" -eq 0 ] || listen=("${adaptra_listen[@]}")
-  run_nbdkit -f -P "$pidfile" "${listen[@]}" "$@" adaptra-stats="$stats" &
-  local job=$!
-  local i
-  for i in $(seq 100); do
-    if [ -s "$pidfile" ] && [ -S "$stats" ]; then
-      servers+=("$job $(cat "$pidfile") $name")
-      cleanup_fns+=("kill $(cat "$pidfile") 2>/dev/null")
-      return 0
-    fi
-    kill -0 "$job" || break
-    sleep 0.1
-  done
-  echo "start_adaptra: nbdkit did not come up"
-  return 1
 }
 
 # start_adaptra_tcp NAME ARGS...: start_adaptra on a free TCP port of
@@ -66,34 +41,43 @@ listening_port ()
     END { if (!found) { print "listening_port: none" > "/dev/stderr"; exit 1 } }'
 }
 
-# stop_servers: stop every server started, and fail unless each exits
-# cleanly (a sanitizer report makes nbdkit exit non-zero).  nbdkit
-# 1.32 never frees the handles of connections still open at SIGTERM,
-# which LeakSanitizer would blame on the filter: a client that has just
-# exited may still be being closed, so wait until the filter has
-# closed every client, and a moment more for nbdkit to free the layers
-# below it.
+# stop_server JOB PID NAME: SIGTERM to server NAME ($server of serve)
+# once its clients are gone; fail unless it exits within WAIT_SECS
+# (else SIGKILL it), and cleanly (a sanitizer report makes nbdkit exit
+# non-zero).  nbdkit 1.32 never frees the handles of connections still
+# open at SIGTERM, which LeakSanitizer would blame on the filter
+# (docs/RELIABILITY.md): a client that has just exited may still be
+# being closed, so wait until the filter has closed every client, and
+# a moment more for nbdkit to free the layers below it.
+stop_server ()
+{
+  local job=$1 pid=$2 name=$3 rc=0 i
+  stats="$tmpdir/$name.stats"
+  for i in $(seq 100); do
+    [ "$(counter clients_active)" -eq 0 ] && break
+    sleep 0.1
+  done
+  sleep 0.2
+  kill "$pid"
+  wait_for "nbdkit $name (pid $pid) to exit on SIGTERM" gone "$pid" ||
+    { kill -KILL "$pid"; exit 1; }
+  wait "$job" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "nbdkit $name (pid $pid) exited with status $rc"
+    return 1
+  fi
+}
+
+# stop_servers: stop_server every server start_adaptra started.
 stop_servers ()
 {
-  local server job pid name rc i
+  local server
   for server in "${servers[@]}"; do
-    read -r job pid name <<< "$server"
-    stats="$tmpdir/$name.stats"
-    for i in $(seq 100); do
-      [ "$(counter clients_active)" -eq 0 ] && break
-      sleep 0.1
-    done
-    sleep 0.2
-    kill "$pid"
-    rc=0
-    wait "$job" || rc=$?
-    if [ "$rc" -ne 0 ]; then
-      echo "nbdkit $name (pid $pid) exited with status $rc"
-      return 1
-    fi
+    stop_server $server || return 1
   done
   servers=()
 }
+
 # counter NAME: print counter or gauge NAME (as in "stats json") of the
 # server started last.
 counter ()

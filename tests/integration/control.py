@@ -1,4 +1,4 @@
-# Test helper: one request on adaptra's statistics and control socket.
+# Test helper: requests on adaptra's statistics and control socket.
 #
 # Copyright (C) 2026 The adaptra authors
 # SPDX-License-Identifier: BSD-3-Clause
@@ -20,20 +20,39 @@ def check(cond, what):
     checks += 1
 
 
-def ask(path, command):
-    """The reply to command, up to (without) its closing empty line."""
+def connect(path):
+    """A connection to the control socket at path."""
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(10)
     s.connect(path)
-    s.sendall(command.encode() + b"\n")
-    reply = b""
-    while not reply.endswith(b"\n\n"):
+    return s
+
+
+def reply(s):
+    """The next whole reply on connection s, its closing empty line
+    included."""
+    buf = b""
+    while not buf.endswith(b"\n\n"):
         chunk = s.recv(65536)
         if not chunk:
-            raise EOFError("control socket closed mid-reply")
-        reply += chunk
+            raise EOFError("control socket closed after %r" % buf[:200])
+        buf += chunk
+    return buf.decode()
+
+
+def ask_on(s, line):
+    """The reply to line on connection s (reply)."""
+    s.sendall(line.encode() + b"\n")
+    return reply(s)
+
+
+def ask(path, command):
+    """The reply to command on a connection of its own, up to (without)
+    its closing empty line."""
+    s = connect(path)
+    r = ask_on(s, command)
     s.close()
-    return reply.decode()[:-2]
+    return r[:-2]
 
 
 def counter(path, name):

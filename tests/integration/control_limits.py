@@ -15,41 +15,18 @@
 #       the socket serves again.
 
 import select
-import socket
 import sys
 import time
 
 import nbd
 
 import control as helpers
-from control import check
+from control import ask_on, check, connect, reply
 
 
 # How long the scans may take to get the tracers dropped: a bound for a
 # failure, not the time it takes (one scan, on a quiet machine).
 DROP_SECS = 300
-
-
-def connect(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(path)
-    return s
-
-
-def reply(s):
-    buf = b""
-    while not buf.endswith(b"\n\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("closed after %r" % buf[:200])
-        buf += chunk
-    return buf.decode()
-
-
-def ask(s, line):
-    s.sendall(line.encode() + b"\n")
-    return reply(s)
 
 
 def closed(s):
@@ -80,7 +57,7 @@ def hung_up(s):
 def control(s):
     """The "control" counters as a dict."""
     out = {}
-    for line in ask(s, "control").splitlines():
+    for line in ask_on(s, "control").splitlines():
         f = line.split()
         if len(f) == 2 and f[0].startswith("control_"):
             out[f[0]] = int(f[1])
@@ -94,7 +71,7 @@ def idle(ctl):
     silent = connect(ctl)
     trickle = connect(ctl)
     tracer = connect(ctl)
-    check(ask(tracer, "trace on") == "ok\n\n", "trace on")
+    check(ask_on(tracer, "trace on") == "ok\n\n", "trace on")
     closed_at = {}
     next_trickle = next_command = start
     while time.monotonic() - start < idle_secs + 12:
@@ -106,7 +83,7 @@ def idle(ctl):
                 pass
             next_trickle = now + 5
         if now >= next_command:
-            check(ask(active, "get mode").startswith("mode "),
+            check(ask_on(active, "get mode").startswith("mode "),
                   "the active client is served at %.0f s" % (now - start))
             next_command = now + 20
         for name, s in (("silent", silent), ("trickle", trickle),
@@ -120,7 +97,7 @@ def idle(ctl):
         check(idle_secs - 3 <= closed_at[name] <= idle_secs + 6,
               "%s client closed after %.1f s, not about %d s"
               % (name, closed_at[name], idle_secs))
-    check(ask(active, "help").startswith("adaptra control protocol"),
+    check(ask_on(active, "help").startswith("adaptra control protocol"),
           "the active client outlived the idle limit")
     check(control(active)["control_closed_idle"] == 3,
           "three idle closes counted")
@@ -129,13 +106,13 @@ def idle(ctl):
 def full(nbd_sock, ctl):
     admin = connect(ctl)
     # Small windows: many trace lines per MiB scanned.
-    check(ask(admin, "set max 16K") == "ok\n\n", "set max 16K")
+    check(ask_on(admin, "set max 16K") == "ok\n\n", "set max 16K")
     tracers = [admin]
     for _ in range(15):
         t = connect(ctl)
-        check(ask(t, "trace on") == "ok\n\n", "trace on")
+        check(ask_on(t, "trace on") == "ok\n\n", "trace on")
         tracers.append(t)
-    check(ask(admin, "trace on") == "ok\n\n", "trace on (admin)")
+    check(ask_on(admin, "trace on") == "ok\n\n", "trace on (admin)")
     # The 17th: an error that says what to do, the closing empty line,
     # then the connection closes.
     extra = connect(ctl)
@@ -165,7 +142,7 @@ def full(nbd_sock, ctl):
     check(c["control_dropped_output"] == 16, "drops counted: %r" % c)
     check(c["control_refused"] >= 1, "refusal counted: %r" % c)
     check(c["control_clients"] == 1, "slots free again: %r" % c)
-    check(ask(s, "set max auto") == "ok\n\n", "set max auto")
+    check(ask_on(s, "set max auto") == "ok\n\n", "set max auto")
     h.shutdown()
 
 

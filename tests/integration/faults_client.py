@@ -26,12 +26,13 @@
 import errno
 import os
 import random
-import socket
 import sys
 import threading
 import time
 
 import nbd
+
+from control import ask
 
 uri, image, stats_path, log_path = sys.argv[1:5]
 seconds = float(sys.argv[5])
@@ -52,18 +53,8 @@ def fail(msg):
 
 
 def stats():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(stats_path)
-    s.sendall(b"stats\n")
-    reply = b""
-    while not reply.endswith(b"\n\n"):
-        data = s.recv(65536)
-        if not data:
-            break
-        reply += data
-    s.close()
     values = {}
-    for line in reply.decode().splitlines():
+    for line in ask(stats_path, "stats").splitlines():
         words = line.split()
         if len(words) == 2 and words[1].isdigit():
             values[words[0]] = int(words[1])

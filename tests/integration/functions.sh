@@ -46,27 +46,50 @@ run_nbdkit ()
   LD_PRELOAD="$preload" "$NBDKIT" --filter="$ADAPTRA_FILTER" "$@"
 }
 
-# start_server NAME ARGS...: a server of the build tree's filter over
-# ARGS (the plugin and its parameters) on $tmpdir/NAME.sock, its
-# statistics on $tmpdir/NAME.stats and its log in $tmpdir/NAME.log,
-# stopped at exit.  It never steps aside: the tests that use it check
-# pages, which a plugin as fast as the pool would not get.  Sets $sock
-# and $stats.
-start_server ()
+# serve NAME ARGS...: nbdkit with the build tree's filter over ARGS
+# (the plugin and its parameters), its statistics on $tmpdir/NAME.stats,
+# listening on $tmpdir/NAME.sock, or with adaptra_listen set (to
+# nbdkit's options, say -p 0 -i 127.0.0.1) there instead; stopped at
+# exit.  nbdkit stays in the foreground (-f) of a background job of
+# the test, so that its exit status can be checked and its messages
+# reach the caller's standard error.  Returns once it serves (nbdkit
+# writes its pid file once it listens), or 1 if it exits or takes 30 s
+# first.  Sets $sock, $stats and $server, "JOB PID NAME": the job to
+# wait for, and nbdkit's own pid to signal (the job is a subshell
+# running nbdkit).
+adaptra_listen=()
+serve ()
 {
-  local name=$1 pidfile="$tmpdir/$1.pid"
+  local name=$1 pidfile="$tmpdir/$1.pid" job i
+  local at_exit="\$(cat '$pidfile' 2>/dev/null)"    # nbdkit's pid then
   shift
   sock="$tmpdir/$name.sock"
   stats="$tmpdir/$name.stats"
-  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" -P "$pidfile" \
-    --filter="$ADAPTRA_FILTER" "$@" adaptra-stats="$stats" \
-    adaptra-bypass=never 2> "$tmpdir/$name.log" &
-  cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
-  for _ in $(seq 300); do
-    [ -s "$pidfile" ] && [ -S "$sock" ] && [ -S "$stats" ] && return 0
+  local listen=(-U "$sock")
+  [ "${#adaptra_listen[@]}" -eq 0 ] || listen=("${adaptra_listen[@]}")
+  rm -f "$pidfile"
+  run_nbdkit -f -P "$pidfile" "${listen[@]}" "$@" adaptra-stats="$stats" &
+  job=$!
+  cleanup_fns+=("kill $at_exit 2>/dev/null; wait $job 2>/dev/null")
+  for i in $(seq 300); do
+    if [ -s "$pidfile" ] && [ -S "$stats" ]; then
+      server="$job $(cat "$pidfile") $name"
+      return 0
+    fi
+    kill -0 "$job" 2>/dev/null || break
     sleep 0.1
   done
-  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
+  echo "FAIL: server $name did not start"
+  return 1
+}
+
+# start_server NAME ARGS...: serve NAME ARGS, its log in
+# $tmpdir/NAME.log.  It never steps aside: the tests that use it check
+# pages, which a plugin as fast as the pool would not get.
+start_server ()
+{
+  serve "$@" adaptra-bypass=never 2> "$tmpdir/$1.log" ||
+    { cat "$tmpdir/$1.log"; exit 1; }
 }
 
 # fails CMD...: CMD must exit non-zero.  (A bare "! CMD" would not

@@ -19,7 +19,6 @@ source "$(dirname "$0")/clients.sh"
 source "$(dirname "$0")/ceph.sh"
 requires qemu-storage-daemon --version
 requires qemu-img --version
-requires adaptra-stat --help
 # qemu's rbd driver is in Debian's qemu-block-extra.
 requires sh -c 'qemu-img --help | grep -qw rbd'
 

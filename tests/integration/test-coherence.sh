@@ -165,33 +165,24 @@ stop names
 if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1; then
   chmod o+x "$tmpdir"
   start_server slots memory 1M adaptra-stats-mode=0666
-  $client /usr/bin/python3 - "$stats" "$(id -u nobody)" "$(id -g nobody)" <<'PY'
-import os, socket, sys
+  $client /usr/bin/python3 - "$stats" "$(id -u nobody)" "$(id -g nobody)" \
+    "$srcdir" <<'PY'
+import os, sys
 path, nobody, nogroup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def ask(s, line):
-    s.sendall(line.encode() + b"\n")
-    buf = b""
-    while not buf.endswith(b"\n\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-    return buf.decode()
-def connect():
-    s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(path)
-    return s
+sys.path.insert(0, sys.argv[4])
+from control import ask_on, connect
 os.setegid(nogroup)             # the server sees the connecting euid
 os.seteuid(nobody)
-users = [connect() for _ in range(17)]
+users = [connect(path) for _ in range(17)]
 os.seteuid(0)
 os.setegid(0)
-replies = [ask(s, "help") for s in users]
+replies = [ask_on(s, "help") for s in users]
 served = sum(not r.startswith("error:") for r in replies)
 refused = [r for r in replies if r.startswith("error: too many clients")]
 assert served == 15 and len(refused) == 2, (served, replies[-1])
 assert "kept for root" in refused[0], refused[0]
-root = connect()
-r = ask(root, "control")
+root = connect(path)
+r = ask_on(root, "control")
 assert "control_clients 16" in r and \
     "control_clients_privileged_slots 1" in r, r
 print("17 unprivileged control clients: 15 served, root still served")

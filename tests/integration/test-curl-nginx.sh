@@ -30,7 +30,6 @@ requires nginx -v
 requires nbdkit curl --version
 requires nbdcopy --version
 requires /usr/bin/python3 -c 'import nbd'
-requires adaptra-stat --help
 
 size=$((64 * 1024 * 1024))
 www="$tmpdir/www"

@@ -12,7 +12,6 @@ source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 requires fio --version
 requires fio --enghelp=nbd
-requires adaptra-stat --help
 
 size=$((64 * 1024 * 1024))
 img="$tmpdir/disk.img"

@@ -16,7 +16,6 @@ source "$(dirname "$0")/clients.sh"
 requires qemu-system-x86_64 --version
 requires as --version
 requires ld --version
-requires adaptra-stat --help
 
 here=$(cd "$(dirname "$0")" && pwd)
 as --32 -o "$tmpdir/boot.o" "$here/boot-sector.S"

@@ -16,7 +16,6 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 source "$(dirname "$0")/guest.sh"
-requires adaptra-stat --help
 
 # The tree's size, MiB, and the share of it read-ahead hits must serve.
 TREE_MIB=32

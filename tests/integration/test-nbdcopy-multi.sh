@@ -23,7 +23,6 @@ source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 requires nbdcopy --version
 requires /usr/bin/python3 -c 'import nbd'
-requires adaptra-stat --help
 
 size=$((256 * 1024 * 1024))
 img="$tmpdir/disk.img"

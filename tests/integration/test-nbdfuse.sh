@@ -12,7 +12,6 @@ source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 requires nbdfuse --version
 requires fusermount3 --version
-requires adaptra-stat --help
 if ! [ -c /dev/fuse ] || ! [ -r /dev/fuse ] || ! [ -w /dev/fuse ]; then
   echo "$0: SKIP: /dev/fuse is not available to $(id -un) here"
   exit 77

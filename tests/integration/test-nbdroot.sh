@@ -15,7 +15,6 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 source "$(dirname "$0")/guest.sh"
-requires adaptra-stat --help
 
 # The size of the root's tree of files, MiB.
 TREE_MIB=16

@@ -53,58 +53,35 @@ for h in handles: h.shutdown()
 print(len({p for off, count in reads for p in range(off >> 12, (off + count) >> 12)}))
 PY
 
-# start NAME ARGS...: a server on $tmpdir/NAME.sock over the image,
-# its statistics on $tmpdir/NAME.stats.
+# start NAME ARGS...: a server on $tmpdir/NAME.sock over the image
+# (start_adaptra), its log in $tmpdir/NAME.log.  stop_servers stops it
+# once its clients are gone; it must exit on SIGTERM.
 start ()
 {
-  local name=$1 pidfile="$tmpdir/$1.pid"
-  shift
-  sock="$tmpdir/$name.sock"
-  stats="$tmpdir/$name.stats"
-  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$sock" -P "$pidfile" \
-    --filter="$ADAPTRA_FILTER" file "$img" adaptra-profile="$profiles" \
-    adaptra-stats="$stats" "$@" 2> "$tmpdir/$name.log" &
-  pid=$!
-  cleanup_fns+=("kill $pid 2>/dev/null; wait $pid 2>/dev/null")
-  for _ in $(seq 300); do
-    [ -s "$pidfile" ] && [ -S "$sock" ] && [ -S "$stats" ] && return 0
-    sleep 0.1
-  done
-  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
-}
-
-# stop: SIGTERM to the last server once its clients are gone; it must
-# exit within 10 s.  nbdkit 1.32 never frees the handles of connections
-# still being closed at SIGTERM, which LeakSanitizer blames on the
-# filter (docs/RELIABILITY.md), so wait for the filter to have closed
-# every client first, as clients.sh's stop_servers does.
-stop ()
-{
-  for _ in $(seq 100); do
-    [ "$(counter clients_active)" -eq 0 ] && break
-    sleep 0.1
-  done
-  sleep 0.2
-  kill "$pid"
-  for _ in $(seq 100); do
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" || :; return 0; }
-    sleep 0.1
-  done
-  echo "FAIL: the server ignored SIGTERM"; exit 1
+  start_adaptra "$1" file "$img" adaptra-profile="$profiles" "${@:2}" \
+    2> "$tmpdir/$1.log"
 }
 
 # field NAME: boots= or pages= of the export's profile.
 field () { adaptra-profile list "$profiles" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 
+# expect_profile WHAT BOOTS [PAGES]: list the profile; fail unless it
+# counts BOOTS boots (and holds PAGES pages), saying WHAT made them.
+expect_profile ()
+{
+  adaptra-profile list "$profiles"
+  test "$(field boots)" -eq "$2" ||
+    { echo "FAIL: $1 made $(field boots) boots, not $2"; exit 1; }
+  [ $# -lt 3 ] || test "$(field pages)" -eq "$3" ||
+    { echo "FAIL: after $1 the profile kept $(field pages) of $3 pages"
+      exit 1; }
+}
+
 # --- 1. a boot over 4 connections ------------------------------------
 start multi
 distinct=$($client /usr/bin/python3 "$tmpdir/boot.py" "$sock" 1 4)
-stop
-adaptra-profile list "$profiles"
-test "$(field boots)" -eq 1 ||
-  { echo "FAIL: 4 connections merged as $(field boots) boots"; exit 1; }
-test "$(field pages)" -eq "$distinct" ||
-  { echo "FAIL: the profile kept $(field pages) of $distinct pages"; exit 1; }
+stop_servers
+expect_profile "a boot over 4 connections" 1 "$distinct"
 
 # --- 2. probes after a second boot -----------------------------------
 start probe
@@ -117,12 +94,8 @@ import nbd, sys
 h = nbd.NBD(); h.connect_unix(sys.argv[1])
 for off in range(0, 64 << 10, 4096): h.pread(4096, off)
 h.shutdown()' "$sock"
-stop
-adaptra-profile list "$profiles"
-test "$(field boots)" -eq 2 ||
-  { echo "FAIL: probes counted as boots ($(field boots) boots)"; exit 1; }
-test "$(field pages)" -eq "$distinct" ||
-  { echo "FAIL: probes left $(field pages) of $distinct pages"; exit 1; }
+stop_servers
+expect_profile "a second boot and probes" 2 "$distinct"
 
 # --- 3. a FIFO at the profile's path ---------------------------------
 rm "$file"
@@ -132,7 +105,7 @@ timeout 20 $client /usr/bin/python3 -c '
 import nbd, sys
 h = nbd.NBD(); h.connect_unix(sys.argv[1]); h.pread(4096, 0); h.shutdown()' \
   "$sock" || { echo "FAIL: the read hung on a FIFO profile"; exit 1; }
-stop
+stop_servers
 grep -q 'adaptra: warning: profile .* ignored: .*not a regular file' \
   "$tmpdir/fifo.log" ||
   { cat "$tmpdir/fifo.log"; echo "FAIL: no warning"; exit 1; }
@@ -150,10 +123,8 @@ time.sleep(1.5)
 b = nbd.NBD(); b.connect_unix(sys.argv[1]); boot(b, 2)
 a.shutdown(); b.shutdown()
 PY
-stop
-adaptra-profile list "$profiles"
-test "$(field boots)" -eq 2 ||
-  { echo "FAIL: connections 1.5 s apart made $(field boots) boots"; exit 1; }
+stop_servers
+expect_profile "connections 1.5 s apart" 2
 
 # Sanitizer builds: no report from any server.
 if grep -E 'Sanitizer|runtime error' "$tmpdir"/*.log; then

@@ -23,24 +23,13 @@ mkdir "$profiles"
 head -c $((32 * 1024 * 1024)) /dev/urandom > "$img"
 file="$profiles/$(adaptra-profile name "" "$(stat -c %s "$img")")"
 
-# start NAME: a server on $tmpdir/NAME.sock, statistics on NAME.stats.
-# The file is as fast as the pool: adaptra must not step aside, or it
-# would prefetch nothing.
+# start NAME: a server on $tmpdir/NAME.sock, statistics on NAME.stats
+# (start_server: adaptra must not step aside from the file, as fast as
+# the pool, or it would prefetch nothing).
 start ()
 {
-  local name=$1 pidfile="$tmpdir/$1.pid"
-  LD_PRELOAD="$preload" "$NBDKIT" -f -U "$tmpdir/$name.sock" -P "$pidfile" \
-    --filter="$ADAPTRA_FILTER" file "$img" adaptra-profile="$profiles" \
-    adaptra-pool=32M adaptra-workers=2 adaptra-profile-workers=2 \
-    adaptra-bypass=never adaptra-stats="$tmpdir/$name.stats" \
-    2> "$tmpdir/$name.log" &
-  cleanup_fns+=("kill $! 2>/dev/null; wait $! 2>/dev/null")
-  for _ in $(seq 300); do
-    [ -s "$pidfile" ] && [ -S "$tmpdir/$name.sock" ] &&
-      [ -S "$tmpdir/$name.stats" ] && return 0
-    sleep 0.1
-  done
-  echo "FAIL: server $name did not start"; cat "$tmpdir/$name.log"; exit 1
+  start_server "$1" file "$img" adaptra-profile="$profiles" \
+    adaptra-pool=32M adaptra-workers=2 adaptra-profile-workers=2
 }
 
 # boots.py SOCKET...: one boot on each server at once (300 scattered

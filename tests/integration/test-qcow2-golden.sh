@@ -27,7 +27,6 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 source "$(dirname "$0")/golden.sh"
-requires adaptra-stat --help
 
 SIZE_MIB=64
 GUESTS=3

@@ -15,7 +15,6 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 requires qemu-img --version
-requires adaptra-stat --help
 
 size=$((96 * 1024 * 1024))
 img="$tmpdir/disk.img"

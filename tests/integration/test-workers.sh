@@ -16,7 +16,6 @@
 source "$(dirname "$0")/functions.sh"
 source "$(dirname "$0")/clients.sh"
 requires /usr/bin/python3 -c 'import nbd'
-requires adaptra-stat --help
 requires nbdkit --filter=noparallel null --version
 requires nbdkit --filter=delay null --version
 

@@ -17,87 +17,14 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "adaptra/control.h"
+#include "control-fake.h"
 
+/* The fake engine (control-fake.h), and what set was asked. */
 struct fake {
-  unsigned snapshots, resets;
+  struct control_fake engine;   /* first: opaque is both */
   char set_name[64], set_value[64];
   int set_result;
 };
-
-static void
-fake_snapshot (void *opaque, struct adaptra_stats *s)
-{
-  struct fake *f = opaque;
-
-  memset (s, 0, sizeof *s);
-  s->cache_miss = 42;
-  f->snapshots++;
-}
-
-static void
-fake_reset (void *opaque)
-{
-  ((struct fake *) opaque)->resets++;
-}
-
-static size_t
-fake_streams (void *opaque, struct adaptra_stream_row *rows, size_t max)
-{
-  rows[0] = (struct adaptra_stream_row) {
-    .id = 7, .client = 1, .volume = 3, .volume_name = "vm1.img",
-    .method = ADAPTRA_METHOD_STATE,
-    .position = 1048576, .window_offset = 1048576, .window_bytes = 262144,
-    .lookahead_bytes = 32768, .idle_ns = 5000000,
-  };
-  return 1;
-}
-
-static size_t
-fake_clients (void *opaque, struct adaptra_client_row *rows, size_t max)
-{
-  rows[0] = (struct adaptra_client_row) {
-    .id = 1, .name = "unix:pid=99", .volume_name = "vm1.img",
-    .requests = 12, .bytes = 49152,
-  };
-  rows[1] = (struct adaptra_client_row) {
-    .id = 2, .name = "odd\"name", .requests = 3,
-  };
-  return 2;
-}
-
-static size_t
-fake_volumes (void *opaque, struct adaptra_volume_row *rows, size_t max)
-{
-  rows[0] = (struct adaptra_volume_row) {
-    .id = 0, .name = "", .size = 1048576, .clients = 2, .pages = 17,
-  };
-  rows[1] = (struct adaptra_volume_row) {
-    .id = 3, .name = "vm1.img", .flags = ADAPTRA_VOLUME_PER_CONNECTION,
-    .size = 4194304, .clients = 1, .contexts = 4, .pages = 99,
-    .client_bytes = 8192, .bypass = true, .backend_read_ns = 12345,
-  };
-  rows[2] = (struct adaptra_volume_row) {
-    .id = 4, .name = "vm1.img", .flags = ADAPTRA_VOLUME_PER_CONNECTION,
-    .size = 4194304, .clients = 1, .pages = 1,
-  };
-  rows[3] = (struct adaptra_volume_row) {
-    .id = 5, .name = "q\"\\\n", .size = 512,
-  };
-  return 4;
-}
-
-static int
-fake_get (void *opaque, const char *name, struct adaptra_strbuf *out,
-          char *why, size_t len)
-{
-  if (name && strcmp (name, "ratio") != 0) {
-    snprintf (why, len, "unknown parameter '%s'", name);
-    return -1;
-  }
-  adaptra_strbuf_printf (out, "ratio 50\n");
-  return 0;
-}
 
 static int
 fake_set (void *opaque, const char *name, const char *value,
@@ -113,16 +40,7 @@ fake_set (void *opaque, const char *name, const char *value,
 }
 
 static struct fake fake;
-static const struct adaptra_control_ops ops = {
-  .opaque = &fake,
-  .snapshot = fake_snapshot,
-  .reset = fake_reset,
-  .streams = fake_streams,
-  .clients = fake_clients,
-  .volumes = fake_volumes,
-  .get = fake_get,
-  .set = fake_set,
-};
+static struct adaptra_control_ops ops;
 
 /* Run one request; returns the reply in a static buffer. */
 static const char *
@@ -166,6 +84,8 @@ static int
 setup (void **state)
 {
   memset (&fake, 0, sizeof fake);
+  fake.engine.ratio = 50;
+  ops = control_fake_ops (&fake.engine, fake_set);
   return 0;
 }
 
@@ -175,7 +95,7 @@ stats_variants_take_a_snapshot (void **state)
   assert_reply_holds ("stats", "cache_miss               42\n", NULL);
   assert_reply_holds ("stats json", "\"cache_miss\":42", NULL);
   assert_reply_holds ("metrics", "adaptra_cache_miss_total 42", NULL);
-  assert_int_equal (fake.snapshots, 3);
+  assert_int_equal (fake.engine.snapshots, 3);
 }
 
 static void
@@ -311,7 +231,7 @@ reset_help_and_quit (void **state)
   enum adaptra_control_next next;
 
   assert_string_equal (run_str ("reset"), "ok\n\n");
-  assert_int_equal (fake.resets, 1);
+  assert_int_equal (fake.engine.resets, 1);
   assert_memory_equal (run_str ("help"), ADAPTRA_CONTROL_BANNER "\n",
                        strlen (ADAPTRA_CONTROL_BANNER) + 1);
   assert_string_equal (run ("quit", 4, &next), "bye\n\n");
@@ -365,8 +285,8 @@ junk_gets_an_error_and_touches_nothing (void **state)
   longword[sizeof longword - 1] = '\0';
   assert_string_equal (run_str (longword),
                        "error: word too long in request\n\n");
-  assert_int_equal (fake.snapshots, 0);
-  assert_int_equal (fake.resets, 0);
+  assert_int_equal (fake.engine.snapshots, 0);
+  assert_int_equal (fake.engine.resets, 0);
 }
 
 int

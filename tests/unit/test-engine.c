@@ -2362,24 +2362,53 @@ stress_reader (void *arg)
   return (void *) bad;
 }
 
+/* A crew's writer: writes writes of len bytes, write i all of byte
+ * value i, at i * step % span into the regions, stride apart from
+ * first, a region a write in turn.  With check it reads the first
+ * page of each write back as client and stops at a wrong one: NULL
+ * if none was.
+ */
+struct writer {
+  unsigned writes;
+  uint32_t len;
+  uint64_t first, stride;
+  unsigned regions;
+  uint64_t span, step;
+  bool check;
+};
+
 static void *
-stress_writer (void *arg)
+write_regions (const struct writer *w)
 {
   unsigned i;
 
-  (void) arg;
-  for (i = 0; i < 3000; i++) {
-    /* Regions 2M..4M, 6M..8M, 10M..12M: beside the readers'. */
-    uint64_t off = (UINT64_C (4) * 1024 * 1024) * (i % 3) +
-      2 * 1024 * 1024 + (i * UINT64_C (5003)) % (2 * 1024 * 1024 - 9000);
+  for (i = 0; i < w->writes; i++) {
+    uint64_t off = w->first + i % w->regions * w->stride +
+      i * w->step % w->span;
     unsigned char buf[PAGE];
 
-    write_disk (off, 9000, (int) i);
-    /* Reading the written area races with nothing: check it. */
-    if (read_wrong (client, buf, sizeof buf, off))
+    write_disk (off, w->len, (int) i);
+    if (w->check && read_wrong (client, buf, sizeof buf, off))
       return (void *) 1;
   }
   return NULL;
+}
+
+/* Regions 2M..4M, 6M..8M, 10M..12M: beside the readers'.  Reading
+ * the written area races with nothing: check it.
+ */
+static void *
+stress_writer (void *arg)
+{
+  static const struct writer w = {
+    .writes = 3000, .len = 9000,
+    .first = 2 * 1024 * 1024, .stride = UINT64_C (4) * 1024 * 1024,
+    .regions = 3, .span = 2 * 1024 * 1024 - 9000, .step = 5003,
+    .check = true
+  };
+
+  (void) arg;
+  return write_regions (&w);
 }
 
 static void
@@ -2642,15 +2671,13 @@ stream_pair_reader (void *arg)
 static void *
 stream_region_writer (void *arg)
 {
-  unsigned i;
+  static const struct writer w = {
+    .writes = 2000, .len = 100, .first = 3 * STREAM_REGION,
+    .regions = 1, .span = STREAM_REGION, .step = 7919
+  };
 
   (void) arg;
-  for (i = 0; i < 2000; i++) {
-    uint64_t off = 3 * STREAM_REGION + (i * UINT64_C (7919)) % STREAM_REGION;
-
-    write_disk (off, 100, (int) i);
-  }
-  return NULL;
+  return write_regions (&w);
 }
 
 static void

@@ -356,6 +356,35 @@ test_remote_lone_far_reads_do_not_seek (void **state)
   assert_true (est.latency_bound);
 }
 
+/* The two remote jitter tests below: a remote store's link, a round a
+ * millisecond for a second.  A round's 1 MiB window (near) completes
+ * near_ns after it started; far_after later, a 64 KiB demand read
+ * (far) completes far_ns after it started, every other one far_jitter
+ * longer.  The model is asked as each round's far read completes, as
+ * the engine asks after a read: *est is its last answer, the return
+ * value the rounds it saw a seek after.
+ */
+static unsigned
+remote_rounds (uint64_t near_ns, uint64_t far_after, uint64_t far_ns,
+               uint64_t far_jitter, struct adaptra_model_estimate *est)
+{
+  struct adaptra_model m = { 0 };
+  uint64_t t = SEC;
+  unsigned i, seeks = 0;
+
+  for (i = 0; i < 1000; i++, t += MS) {
+    uint64_t far_end = t + far_after;
+
+    adaptra_model_sample (&m, MIB, t - near_ns, t, ADAPTRA_MODEL_NEAR);
+    adaptra_model_sample (&m, 64 * KIB,
+                          far_end - far_ns - (i % 2 ? far_jitter : 0),
+                          far_end, ADAPTRA_MODEL_FAR);
+    adaptra_model_estimate (&m, far_end, est);
+    seeks += est->seeks;
+  }
+  return seeks;
+}
+
 /* A remote store read by many streams: a read completes every 0.5 ms,
  * by turns a stream's 1 MiB window (near, 9 ms) and another stream's
  * 64 KiB demand read (far, 5.5 ms).  Each is served 0.5 ms, from the
@@ -369,18 +398,10 @@ test_remote_lone_far_reads_do_not_seek (void **state)
 static void
 test_remote_served_jitter_does_not_seek (void **state)
 {
-  struct adaptra_model m = { 0 };
   struct adaptra_model_estimate est;
-  uint64_t t = SEC;
-  unsigned i;
 
   (void) state;
-  for (i = 0; i < 1000; i++, t += MS) {
-    adaptra_model_sample (&m, MIB, t - 9 * MS, t, ADAPTRA_MODEL_NEAR);
-    adaptra_model_sample (&m, 64 * KIB, t + 500 * US - 5500 * US,
-                          t + 500 * US, ADAPTRA_MODEL_FAR);
-  }
-  adaptra_model_estimate (&m, t, &est);
+  remote_rounds (9 * MS, 500 * US, 5500 * US, 0, &est);
   assert_false (est.seeks);
   assert_true (est.latency_bound);
   assert_true (est.limit != UINT64_MAX);
@@ -395,26 +416,17 @@ test_remote_served_jitter_does_not_seek (void **state)
  * more, served that long from the near completion before it.  By the
  * service times a seek (0.9 ms against microseconds); but a quarter of
  * the latency, the fastest read's (the far ones', 5 ms), is more:
- * jitter that reads in parallel hide.  Still latency-bound.
+ * jitter that reads in parallel hide.  Never a seek, still
+ * latency-bound.
  */
 static void
 test_remote_queued_near_reads_do_not_seek (void **state)
 {
-  struct adaptra_model m = { 0 };
   struct adaptra_model_estimate est;
-  uint64_t t = SEC;
-  unsigned i;
 
   (void) state;
-  for (i = 0; i < 1000; i++, t += MS) {
-    uint64_t far_ns = 5300 * US + (i % 2 ? 900 * US : 0);
-
-    adaptra_model_sample (&m, MIB, t - 12 * MS, t, ADAPTRA_MODEL_NEAR);
-    adaptra_model_sample (&m, 64 * KIB, t + 900 * US - far_ns, t + 900 * US,
-                          ADAPTRA_MODEL_FAR);
-    adaptra_model_estimate (&m, t + 900 * US, &est);
-    assert_false (est.seeks);
-  }
+  assert_int_equal (remote_rounds (12 * MS, 900 * US, 5300 * US, 900 * US,
+                                   &est), 0);
   assert_true (est.latency_bound);
   assert_true (est.limit != UINT64_MAX);
 }
