@@ -30,18 +30,32 @@ test "$(gauge workers_running)" -le "$few"
 test "$(gauge backend_handles)" -eq 0
 
 # The gauges' highest values while one client reads the image in order.
+# The reader can finish between two samples on a loaded machine (a
+# sample asks the statistics socket twice, the read takes a fraction of
+# a second), so half way it waits for one sample, taken while the
+# handles it used are open (they close 2 s unused, HANDLES_IDLE_NS).
 : > "$tmpdir/samples"
 /usr/bin/python3 -c '
-import nbd, sys
+import nbd, os, sys, time
 data = open(sys.argv[2], "rb").read()
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
-for off in range(0, h.get_size(), 64 << 10):
+size = h.get_size()
+for off in range(0, size, 64 << 10):
+    if off == size // 2:
+        open(sys.argv[3] + "/half", "w").close()
+        for _ in range(300):
+            if os.path.exists(sys.argv[3] + "/sampled"):
+                break
+            time.sleep(0.01)
     assert h.pread(64 << 10, off) == data[off:off + (64 << 10)]
-h.shutdown()' "nbd+unix:///?socket=$sock" "$tmpdir/disk.img" &
+h.shutdown()' "nbd+unix:///?socket=$sock" "$tmpdir/disk.img" "$tmpdir" &
 reader=$!
 cleanup_fns+=("kill $reader 2>/dev/null")
 while kill -0 "$reader" 2> /dev/null; do
+  half=false
+  [ -e "$tmpdir/half" ] && half=true
   echo "$(gauge backend_handles) $(gauge workers_running)" >> "$tmpdir/samples"
+  "$half" && touch "$tmpdir/sampled"
   sleep 0.05
 done
 wait "$reader"
