@@ -282,24 +282,27 @@ queue_slow (const struct adaptra_engine *e)
 /* Dispatch the pages [from, pl->end) of window pl that the plugin
  * did not say read as zeros (holes.h): a client that copies a sparse
  * image skips those, so reading them ahead reads bytes nobody wants.
- * A mark on a zero page, which no reader would take, moves to the
- * next page dispatched, or goes.  Returns the pages inserted.
+ * The mark, *mark (NO_MARK: none), goes on the first page dispatched
+ * at or past it: a mark on a zero page, which no reader would take,
+ * or among the reader's own pages before from, moves to the next page
+ * dispatched, or goes when none is.  *mark is left at the page that
+ * carries it, or NO_MARK.  Returns the pages inserted.
  */
 static uint64_t
 dispatch_data (struct adaptra_engine *e, const struct adaptra_volume *cv,
-               uint64_t from, struct placement *pl)
+               uint64_t from, const struct placement *pl, uint64_t *mark)
 {
   /* The volume is the stream's: its pages, its jobs.  Dispatch only
    * counts and queues on it.
    */
   struct adaptra_volume *v = (struct adaptra_volume *) cv;
-  uint64_t first, last, inserted = 0, mark = pl->mark;
+  uint64_t first, last, inserted = 0, want = *mark;
 
-  pl->mark = NO_MARK;
+  *mark = NO_MARK;
   while (adaptra_volume_data_run (e, v, from, pl->end, &first, &last)) {
-    if (mark != NO_MARK && mark < last && pl->mark == NO_MARK)
-      pl->mark = max_u64 (mark, first);
-    inserted += adaptra_prefetch_dispatch (e, v, first, last, pl->mark,
+    if (want != NO_MARK && want < last && *mark == NO_MARK)
+      *mark = max_u64 (want, first);
+    inserted += adaptra_prefetch_dispatch (e, v, first, last, *mark,
                                            pl->s->id, pl->method,
                                            ADAPTRA_PG_READAHEAD);
     from = last;
@@ -307,88 +310,100 @@ dispatch_data (struct adaptra_engine *e, const struct adaptra_volume *cv,
   return inserted;
 }
 
-/* The frame of page p if a mark before window pl may go there: a
- * page of an earlier window of pl's stream that its reader has still
- * to read (past the request of ev, whose pages it has looked at
- * already); else ADAPTRA_NO_FRAME.
+/* The first page of window pl to dispatch.  A miss's reader reads the
+ * pages from the miss to the end of its request itself: a window that
+ * starts at the miss is prefetched past them, unless the window would
+ * wait in the queue longer than a backend read takes (queue_slow;
+ * adaptive mode).  Then it is queued from the miss, the reader's own
+ * pages with it, and the reader, who waits for the backend anyway,
+ * finds its first page in that job and runs it
+ * (adaptra_prefetch_steal), the whole job when less than
+ * ADAPTRA_JOB_MIN would be left past its request: one backend request
+ * reads the request and the window, as Linux's synchronous read-ahead
+ * does.  On the remote model (5 ms, 200 MB/s) that is 0.6 ms more for
+ * the reader for 32 pages, and a 5 ms request less for a worker.  The
+ * workers are what a ramp of many new streams runs short of: 4 of
+ * them carry about 700 requests a second at 5 ms, and 10000 streams
+ * starting within 10 s issue 1000 first windows a second, which
+ * waited behind 1 to 2 s of queue (adaptra-sim --pool 8G --workload
+ * streams:10000:16K:16K).  Fixed mode keeps them apart, as the legacy
+ * kernel did.
+ */
+static uint64_t
+first_dispatched (const struct adaptra_engine *e, const struct event *ev,
+                  const struct placement *pl)
+{
+  if (ev->what == EVENT_MISS && pl->start == ev->reader &&
+      (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e)))
+    return max_u64 (ev->last, pl->start);
+  return pl->start;
+}
+
+/* Settle where the mark of window pl goes; returns the frame of an
+ * early mark, or ADAPTRA_NO_FRAME.
+ *
+ * A mark inside the window (or none) stays as it is: it is dispatched
+ * with the window's pages.  A mark before the window (a look-ahead
+ * longer than the window: lone_window) is early: it stays on its page
+ * when that page is one of an earlier window of pl's stream, in the
+ * pool, that the reader has still to read (past the request of ev,
+ * whose pages it has looked at already), and its frame is returned
+ * for issue () to mark; otherwise it moves to the window's first page.
+ * Either way pl->mark is then the page that carries the window's
+ * look-ahead.
  */
 static uint32_t
-early_mark_frame (struct adaptra_engine *e, const struct event *ev,
-                  const struct placement *pl, uint64_t p)
+early_mark (struct adaptra_engine *e, const struct event *ev,
+            struct placement *pl)
 {
   uint32_t f;
 
-  if (p < ev->last || p >= pl->start)
+  if (pl->mark == NO_MARK || pl->mark >= pl->start)
     return ADAPTRA_NO_FRAME;
-  f = adaptra_pool_lookup (&e->pool, p);
-  if (f == ADAPTRA_NO_FRAME ||
-      adaptra_pool_page (&e->pool, f)->stream_id != pl->s->id)
-    return ADAPTRA_NO_FRAME;
-  return f;
+  if (pl->mark >= ev->last &&
+      (f = adaptra_pool_lookup (&e->pool, pl->mark)) != ADAPTRA_NO_FRAME &&
+      adaptra_pool_page (&e->pool, f)->stream_id == pl->s->id)
+    return f;
+  pl->mark = pl->start;
+  return ADAPTRA_NO_FRAME;
 }
 
 /* Issue the window pl: record it as its stream's current one and
  * dispatch its pages.  Every window of every case goes through here.
- * Its mark may lie before it (a look-ahead longer than the window:
- * lone_window): then it goes on that page of an earlier window, or,
- * where early_mark_frame finds none, on the window's first page.
+ * Its mark is settled first (early_mark): an early one is set on its
+ * page in an earlier window once the window is dispatched, without a
+ * mark of its own; any other goes with the window's pages
+ * (dispatch_data).  pl->mark ends as the page that carries it, where
+ * a forward stream's state goes (carry_state), and the tracer sees it.
  */
 static void
 issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
 {
   struct adaptra_stream *s = pl->s;
-  uint32_t early = ADAPTRA_NO_FRAME;
-  /* A miss's reader reads the pages from the miss to the end of its
-   * request itself: a window that starts at the miss is prefetched
-   * past them, unless the window would wait in the queue longer than
-   * a backend read takes (queue_slow; adaptive mode).  Then it is
-   * queued from the miss, the reader's own pages with it, and the
-   * reader, who waits for the backend anyway, finds its first page in
-   * that job and runs it (adaptra_prefetch_steal), the whole job when
-   * less than ADAPTRA_JOB_MIN would be left past its request: one
-   * backend request reads the request and the window, as Linux's
-   * synchronous read-ahead does.  On the remote model (5 ms, 200 MB/s)
-   * that is 0.6 ms more for the reader for 32 pages, and a 5 ms
-   * request less for a worker.  The workers are what a ramp of many
-   * new streams runs short of: 4 of them carry about 700 requests a
-   * second at 5 ms, and 10000 streams starting within 10 s issue 1000
-   * first windows a second, which waited behind 1 to 2 s of queue
-   * (adaptra-sim --pool 8G --workload streams:10000:16K:16K).  Fixed
-   * mode keeps them apart, as the legacy kernel did.
-   */
-  uint64_t from = ev->what == EVENT_MISS && pl->start == ev->reader &&
-    (e->cfg.mode != ADAPTRA_MODE_ADAPTIVE || !queue_slow (e))
-    ? max_u64 (ev->last, pl->start) : pl->start;
-  uint64_t inserted, mark = NO_MARK;
+  uint64_t from = first_dispatched (e, ev, pl);
+  uint32_t early = early_mark (e, ev, pl);
+  uint64_t inserted;
 
-  if (pl->mark != NO_MARK && pl->mark < pl->start) {
-    early = early_mark_frame (e, ev, pl, pl->mark);
-    if (early != ADAPTRA_NO_FRAME)
-      mark = pl->mark;
-    pl->mark = early != ADAPTRA_NO_FRAME ? NO_MARK : pl->start;
-  }
   s->method = (uint8_t) pl->method;
   s->reader_index = ev->reader;
   s->ra_index = pl->start;
   s->readahead_index = pl->end;
-  s->mark_index = mark != NO_MARK ? mark : pl->mark == NO_MARK
-    ? (s->backward ? pl->start : pl->end) : pl->mark;
+  s->mark_index = pl->mark != NO_MARK ? pl->mark
+    : s->backward ? pl->start : pl->end;
   s->age = adaptra_pool_clock (&e->pool);
   s->issue_ns = adaptra_now (e);
   s->lost = 0;
   s->hits = 0;
   e->last_window_stream = s->id;
 
-  /* A mark among the reader's own pages moves to the first page
-   * prefetched, or goes when none is.
-   */
-  if (pl->mark != NO_MARK && pl->mark < from)
-    pl->mark = from < pl->end ? from : NO_MARK;
-  inserted = dispatch_data (e, ev->v, from, pl);
   if (early != ADAPTRA_NO_FRAME) {
+    uint64_t none = NO_MARK;
+
+    inserted = dispatch_data (e, ev->v, from, pl, &none);
     adaptra_pool_set_mark (&e->pool, early);
-    pl->mark = mark;
   }
+  else
+    inserted = dispatch_data (e, ev->v, from, pl, &pl->mark);
   if (pl->mark != NO_MARK && !s->backward) {
     uint32_t f = adaptra_pool_lookup (&e->pool, pl->mark);
 
