@@ -387,13 +387,18 @@ remote_rounds (uint64_t near_ns, uint64_t far_after, uint64_t far_ns,
 
 /* A remote store read by many streams: a read completes every 0.5 ms,
  * by turns a stream's 1 MiB window (near, 9 ms) and another stream's
- * 64 KiB demand read (far, 5.5 ms).  Each is served 0.5 ms, from the
- * completion before it; the near read's service scaled to a far
- * read's size is 31 us, so the far reads look served 0.47 ms longer,
- * twice as long and more: by the service times alone a seek.  But
- * behind the near reads' 8 ms latency that is jitter the reads in
- * parallel hide, not a seek (ADAPTRA_MODEL_SEEK_LATENCY_DIV): still
- * latency-bound, with a limit, chunks under it.
+ * 64 KiB demand read (far, 5 ms, every other one 5.5 ms).  The slower
+ * far reads are served 0.5 ms, from the near completion before them
+ * (the faster ones, their service starting the fastest read's time
+ * after their start, model.h, none); each near read is served 0.5 ms
+ * from the far completion before it, 31 us scaled to a far read's
+ * size, so the far reads look served 0.47 ms longer, sixteen times as
+ * long: by the service times alone a seek.  But under a tenth of the
+ * fastest read's 5 ms latency is jitter that reads in parallel hide,
+ * not a seek (ADAPTRA_MODEL_SEEK_LATENCY_DIV): never a seek, still
+ * latency-bound, with a limit, chunks under it.  Without the jitter no
+ * far read would be served at all, and the test would not reach the
+ * latency's share.
  */
 static void
 test_remote_served_jitter_does_not_seek (void **state)
@@ -401,8 +406,8 @@ test_remote_served_jitter_does_not_seek (void **state)
   struct adaptra_model_estimate est;
 
   (void) state;
-  remote_rounds (9 * MS, 500 * US, 5500 * US, 0, &est);
-  assert_false (est.seeks);
+  assert_int_equal (remote_rounds (9 * MS, 500 * US, 5 * MS, 500 * US, &est),
+                    0);
   assert_true (est.latency_bound);
   assert_true (est.limit != UINT64_MAX);
   assert_true (est.chunk <= ADAPTRA_MODEL_CHUNK_MAX);
