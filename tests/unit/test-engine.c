@@ -2641,8 +2641,10 @@ test_concurrent_aside_stress (void **state)
  * race for the first touch of each read-ahead page), each region
  * twice, through a stream table of 2 slots (so that streams are pushed
  * out and their slots reused while their readers hit their pages),
- * with prefetch workers and a writer in a fourth region.  Every byte
- * is the disk's; a read-ahead page's first touch counts once, so
+ * with prefetch workers and a writer in a fourth region, which reads
+ * each write back through the engine (its pages are then in the pool
+ * when a later write lands on them, and must be invalidated).  Every
+ * byte is the disk's; a read-ahead page's first touch counts once, so
  * there are no more hits than pages read ahead, and the clients'
  * hits add up to the engine's.
  */
@@ -2673,7 +2675,7 @@ stream_region_writer (void *arg)
 {
   static const struct writer w = {
     .writes = 2000, .len = 100, .first = 3 * STREAM_REGION,
-    .regions = 1, .span = STREAM_REGION, .step = 7919
+    .regions = 1, .span = STREAM_REGION, .step = 7919, .check = true
   };
 
   (void) arg;
