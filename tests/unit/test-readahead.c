@@ -641,6 +641,51 @@ test_lone_lookahead_stays_without_workers (void **state)
   assert_int_equal (lead, lone_bound ());
 }
 
+/* A look-ahead longer than the window whose mark has no earlier page
+ * to go on: a read of 1 MiB takes the mark of a lone reader whose
+ * look-ahead has grown to the max (256 pages, four windows) and covers
+ * the page a look-ahead that long would put the next mark on.  The
+ * reader has looked at that page already, so the mark goes on the new
+ * window's first page (readahead.c: early_mark), and the stream
+ * records the look-ahead that mark carries, a window (its row, and
+ * lone_window at its next mark, count from the mark's page), not the
+ * max.
+ */
+static void
+test_lone_lookahead_past_a_large_read (void **state)
+{
+  const uint64_t big = 1024 * 1024, at = DISK / 4;
+  struct adaptra_stream_row rows[8];
+  const struct adaptra_placement *pl = &traces[0].placement;
+  uint64_t window, cap, lead;
+  size_t i, n;
+
+  (void) state;
+  restart_on_a_head ();
+  window = lone_bound ();
+  adaptra_lock (e);
+  cap = adaptra_readahead_max_pages (e);
+  adaptra_unlock (e);
+  assert_true (cap > window);
+  assert_true (read_with_a_slow_host (at, &lead) > 8);
+  assert_int_equal (lead, cap);
+  ntraces = 0;
+  read_check (at, big);
+  assert_int_equal (ntraces, 1);
+  assert_int_equal (traces[0].kind, ADAPTRA_TRACE_WINDOW);
+  assert_int_equal (traces[0].event.what, ADAPTRA_EVENT_MARK);
+  assert_true (traces[0].event.last > pl->end - cap);
+  assert_int_equal (pl->mark, pl->start);
+  n = adaptra_streams_snapshot (e, rows, sizeof rows / sizeof *rows);
+  for (i = 0; i < n && rows[i].id != pl->stream; i++)
+    ;
+  assert_true (i < n);
+  assert_int_equal (rows[i].window_offset, pl->start * PAGE);
+  assert_int_equal (rows[i].lookahead_bytes, (pl->end - pl->mark) * PAGE);
+  assert_int_equal (rows[i].lookahead_bytes, window * PAGE);
+  drain ();
+}
+
 /* Streams that take turns at the head (W3: a reader of several files,
  * round-robin, each late for its windows) are no lone stream, even
  * where the others' jobs are done when one reaches its mark (here
@@ -821,6 +866,7 @@ main (void)
     T (test_lone_stream_on_a_head),
     T (test_lone_lookahead_grows_when_the_head_runs_dry),
     T (test_lone_lookahead_stays_without_workers),
+    T (test_lone_lookahead_past_a_large_read),
     T (test_streams_taking_turns_grow),
     T (test_window_at_least_request),
     T (test_runs_read_no_further_than_runs_end),
