@@ -2354,7 +2354,7 @@ stress_reader (void *arg)
   uint64_t base = (uint64_t) (intptr_t) arg * 4 * 1024 * 1024;
   unsigned char *buf = malloc (65536);
   uint64_t off;
-  intptr_t bad = 0;
+  intptr_t bad = buf == NULL;
 
   for (off = 0; off + 12288 <= 2 * 1024 * 1024 && buf; off += 12288)
     bad += read_wrong (client, buf, 12288, base + off);
