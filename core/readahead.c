@@ -86,7 +86,13 @@
 
 #define NO_MARK UINT64_MAX
 
-/* How far back the context method looks, in maximal windows. */
+/* How far back the history scans look (history_behind, history_above),
+ * in maximal windows.  The context window is the history times the
+ * ratio, clamped to the max (window.c: adaptra_window_context), so
+ * history past max * 100 / ratio pages changes no window while the
+ * scan costs a lookup a page: four windows give a maximal window at
+ * ratios down to 25% (the default, 50%, needs two).
+ */
 #define HISTORY_WINDOWS 4
 
 /* A stream starts away from page 0 when the pages a client read just
