@@ -610,20 +610,35 @@ read_with_a_slow_host (uint64_t bytes, uint64_t *lead)
  * their windows' first pages, as in test_lone_stream_on_a_head, left
  * the disk model's head idle 2-3% of the time.
  */
-static void
-test_lone_lookahead_grows_when_the_head_runs_dry (void **state)
-{
-  uint64_t window, cap, lead;
+#define DRY_HEAD_BYTES (DISK / 4)        /* read with a slow host */
 
-  (void) state;
+/* A fresh engine on a head, its lone reader read with a slow host over
+ * the disk's first DRY_HEAD_BYTES: its look-ahead grew past its window
+ * (*window pages) to the effective max, which is returned.
+ */
+static uint64_t
+grow_lone_lookahead (uint64_t *window)
+{
+  uint64_t cap, lead;
+
   restart_on_a_head ();
-  window = lone_bound ();
+  *window = lone_bound ();
   adaptra_lock (e);
   cap = adaptra_readahead_max_pages (e);
   adaptra_unlock (e);
-  assert_true (cap >= 2 * window);
-  assert_true (read_with_a_slow_host (DISK / 4, &lead) > 8);
+  assert_true (cap >= 2 * *window);
+  assert_true (read_with_a_slow_host (DRY_HEAD_BYTES, &lead) > 8);
   assert_int_equal (lead, cap);
+  return cap;
+}
+
+static void
+test_lone_lookahead_grows_when_the_head_runs_dry (void **state)
+{
+  uint64_t window;
+
+  (void) state;
+  grow_lone_lookahead (&window);
   assert_true (widest_window () <= e->slot_pages + HEAD_REQ / PAGE);
 }
 
@@ -640,7 +655,7 @@ test_lone_lookahead_stays_without_workers (void **state)
   (void) state;
   restart_on_a_head ();
   assert_int_equal (adaptra_workers_simulate (e, 0), 0);
-  assert_int_equal (read_with_a_slow_host (DISK / 4, &lead), 0);
+  assert_int_equal (read_with_a_slow_host (DRY_HEAD_BYTES, &lead), 0);
   assert_int_equal (lead, lone_bound ());
 }
 
@@ -657,23 +672,15 @@ test_lone_lookahead_stays_without_workers (void **state)
 static void
 test_lone_lookahead_past_a_large_read (void **state)
 {
-  const uint64_t big = 1024 * 1024, at = DISK / 4;
+  const uint64_t big = 1024 * 1024;
   struct adaptra_stream_row rows[8];
   const struct adaptra_placement *pl = &traces[0].placement;
-  uint64_t window, cap, lead;
+  uint64_t window, cap = grow_lone_lookahead (&window);
   size_t i, n;
 
   (void) state;
-  restart_on_a_head ();
-  window = lone_bound ();
-  adaptra_lock (e);
-  cap = adaptra_readahead_max_pages (e);
-  adaptra_unlock (e);
-  assert_true (cap > window);
-  assert_true (read_with_a_slow_host (at, &lead) > 8);
-  assert_int_equal (lead, cap);
   ntraces = 0;
-  read_check (at, big);
+  read_check (DRY_HEAD_BYTES, big);
   assert_int_equal (ntraces, 1);
   assert_int_equal (traces[0].kind, ADAPTRA_TRACE_WINDOW);
   assert_int_equal (traces[0].event.what, ADAPTRA_EVENT_MARK);
