@@ -840,13 +840,15 @@ test_runs_read_no_further_than_runs_end (void **state)
  * runs, and a trail to a data extent's end longer than the recent runs
  * is not cut to their length (readahead.c: run_end).
  */
+_Static_assert (RUN_READS * REQ < EXTENT,
+                "the extent is longer than the runs before it");
+
 static void
 test_runs_leave_extents_whole (void **state)
 {
   uint64_t demand = 0, backend = 0, waits = 0, cut;
 
   (void) state;
-  assert_true (RUN_READS * REQ < EXTENT);
   read_runs (0, RUNS_LEARN + 1, RUNS_LEARN, &demand, &backend, &waits);
   assert_true (backend <= demand);      /* the runs were bounded */
   cut = stats ().readahead_cut;
