@@ -13,10 +13,15 @@
 # description and in the filter page's SEE ALSO.
 # Every adaptra-stat command line the README, the documents in docs/
 # and the man pages show runs as written against a live server
-# (check_doc_commands.py).
+# (check_doc_commands.py).  Every tuning number, a #define with a
+# numeric value in core/, plugin/, control/ or sim/, is named in
+# docs/DESIGN.md, another document or a man page, but for the few that
+# check_numbers.py lists as no tuning numbers (check_numbers.py).
 
 source "$(dirname "$0")/functions.sh"
 : "${srcdir:=.}"
+
+/usr/bin/python3 "$srcdir/tests/integration/check_numbers.py" "$srcdir"
 
 run_nbdkit null --help > "$tmpdir/nbdkit-help"
 
