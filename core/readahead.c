@@ -117,7 +117,11 @@
 #define LONE_RUNS_MAX (2 * LONE_RUNS_MIN)
 
 /* How far past a stream's window a miss may land (requests that
- * overtook others) and still belong to it, in pages.
+ * overtook others) and still belong to it, in pages.  Tight, so that
+ * random reads that land near a window do not drive its stream (a
+ * position match needs the pool's history besides: stream_of_miss):
+ * 16 pages of 4 KiB (the default page) are one request of 64 KiB, the
+ * benchmark's sequential readers' size, that overtook the one before it.
  */
 #define POSITION_SLACK 16
 
