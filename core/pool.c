@@ -132,6 +132,26 @@ stripe_of (const struct adaptra_pool *pool, uint64_t page_no)
   return &pool->stripes[stripe_of_bucket (bucket_of (pool, page_no))].lock;
 }
 
+/* The slot in pool->area_pages of area a (its pages from
+ * a << ADAPTRA_POOL_AREA_SHIFT).
+ */
+static unsigned
+area_slot (uint64_t a)
+{
+  return (unsigned) a & (ADAPTRA_POOL_AREAS - 1);
+}
+
+/* Count page_no in or out (delta 1 or -1) of its area's pages, as the
+ * index takes it in or out.  Atomic: read without a lock.
+ */
+static void
+count_in_area (struct adaptra_pool *pool, uint64_t page_no, int delta)
+{
+  __atomic_fetch_add (&pool->area_pages[area_slot (page_no >>
+                                                   ADAPTRA_POOL_AREA_SHIFT)],
+                      (uint32_t) delta, __ATOMIC_RELAXED);
+}
+
 /* Index frame f, whose page number is set.  Engine lock held; takes
  * the stripe lock.
  */
@@ -144,6 +164,7 @@ hash_insert (struct adaptra_pool *pool, uint32_t f)
   pthread_mutex_lock (stripe);
   pool->pages[f].hash_next = pool->buckets[b];
   pool->buckets[b] = f;
+  count_in_area (pool, pool->pages[f].page_no, 1);
   pthread_mutex_unlock (stripe);
 }
 
@@ -157,6 +178,7 @@ hash_remove (struct adaptra_pool *pool, uint32_t f)
     link = &pool->pages[*link].hash_next;
   *link = pool->pages[f].hash_next;
   pool->pages[f].hash_next = ADAPTRA_NO_FRAME;
+  count_in_area (pool, pool->pages[f].page_no, -1);
 }
 
 static void
@@ -640,6 +662,25 @@ switch_stripe (pthread_mutex_t **held, pthread_mutex_t *next)
   *held = next;
 }
 
+bool
+adaptra_pool_may_hold (const struct adaptra_pool *pool, uint64_t first,
+                       uint64_t n)
+{
+  uint64_t a, end;
+
+  if (n == 0)
+    return false;
+  a = first >> ADAPTRA_POOL_AREA_SHIFT;
+  end = ((first + n - 1) >> ADAPTRA_POOL_AREA_SHIFT) + 1;
+  /* Past ADAPTRA_POOL_AREAS areas every counter has been read. */
+  end = min_u64 (end, a + ADAPTRA_POOL_AREAS);
+  for (; a < end; a++)
+    if (__atomic_load_n (&pool->area_pages[area_slot (a)],
+                         __ATOMIC_RELAXED))
+      return true;
+  return false;
+}
+
 uint32_t
 adaptra_pool_pin_hits (struct adaptra_pool *pool, uint64_t first, uint32_t n,
                        uint32_t *frames, bool stop_at_absent)
@@ -647,6 +688,15 @@ adaptra_pool_pin_hits (struct adaptra_pool *pool, uint64_t first, uint32_t n,
   pthread_mutex_t *held = NULL;
   uint32_t i, f;
 
+  /* Pages absent by their areas' counts need no lookup: a stepped-aside
+   * read's pages, mostly, which would otherwise take a stripe lock that
+   * every reader shares, for nothing.
+   */
+  if (!adaptra_pool_may_hold (pool, first, n)) {
+    for (i = 0; i < n && !stop_at_absent; i++)
+      frames[i] = ADAPTRA_NO_FRAME;
+    return i;
+  }
   for (i = 0; i < n; i++) {
     switch_stripe (&held, stripe_of (pool, first + i));
     f = adaptra_pool_lookup (pool, first + i);

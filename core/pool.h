@@ -86,6 +86,21 @@ typedef void (*adaptra_pool_lost_fn) (void *opaque, uint64_t stream_id,
  */
 #define ADAPTRA_POOL_RUN_SHIFT 4
 
+/* The pool counts its indexed pages by area: 2^ADAPTRA_POOL_AREA_SHIFT
+ * consecutive pages (1 MiB of 4 KiB pages), ADAPTRA_POOL_AREAS
+ * counters, direct-mapped (areas that many apart share one, which can
+ * only make an area look held).  A lockless read of pages whose areas
+ * count none finds them absent without a lookup or a stripe lock
+ * (adaptra_pool_pin_hits): the reads of a volume that stepped aside,
+ * which holds at most its trial's pages (read.c: ASIDE_TRIAL_BYTES),
+ * and the first reads of pages never read.  An area of a few 64 KiB
+ * reads keeps one held page from hiding many absent ones around it;
+ * 1024 counters (4 KiB) cover 1 GiB of 4 KiB pages before two areas
+ * share one.
+ */
+#define ADAPTRA_POOL_AREA_SHIFT 8
+#define ADAPTRA_POOL_AREAS 1024
+
 struct adaptra_pool_stripe {
   _Alignas (64) pthread_mutex_t lock;
 };
@@ -103,6 +118,10 @@ struct adaptra_pool {
    * ADAPTRA_POOL_STRIPES (pool.c: bucket_of).
    */
   struct adaptra_pool_stripe *stripes;
+  /* Indexed frames by area of their page (ADAPTRA_POOL_AREA_SHIFT),
+   * changed with the index, read without any lock: atomic.
+   */
+  uint32_t area_pages[ADAPTRA_POOL_AREAS];
   struct adaptra_lru lru;       /* eviction policy and aging clock */
   uint32_t free_head, nfree;
   uint32_t lent_head, nlent;    /* frames lent (adaptra_pool_lend) */
@@ -180,14 +199,24 @@ extern uint64_t adaptra_pool_invalidate (struct adaptra_pool *pool,
  */
 extern void adaptra_pool_pin (struct adaptra_pool *pool, uint32_t f);
 
+/* Might the pool hold any of the n pages from first?  false: none of
+ * their areas (ADAPTRA_POOL_AREA_SHIFT) counts an indexed page.  With
+ * or without the engine lock; without it, the answer is as of a moment
+ * during the call: a page indexed meanwhile may be missed, as a lookup
+ * an instant earlier would have missed it.
+ */
+extern bool adaptra_pool_may_hold (const struct adaptra_pool *pool,
+                                   uint64_t first, uint64_t n);
+
 /* Without the engine lock: for each of the n pages from first, if it
  * is READY, pin its frame (as adaptra_pool_pin) into frames[i], else
  * set ADAPTRA_NO_FRAME there, or with stop_at_absent stop at it.
  * Returns the pages looked at: n, or the index of the first page not
  * READY when stop_at_absent stopped there (frames[] is set below it
  * only).  Takes each page's stripe lock, once per run of pages that
- * share it.  A pinned frame's data, page number and stream id stay as
- * they are until it is unpinned.
+ * share it, and none where adaptra_pool_may_hold says the pool holds
+ * none of the n pages.  A pinned frame's data, page number and stream
+ * id stay as they are until it is unpinned.
  */
 extern uint32_t adaptra_pool_pin_hits (struct adaptra_pool *pool,
                                        uint64_t first, uint32_t n,

@@ -306,6 +306,10 @@ adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
 
 /* Account a read of bytes straight from the backend for client c (or
  * its error err).  Counters are atomic or per-thread: no lock needed.
+ * The volume's bytes are the client's until it closes (direct_bytes):
+ * an atomic add to the volume would move the cache line that every
+ * stepped-aside read of the volume loads (its bypass flag) between
+ * the CPUs at every read.
  */
 static void
 count_direct (struct adaptra_engine *e, struct adaptra_client *c,
@@ -321,7 +325,7 @@ count_direct (struct adaptra_engine *e, struct adaptra_client *c,
   adaptra_stat_add (&st->backend_bytes, bytes);
   if (__atomic_load_n (&c->volume->bypass, __ATOMIC_RELAXED))
     adaptra_stat_add (&st->bypass_bytes, bytes);
-  __atomic_fetch_add (&c->volume->backend_bytes, bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&c->direct_bytes, bytes, __ATOMIC_RELAXED);
   __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
 }
 

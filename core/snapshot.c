@@ -254,6 +254,7 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
     r->pages = pages && i < nvolumes ? pages[i] : 0;
     r->client_bytes = v->client_bytes;
     r->readahead_hits = v->readahead_hits;
+    r->backend_bytes = 0;
     for (j = 0; j < e->nclients; j++) {
       const struct adaptra_client *c = adaptra_client_at (e, j);
 
@@ -261,9 +262,11 @@ adaptra_volumes_snapshot (struct adaptra_engine *e,
         r->client_bytes += __atomic_load_n (&c->bytes, __ATOMIC_RELAXED);
         r->readahead_hits += __atomic_load_n (&c->readahead_hits,
                                               __ATOMIC_RELAXED);
+        r->backend_bytes += __atomic_load_n (&c->direct_bytes,
+                                             __ATOMIC_RELAXED);
       }
     }
-    r->backend_bytes = __atomic_load_n (&v->backend_bytes, __ATOMIC_RELAXED);
+    r->backend_bytes += __atomic_load_n (&v->backend_bytes, __ATOMIC_RELAXED);
     n++;
   }
   adaptra_unlock (e);

@@ -240,6 +240,9 @@ adaptra_client_close (struct adaptra_engine *e, int client)
     c->volume->readahead_hits += __atomic_load_n (&c->readahead_hits,
                                                   __ATOMIC_RELAXED);
     c->volume->rereads += __atomic_load_n (&c->rereads, __ATOMIC_RELAXED);
+    __atomic_fetch_add (&c->volume->backend_bytes,
+                        __atomic_load_n (&c->direct_bytes, __ATOMIC_RELAXED),
+                        __ATOMIC_RELAXED);
   }
   adaptra_unlock (e);
 }

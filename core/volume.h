@@ -50,8 +50,11 @@ struct adaptra_volume {
   uint64_t flight_bytes;        /* its prefetch queued or running */
   uint64_t client_bytes;        /* read by its closed clients (the open
                                    ones count their own) */
-  uint64_t backend_bytes;       /* added atomically: the stepped-aside
-                                   path counts without the lock */
+  uint64_t backend_bytes;       /* added atomically, but for the bytes
+                                   its open clients read straight into
+                                   their buffers (their direct_bytes):
+                                   a stepped-aside read writes no line
+                                   all readers share */
   struct adaptra_holes holes;   /* its extents that read as zeros, which
                                    read-ahead skips (holes.c) */
   struct adaptra_keep keep;     /* whether its deep clients' misses are
@@ -92,6 +95,10 @@ struct adaptra_client {
                                    (depth.h: adaptra_keep) */
   uint64_t backend_bytes;       /* bytes its own misses read (added
                                    atomically, as the volume's) */
+  uint64_t direct_bytes;        /* of those, read straight into its
+                                   buffer (read.c: count_direct), its
+                                   volume's backend bytes from when it
+                                   closes (atomic) */
   uint64_t streams_started;
   uint64_t touched;             /* last page it touched outside a live
                                    stream, plus one (read.c) */

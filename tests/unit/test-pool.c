@@ -10,11 +10,14 @@
 
 #include <config.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "../../core/pool.h"
@@ -490,6 +493,105 @@ test_pin_hits (void **state)
   assert_int_equal (adaptra_pool_counts (&pool).free, FRAMES - 10 + 3 + 1);
 }
 
+/* Page i of area a (ADAPTRA_POOL_AREA_SHIFT). */
+static uint64_t
+area_page (uint64_t a, uint64_t i)
+{
+  return (a << ADAPTRA_POOL_AREA_SHIFT) + i;
+}
+
+static void
+test_may_hold_by_area (void **state)
+{
+  const uint64_t area = UINT64_C (1) << ADAPTRA_POOL_AREA_SHIFT;
+  uint32_t f, g, frames[16];
+
+  (void) state;
+  assert_false (adaptra_pool_may_hold (&pool, 0, UINT64_C (1) << 40));
+  assert_false (adaptra_pool_may_hold (&pool, area_page (5, 10), 0));
+  f = adaptra_pool_insert (&pool, area_page (5, 10), 0, 0, 0);
+  /* Held from its insert, in flight: its area only. */
+  assert_true (adaptra_pool_may_hold (&pool, area_page (5, 10), 1));
+  assert_true (adaptra_pool_may_hold (&pool, area_page (5, area - 1), 1));
+  assert_false (adaptra_pool_may_hold (&pool, area_page (4, 0), area));
+  assert_true (adaptra_pool_may_hold (&pool, area_page (4, 0), area + 1));
+  assert_false (adaptra_pool_may_hold (&pool, area_page (6, 0), 16));
+  /* Areas ADAPTRA_POOL_AREAS apart share a counter. */
+  assert_true (adaptra_pool_may_hold (&pool,
+                                      area_page (5 + ADAPTRA_POOL_AREAS, 0),
+                                      1));
+  assert_true (adaptra_pool_may_hold (&pool, area_page (6, 0),
+                                      ADAPTRA_POOL_AREAS * area));
+  assert_false (adaptra_pool_may_hold (&pool, area_page (6, 0),
+                                       (ADAPTRA_POOL_AREAS - 1) * area));
+  /* Two pages of the area: it is held until both leave. */
+  g = add_ready (area_page (5, 11), 0);
+  adaptra_pool_drop (&pool, f);
+  assert_true (adaptra_pool_may_hold (&pool, area_page (5, 0), 1));
+  assert_true (adaptra_pool_claim (&pool, g));
+  adaptra_pool_drop (&pool, adaptra_pool_insert (&pool, area_page (6, 0),
+                                                 0, 0, 0));
+  assert_false (adaptra_pool_may_hold (&pool, 0, UINT64_C (1) << 40));
+  /* A pinned page invalidated leaves the index, and its area, before
+   * its last unpin frees it.
+   */
+  f = add_ready (area_page (7, 0), 0);
+  assert_int_equal (adaptra_pool_pin_hits (&pool, area_page (7, 0), 1,
+                                           frames, true), 1);
+  adaptra_pool_invalidate (&pool, area_page (7, 0), area_page (8, 0));
+  assert_false (adaptra_pool_may_hold (&pool, area_page (7, 0), area));
+  assert_true (unpin1 (f));
+  adaptra_pool_release (&pool, f);
+  assert_accounted ();
+}
+
+/* Pin the 16 pages of area 9 from a thread of their own (the stripe
+ * locks are the test's).
+ */
+static void *
+pin_area_9 (void *arg)
+{
+  uint32_t *got = arg;
+  uint32_t frames[16];
+
+  got[0] = adaptra_pool_pin_hits (&pool, area_page (9, 0), 16, frames, false);
+  got[1] = frames[15];
+  got[2] = adaptra_pool_pin_hits (&pool, area_page (9, 0), 16, frames, true);
+  return NULL;
+}
+
+/* A hit of pages whose areas the pool holds none of, as a stepped-aside
+ * volume reads, finds them absent without a stripe lock: with every
+ * stripe locked, it still returns.
+ */
+static void
+test_pin_hits_absent_area_takes_no_lock (void **state)
+{
+  uint32_t got[3] = { 0, 0, 1 };
+  struct timespec deadline;
+  pthread_t t;
+  unsigned s;
+  int err;
+
+  (void) state;
+  /* A page in the area before, on the stripe of its last run. */
+  add_ready (area_page (9, 0) - 1, 0);
+  for (s = 0; s < ADAPTRA_POOL_STRIPES; s++)
+    pthread_mutex_lock (&pool.stripes[s].lock);
+  assert_int_equal (pthread_create (&t, NULL, pin_area_9, got), 0);
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 2;
+  err = pthread_timedjoin_np (t, NULL, &deadline);
+  for (s = 0; s < ADAPTRA_POOL_STRIPES; s++)
+    pthread_mutex_unlock (&pool.stripes[s].lock);
+  if (err == ETIMEDOUT)
+    pthread_join (t, NULL);
+  assert_int_equal (err, 0);
+  assert_int_equal (got[0], 16);
+  assert_int_equal (got[1], ADAPTRA_NO_FRAME);
+  assert_int_equal (got[2], 0);
+}
+
 static void
 test_rescue (void **state)
 {
@@ -786,6 +888,8 @@ main (void)
     T (test_count_by_many_blocks),
     T (test_run_shares_block),
     T (test_pin_hits),
+    T (test_may_hold_by_area),
+    T (test_pin_hits_absent_area_takes_no_lock),
     T (test_rescue),
     T (test_history_and_run),
     T (test_history_of_reads),

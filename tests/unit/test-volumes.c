@@ -8,7 +8,7 @@
  * write must reach every volume that may hold its bytes, from a
  * connection with a volume or without one, and leave the others'
  * pages alone.  A page is "held" when reading it again makes no
- * backend call.
+ * backend call.  And the volumes' counts of the bytes read for them.
  */
 
 #include <config.h>
@@ -22,23 +22,42 @@
 
 #include "adaptra/engine.h"
 #include "fixture.h"
+#include "../../core/engine-impl.h"
 
 /* The smaller volumes' size; the fake disk holds the larger ones. */
 #define SIZE (1024 * 1024)
 
+/* An engine that keeps only the pages read, its volumes stepped aside
+ * from the start if aside.
+ */
 static int
-setup (void **state)
+engine_setup (bool aside)
 {
   struct adaptra_config cfg;
 
-  (void) state;
   if (fixture_setup (2 * SIZE) == -1)
     return -1;
   fixture_config (&cfg);
   cfg.pool_bytes = 4 * 1024 * 1024;
   cfg.mode = ADAPTRA_MODE_OFF;          /* only the pages read */
+  if (aside)
+    cfg.bypass = ADAPTRA_BYPASS_ALWAYS;
   fixture_engine (&cfg);
   return 0;
+}
+
+static int
+setup (void **state)
+{
+  (void) state;
+  return engine_setup (false);
+}
+
+static int
+setup_aside (void **state)
+{
+  (void) state;
+  return engine_setup (true);
 }
 
 static int
@@ -148,6 +167,57 @@ test_snapshot_without_volumes (void **state)
   assert_int_equal (adaptra_volumes_snapshot (e, rows, 4), 0);
 }
 
+/* The one volume's backend bytes, as the "exports" command shows them. */
+static uint64_t
+row_backend_bytes (void)
+{
+  struct adaptra_volume_row rows[2];
+
+  assert_int_equal (adaptra_volumes_snapshot (e, rows, 2), 1);
+  return rows[0].backend_bytes;
+}
+
+/* Volume id's own count of backend bytes; whether it stepped aside. */
+static uint64_t
+own_backend_bytes (int id, bool *bypass)
+{
+  uint64_t bytes;
+
+  adaptra_lock (e);
+  bytes = adaptra_volume_of (e, id)->backend_bytes;
+  *bypass = adaptra_volume_of (e, id)->bypass;
+  adaptra_unlock (e);
+  return bytes;
+}
+
+/* Stepped-aside reads count their bytes in their client until it
+ * closes, not in the volume that all its readers share (read.c:
+ * count_direct); the volume's count still adds them all up, from its
+ * open clients and its closed ones.
+ */
+static void
+test_aside_bytes_add_up (void **state)
+{
+  char buf[3 * PAGE];
+  int volume = open_volume (e, "disk", SIZE, 0);
+  int a = open_client (e, volume, "a"), b = open_client (e, volume, "b");
+  bool bypass;
+
+  (void) state;
+  assert_int_equal (adaptra_read (e, a, &client_ctx, buf, 3 * PAGE, 0), 0);
+  assert_int_equal (adaptra_read (e, b, &client_ctx, buf, 2 * PAGE,
+                                  8 * PAGE), 0);
+  assert_int_equal (own_backend_bytes (volume, &bypass), 0);
+  assert_true (bypass);
+  assert_int_equal (row_backend_bytes (), 5 * PAGE);
+  adaptra_client_close (e, a);
+  assert_int_equal (own_backend_bytes (volume, &bypass), 3 * PAGE);
+  assert_int_equal (row_backend_bytes (), 5 * PAGE);
+  assert_int_equal (adaptra_read (e, b, &client_ctx, buf, PAGE, 0), 0);
+  assert_int_equal (row_backend_bytes (), 6 * PAGE);
+  adaptra_client_close (e, b);
+}
+
 int
 main (void)
 {
@@ -158,6 +228,8 @@ main (void)
                                      setup, teardown),
     cmocka_unit_test_setup_teardown (test_writer_with_volume,
                                      setup, teardown),
+    cmocka_unit_test_setup_teardown (test_aside_bytes_add_up,
+                                     setup_aside, teardown),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
