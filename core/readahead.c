@@ -177,7 +177,6 @@ bounds_of (const struct adaptra_engine *e, uint64_t req,
   b->min = min_u64 (min, b->max);
   b->ratio = e->cfg.ratio;
   b->lead = 0;
-  b->turn = 0;
   b->fixed = e->cfg.mode == ADAPTRA_MODE_FIXED ? fixed_pages (e) : 0;
 }
 
@@ -198,19 +197,6 @@ lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
   fetch_ns = (double) adaptra_model_fetch_ns (&est, window << e->page_shift);
   pages = fetch_ns * (double) consumed / (double) dt;
   return (uint64_t) pages + 1;
-}
-
-/* Where distance costs, the pages of a turn at the backend's head
- * (the model's budget: window.h, struct adaptra_window_bounds); 0
- * elsewhere.
- */
-static uint64_t
-turn_pages (const struct adaptra_engine *e)
-{
-  struct adaptra_model_estimate est;
-
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  return est.seeks ? est.budget >> e->page_shift : 0;
 }
 
 /* What happened: the input of one decision.  read.c finds it, once
@@ -699,7 +685,6 @@ state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
   in.ra_old = s->readahead_index - s->ra_index;
   in.la_old = la_old;
   in.lost = s->lost;
-  in.streams = adaptra_streams_count (&e->streams);
   return in;
 }
 
@@ -722,7 +707,6 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   if (!lone)
     b->lead = min_u64 (lead_pages (e, s, in.stream_shift, in.ra_old,
                                    adaptra_now (e)), b->max);
-  b->turn = turn_pages (e);
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:

@@ -74,36 +74,6 @@ lookahead_of (uint64_t ra, const struct adaptra_window_bounds *b)
   return min_u64 (max_u64 (1 + ra / 8, b->lead), ra);
 }
 
-/* How far a window may grow in one step where distance costs: to a
- * turn at the head (b->turn), within the stream's share of the pool.
- *
- * A window grows at most twice the last one a step, for under a light
- * load g is tiny and T is noise.  But where distance costs each window
- * is a turn of the head, a seek of its own, and one smaller than the
- * model's budget (the bytes that pay for a seek: model.h) spends more
- * of the head's time seeking than the model allows a turn.  A stream
- * starts at four requests (adaptra_window_initial) and doubling took
- * four or five windows, each a seek, to reach what the pool keeps: on
- * the disk model eight interleaved streams (W3) made a third of their
- * seeks in the first half second, and in the filter 100-110 of 280.
- * Taken at once, T's noise came with the turn: a T measured over a
- * short g (119 ticks, 1.5% of a 32 MiB pool) put windows at five
- * times the last, and the streams lost 1-2% of their pages unread in
- * pools of 16 to 48 MiB.  So the step is bounded by the T the pool
- * would show were all n streams of the table reading at one pace (g =
- * n s, T = G/n), at ratio/100 as T is: the share of the pool each
- * stream can keep, which no short interval makes noisy.
- */
-static uint64_t
-turn_limit (const struct adaptra_state_input *in,
-            const struct adaptra_window_bounds *b)
-{
-  uint64_t share = mul_div (in->global_size, b->ratio,
-                            100 * max_u64 (in->streams, 1));
-
-  return min_u64 (b->turn, share);
-}
-
 uint64_t
 adaptra_window_max (uint64_t max_pages, uint64_t floor_pages,
                     uint64_t bdp_pages, uint64_t spare_pages)
@@ -146,8 +116,7 @@ adaptra_window_state (const struct adaptra_state_input *in,
     return d;
   ra = scaled - in->la_old;
 
-  limit = min_u64 (b->max, max_u64 (2 * max_u64 (in->ra_old, 1),
-                                    turn_limit (in, b)));
+  limit = min_u64 (b->max, 2 * max_u64 (in->ra_old, 1));
   ra = min_u64 (ra, limit);
   if (in->lost > 0)
     ra = min_u64 (ra, max_u64 (in->ra_old / 2, 1));

@@ -37,9 +37,6 @@ struct adaptra_window_bounds {
   uint64_t lead;                /* look-ahead that hides backend latency */
   uint64_t fixed;               /* fixed mode: the fixed window's pages;
                                    0: adaptive */
-  uint64_t turn;                /* where distance costs, the pages of a
-                                   turn at the backend's head (the
-                                   model's budget); 0 elsewhere */
 };
 
 /* Mode dispatch, the one place the mode decides anything: in fixed
@@ -75,7 +72,6 @@ struct adaptra_state_input {
   uint64_t ra_old;              /* size of the stream's current window */
   uint64_t la_old;              /* pages of it still ahead of the reader */
   uint64_t lost;                /* its pages evicted unread meanwhile */
-  uint64_t streams;             /* n: streams in the table */
 };
 
 enum adaptra_state_action {
@@ -93,9 +89,8 @@ struct adaptra_state_decision {
 
 /* The state method: the thrashing threshold T = s*G/g (g at least 1),
  * scaled by ratio/100, less the la_old pages already ahead, grown at
- * most 2x ra_old per step, or where a turn (b->turn) is more, up to
- * the turn within the stream's share of the pool (G/n scaled by
- * ratio/100), at most max; halved when the stream lost pages.  la = ra/8 (at least 1, at least lead), reduced so that the
+ * most 2x ra_old per step, at most max; halved when the stream lost
+ * pages.  la = ra/8 (at least 1, at least lead), reduced so that the
  * next mark is at least ra/4 pages on (the next estimate needs a
  * measurable s).  Asks for a rescue when the pages ahead would be
  * evicted before the reader gets there (remain <= la_old, la_old > 1).

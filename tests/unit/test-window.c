@@ -61,54 +61,6 @@ test_state_grows_at_most_2x (void **state)
   assert_int_equal (steps, 6);          /* 4 -> 8 -> ... -> 256 */
 }
 
-/* Where distance costs, a window may grow to a turn at the head at
- * once, but only within the stream's share of the pool (G/n at the
- * ratio): a T measured over a short interval is noise, and here is
- * huge.
- */
-static void
-test_state_grows_to_a_turn (void **state)
-{
-  struct adaptra_state_input in = {
-    .stream_shift = 64, .global_size = 100000, .global_shift = 10,
-    .ra_old = 4, .la_old = 0, .streams = 8,
-  };
-  struct adaptra_window_bounds b = bounds;
-  struct adaptra_state_decision d;
-
-  (void) state;
-  b.turn = 200;
-  d = adaptra_window_state (&in, &b);
-  assert_int_equal (d.action, ADAPTRA_STATE_WINDOW);
-  assert_int_equal (d.window.ra, 200);  /* the turn, not 2 x 4 */
-  assert_true (d.window.la >= 1 && d.window.la < d.window.ra);
-  /* A turn past max stops at max. */
-  b.turn = 1000;
-  d = adaptra_window_state (&in, &b);
-  assert_int_equal (d.window.ra, bounds.max);
-  /* 1000 streams share the pool: 100000 * 50% / 1000 = 50 pages each,
-   * however large T looks.
-   */
-  in.streams = 1000;
-  d = adaptra_window_state (&in, &b);
-  assert_int_equal (d.window.ra, 50);
-  /* A share under twice the last window: doubling still applies. */
-  in.streams = 100000;
-  d = adaptra_window_state (&in, &b);
-  assert_int_equal (d.window.ra, 8);
-  /* Pages lost unread still halve it. */
-  in.streams = 8;
-  in.ra_old = 64;
-  in.lost = 1;
-  d = adaptra_window_state (&in, &b);
-  assert_int_equal (d.window.ra, 32);
-  /* No turn (distance does not cost): twice the last window. */
-  in.lost = 0;
-  b.turn = 0;
-  d = adaptra_window_state (&in, &b);
-  assert_int_equal (d.window.ra, 128);
-}
-
 static void
 test_state_shrinks_when_pool_ages_fast (void **state)
 {
@@ -320,7 +272,6 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_initial),
     cmocka_unit_test (test_state_grows_at_most_2x),
-    cmocka_unit_test (test_state_grows_to_a_turn),
     cmocka_unit_test (test_state_shrinks_when_pool_ages_fast),
     cmocka_unit_test (test_state_rescue),
     cmocka_unit_test (test_state_lost_pages_halve),
