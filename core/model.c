@@ -470,8 +470,8 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
 /* Judge distance at time now, after a sample: the tests' answer
  * turns the model's only once it has outnumbered the model's own by
  * ADAPTRA_MODEL_SEEK_HOLD samples (model.h: each contrary answer adds
- * one to the count, each agreeing one takes one off).  While the tests see seeks, record what
- * one costs.
+ * one to the count, each agreeing one takes one off).  While the
+ * tests see seeks, record what one costs.
  */
 static void
 judge_distance (struct adaptra_model *m, uint64_t now)

@@ -213,8 +213,10 @@
  * W3 run's first windows went out in 64 KiB chunks, each a seek, for
  * 0.1-0.2 s after the tests first saw seeks, for a completion
  * reported out of turn (below) made every few answers "no"; the
- * seeks of the first half second, medians of five 4 s runs, 99
- * before, 59 after.  The count holds a disk's seeks through such
+ * seeks of the first half second, medians of five and six runs, 99
+ * and 82 before, 59 and 62 after
+ * (docs/bench/history/beside-the-matrix.md, "Disk W3: the ramp's
+ * seeks").  The count holds a disk's seeks through such
  * answers once seen, too.  A remote store's spells (below) are rare
  * and short: they decay before they add up.  A head's
  * seek is the device's and lasts; what passes for one at a store that
