@@ -468,9 +468,10 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
 }
 
 /* Judge distance at time now, after a sample: the tests' answer
- * turns the model's only once it has held for ADAPTRA_MODEL_SEEK_HOLD
- * samples in a row (model.h).  While the tests see seeks, record what
- * one costs.
+ * turns the model's only once it has outnumbered the model's own by
+ * ADAPTRA_MODEL_SEEK_HOLD samples (model.h: each contrary answer adds
+ * one to the count, each agreeing one takes one off).  While the
+ * tests see seeks, record what one costs.
  */
 static void
 judge_distance (struct adaptra_model *m, uint64_t now)
@@ -482,8 +483,10 @@ judge_distance (struct adaptra_model *m, uint64_t now)
   costs = distance_costs (m, now, transfer, m->seeking, &gap, &served);
   if (costs)
     m->seek_ns = seek_cost (m, transfer, gap, served);
-  if (costs == m->seeking)
-    m->contrary = 0;
+  if (costs == m->seeking) {
+    if (m->contrary > 0)
+      m->contrary--;
+  }
   else if (++m->contrary >= ADAPTRA_MODEL_SEEK_HOLD) {
     m->seeking = costs;
     m->contrary = 0;

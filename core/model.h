@@ -46,8 +46,8 @@
  * one (moving averages of each apart, by their service times where
  * reads queued, else by their whole times): the queue's turns between
  * streams make mean seeks, where the fastest far read is the shortest
- * hop.  The tests' answer turns the model's only once it has held for
- * ADAPTRA_MODEL_SEEK_HOLD reads in a row.
+ * hop.  The tests' answer turns the model's only once it has outnumbered
+ * the model's own by ADAPTRA_MODEL_SEEK_HOLD reads.
  *
  * No locking: the engine samples and asks under its lock, except for
  * start and end (atomic: readers add to running without the lock).
@@ -205,7 +205,20 @@
 
 /* The tests above answer after every read, and their answer turns the
  * model's (seeks, and the budget, depth and chunk on them) only once
- * it has held for ADAPTRA_MODEL_SEEK_HOLD reads in a row.  A head's
+ * it has outnumbered the model's own by ADAPTRA_MODEL_SEEK_HOLD reads:
+ * each contrary answer adds one to a count, each agreeing one takes
+ * one off (a leaky bucket, not a run; a run of HOLD contrary answers
+ * still turns it).  Held for HOLD reads in a row instead, one
+ * agreeing answer undid the evidence of thirty: in the filter a disk
+ * W3 run's first windows went out in 64 KiB chunks, each a seek, for
+ * 0.1-0.2 s after the tests first saw seeks, for a completion
+ * reported out of turn (below) made every few answers "no"; the
+ * seeks of the first half second, medians of five and six runs, 99
+ * and 82 before, 59 and 62 after
+ * (docs/bench/history/beside-the-matrix.md, "Disk W3: the ramp's
+ * seeks").  The count holds a disk's seeks through such
+ * answers once seen, too.  A remote store's spells (below) are rare
+ * and short: they decay before they add up.  A head's
  * seek is the device's and lasts; what passes for one at a store that
  * serves reads in parallel is the queueing of a moment: the window's
  * pieces issued together complete together, so that the near ones
@@ -462,8 +475,9 @@ struct adaptra_model {
   struct adaptra_model_mean served_before[2]; /* the same before the
                                    last read that queued */
   bool seeking;                 /* distance costs, the judgement */
-  unsigned contrary;            /* samples in a row whose tests
-                                   answered otherwise */
+  unsigned contrary;            /* samples whose tests answered
+                                   otherwise, less those that agreed
+                                   since (never under 0) */
   uint64_t seek_ns;             /* a seek's cost, when the tests last
                                    saw seeks */
   uint64_t newest;              /* the latest slot id seen */

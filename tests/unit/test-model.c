@@ -872,6 +872,49 @@ served_groups (struct adaptra_model *m, uint64_t *t, unsigned groups,
   }
 }
 
+/* A disk's far reads served 2 ms longer than its near ones, but one
+ * group in four swapped (a completion reported out of turn): its far
+ * read served in 0.1 ms, its near one in 3 ms.  The tests answer
+ * "no" for a few reads after each such group, never seeks for
+ * ADAPTRA_MODEL_SEEK_HOLD reads in a row; yet they answer seeks far
+ * more often than not, and the model turns (each agreeing answer takes
+ * one contrary one off).
+ */
+static void
+test_disk_seeks_through_swapped_groups (void **state)
+{
+  struct adaptra_model plain = { 0 }, swapped = { 0 };
+  struct adaptra_model_estimate est;
+  uint64_t t = SEC, u = SEC;
+  unsigned k, first = 0, first_plain = 0;
+
+  (void) state;
+  for (k = 1; k <= 400 && (first == 0 || first_plain == 0); k++) {
+    served_groups (&plain, &t, 1, 2 * MS, 200 * US, 64 * KIB);
+    adaptra_model_estimate (&plain, t, &est);
+    if (est.seeks && first_plain == 0)
+      first_plain = k;
+    if (k % 4)
+      served_groups (&swapped, &u, 1, 2 * MS, 200 * US, 64 * KIB);
+    else
+      served_groups (&swapped, &u, 1, 100 * US, 3 * MS, 64 * KIB);
+    adaptra_model_estimate (&swapped, u, &est);
+    if (est.seeks && first == 0)
+      first = k;
+  }
+  assert_true (first_plain > 0);
+  assert_true (first > 0);              /* 52 groups, 12 without swaps */
+  /* And it stays so through the swaps. */
+  for (k = 1; k <= 400; k++) {
+    if (k % 4)
+      served_groups (&swapped, &u, 1, 2 * MS, 200 * US, 64 * KIB);
+    else
+      served_groups (&swapped, &u, 1, 100 * US, 3 * MS, 64 * KIB);
+    adaptra_model_estimate (&swapped, u, &est);
+    assert_true (est.seeks);
+  }
+}
+
 /* The hysteresis's bound: a backend that looked seeking (its far
  * reads served 0.7 ms longer than its near ones, over twice as long)
  * and whose far reads then take 0.4 ms longer, under twice as long,
@@ -1545,6 +1588,7 @@ main (void)
     cmocka_unit_test (test_disk_parallel_chunks_seek),
     cmocka_unit_test (test_disk_long_runs_still_seek),
     cmocka_unit_test (test_disk_swapped_completions_still_seek),
+    cmocka_unit_test (test_disk_seeks_through_swapped_groups),
     cmocka_unit_test (test_seeks_end_under_a_seek),
     cmocka_unit_test (test_parallel_pieces_do_not_seek),
     cmocka_unit_test (test_sequential_disk_is_not_fast),
