@@ -2439,6 +2439,7 @@ test_concurrent_stress (void **state)
 #define HOT_WRITES 1500
 
 static unsigned hot_done[HOT_PAGES];    /* versions written and invalidated */
+static unsigned hot_reads_done;         /* reads the readers are past */
 
 static unsigned char
 hot_byte (uint64_t page, unsigned version)
@@ -2498,7 +2499,10 @@ hot_reader (void *arg)
       if (v < 0 || (unsigned) v < before[j])
         bad++;
     }
+    __atomic_add_fetch (&hot_reads_done, 1, __ATOMIC_RELEASE);
   }
+  /* A reader that stopped early still lets the writer start. */
+  __atomic_add_fetch (&hot_reads_done, HOT_READS - i, __ATOMIC_RELEASE);
   adaptra_client_close (e, c);
   free (buf);
   return (void *) bad;
@@ -2507,11 +2511,18 @@ hot_reader (void *arg)
 static void *
 hot_writer (void *arg)
 {
+  const struct timespec pause = { .tv_nsec = 100000 };
   unsigned version[HOT_PAGES] = { 0 };
   uint64_t x = 88172645463325252u;
   unsigned i, j;
 
   (void) arg;
+  /* Write once the readers have cached the hot pages (a reader's worth
+   * of reads among them): on a loaded machine a writer that ran first
+   * wrote them all before any was cached and invalidated nothing.
+   */
+  while (__atomic_load_n (&hot_reads_done, __ATOMIC_ACQUIRE) < HOT_READS)
+    nanosleep (&pause, NULL);
   for (i = 0; i < HOT_WRITES; i++) {
     uint64_t n, first = hot_run (&x, &n);
 
@@ -2588,6 +2599,7 @@ hits_stress (bool toggle)
     memset (disk + p * PAGE, hot_byte (p, 0), PAGE);
     hot_done[p] = 0;
   }
+  hot_reads_done = 0;
   s = stats ();
   frames = s.pages_free + s.pages_inactive + s.pages_active;
   start_two_workers ();
