@@ -517,7 +517,7 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
     return false;
   }
   pl->method = ADAPTRA_METHOD_BACKWARD;
-  pl->start = end - zero > w.ra ? end - w.ra : zero;
+  pl->start = max_u64 (sub_sat_u64 (end, w.ra), zero);
   pl->end = end;
   pl->mark = pl->start > zero && w.la > 0 ? pl->start + w.la : NO_MARK;
   pl->at_eof = pl->start == zero;
@@ -684,7 +684,7 @@ lone_window (struct adaptra_engine *e, const struct event *ev,
   grown = ev->what == EVENT_MARK && waited && ev->v->flight_bytes == 0 &&
     adaptra_workers_take_jobs (e) ? lead + window : lead;
   grown = min_u64 (grown, max_u64 (adaptra_readahead_max_pages (e), window));
-  b->max = min_u64 (b->max, min_u64 (window + (grown > lead ? grown - lead : 0),
+  b->max = min_u64 (b->max, min_u64 (window + sub_sat_u64 (grown, lead),
                                      e->slot_pages));
   b->lead = grown;
   return true;
@@ -1508,11 +1508,10 @@ resume (struct adaptra_engine *e, const struct event *ev, uint32_t f,
   s = new_stream (e, ev, ev->last, index - h);
   s->method = page->method;
   s->readahead_index = index + ahead;
-  s->ra_index = s->readahead_index - v->first_page > window
-    ? s->readahead_index - window : v->first_page;
+  s->ra_index = max_u64 (sub_sat_u64 (s->readahead_index, window),
+                         v->first_page);
   s->mark_index = index;
-  s->reader_index = index - v->first_page > window
-    ? index - window : v->first_page;
+  s->reader_index = max_u64 (sub_sat_u64 (index, window), v->first_page);
   /* The clock's low 32 bits: it moved on less than 2^32 ticks, or the
    * window's pages would be long gone.
    */
