@@ -1,4 +1,5 @@
-/* minmax.h: the smaller and the larger of two page counts or offsets.
+/* minmax.h: the smaller and the larger of two page counts or offsets,
+ * and how far one is above the other.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -24,6 +25,16 @@ static inline uint64_t
 max_u64 (uint64_t a, uint64_t b)
 {
   return a > b ? a : b;
+}
+
+/* a - b, or 0 when b is not below a: how far a count or offset is
+ * above another, or the room left below a floor (max_u64 (sub_sat_u64
+ * (p, n), floor): n pages back from p, but not past floor).
+ */
+static inline uint64_t
+sub_sat_u64 (uint64_t a, uint64_t b)
+{
+  return a > b ? a - b : 0;
 }
 
 #endif /* ADAPTRA_MINMAX_H */

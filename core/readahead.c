@@ -349,33 +349,43 @@ first_dispatched (const struct adaptra_engine *e, const struct event *ev,
   return pl->start;
 }
 
-/* Settle where the mark of window pl goes; returns the frame of an
- * early mark, or ADAPTRA_NO_FRAME.
+/* The frame of page p when it is in the pool and stream id read it,
+ * or ADAPTRA_NO_FRAME.
+ */
+static uint32_t
+stream_page (struct adaptra_engine *e, uint64_t p, uint64_t id)
+{
+  uint32_t f = adaptra_pool_lookup (&e->pool, p);
+
+  if (f != ADAPTRA_NO_FRAME &&
+      adaptra_pool_page (&e->pool, f)->stream_id == id)
+    return f;
+  return ADAPTRA_NO_FRAME;
+}
+
+/* Settle where the mark of window pl goes; returns whether it is
+ * early.
  *
  * A mark inside the window (or none) stays as it is: it is dispatched
  * with the window's pages.  A mark before the window (a look-ahead
  * longer than the window: lone_window) is early: it stays on its page
  * when that page is one of an earlier window of pl's stream, in the
  * pool, that the reader has still to read (past the request of ev,
- * whose pages it has looked at already), and its frame is returned
- * for issue () to mark; otherwise it moves to the window's first page.
- * Either way pl->mark is then the page that carries the window's
- * look-ahead.
+ * whose pages it has looked at already), for issue () to mark;
+ * otherwise it moves to the window's first page.  Either way pl->mark
+ * is then the page that carries the window's look-ahead.
  */
-static uint32_t
+static bool
 early_mark (struct adaptra_engine *e, const struct event *ev,
             struct placement *pl)
 {
-  uint32_t f;
-
   if (pl->mark == NO_MARK || pl->mark >= pl->start)
-    return ADAPTRA_NO_FRAME;
+    return false;
   if (pl->mark >= ev->last &&
-      (f = adaptra_pool_lookup (&e->pool, pl->mark)) != ADAPTRA_NO_FRAME &&
-      adaptra_pool_page (&e->pool, f)->stream_id == pl->s->id)
-    return f;
+      stream_page (e, pl->mark, pl->s->id) != ADAPTRA_NO_FRAME)
+    return true;
   pl->mark = pl->start;
-  return ADAPTRA_NO_FRAME;
+  return false;
 }
 
 /* Issue the window pl: record it as its stream's current one and
@@ -383,15 +393,21 @@ early_mark (struct adaptra_engine *e, const struct event *ev,
  * Its mark is settled first (early_mark): an early one is set on its
  * page in an earlier window once the window is dispatched, without a
  * mark of its own; any other goes with the window's pages
- * (dispatch_data).  pl->mark ends as the page that carries it, where
- * a forward stream's state goes (carry_state), and the tracer sees it.
+ * (dispatch_data).  The early page is looked up again after the
+ * dispatch: the dispatch may have evicted it to make room for the
+ * window, and its frame may hold one of the window's pages by then,
+ * which the mark must not land on (the reader would take it a window
+ * too late, as the stream's state).  The look-ahead then goes with
+ * the page, as a mark on any evicted page does.  pl->mark ends as the
+ * page that carries it (NO_MARK: none), where a forward stream's
+ * state goes (carry_state), and the tracer sees it.
  */
 static void
 issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
 {
   struct adaptra_stream *s = pl->s;
   uint64_t from = first_dispatched (e, ev, pl);
-  uint32_t early = early_mark (e, ev, pl);
+  bool early = early_mark (e, ev, pl);
   uint64_t inserted;
 
   s->method = (uint8_t) pl->method;
@@ -406,11 +422,16 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   s->hits = 0;
   e->last_window_stream = s->id;
 
-  if (early != ADAPTRA_NO_FRAME) {
+  if (early) {
     uint64_t none = NO_MARK;
+    uint32_t f;
 
     inserted = dispatch_data (e, ev->v, from, pl, &none);
-    adaptra_pool_set_mark (&e->pool, early);
+    f = stream_page (e, pl->mark, s->id);
+    if (f != ADAPTRA_NO_FRAME)
+      adaptra_pool_set_mark (&e->pool, f);
+    else
+      pl->mark = NO_MARK;
   }
   else
     inserted = dispatch_data (e, ev->v, from, pl, &pl->mark);
@@ -496,7 +517,7 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
     return false;
   }
   pl->method = ADAPTRA_METHOD_BACKWARD;
-  pl->start = end - zero > w.ra ? end - w.ra : zero;
+  pl->start = max_u64 (sub_sat_u64 (end, w.ra), zero);
   pl->end = end;
   pl->mark = pl->start > zero && w.la > 0 ? pl->start + w.la : NO_MARK;
   pl->at_eof = pl->start == zero;
@@ -663,7 +684,7 @@ lone_window (struct adaptra_engine *e, const struct event *ev,
   grown = ev->what == EVENT_MARK && waited && ev->v->flight_bytes == 0 &&
     adaptra_workers_take_jobs (e) ? lead + window : lead;
   grown = min_u64 (grown, max_u64 (adaptra_readahead_max_pages (e), window));
-  b->max = min_u64 (b->max, min_u64 (window + (grown > lead ? grown - lead : 0),
+  b->max = min_u64 (b->max, min_u64 (window + sub_sat_u64 (grown, lead),
                                      e->slot_pages));
   b->lead = grown;
   return true;
@@ -1436,9 +1457,8 @@ rearm (struct adaptra_engine *e, const struct event *ev,
 
   if (s->backward || p >= s->readahead_index)
     return;
-  f = adaptra_pool_lookup (&e->pool, p);
-  if (f != ADAPTRA_NO_FRAME &&
-      adaptra_pool_page (&e->pool, f)->stream_id == window) {
+  f = stream_page (e, p, window);
+  if (f != ADAPTRA_NO_FRAME) {
     adaptra_pool_set_mark (&e->pool, f);
     carry_state (e, s, window, f);
   }
@@ -1488,11 +1508,10 @@ resume (struct adaptra_engine *e, const struct event *ev, uint32_t f,
   s = new_stream (e, ev, ev->last, index - h);
   s->method = page->method;
   s->readahead_index = index + ahead;
-  s->ra_index = s->readahead_index - v->first_page > window
-    ? s->readahead_index - window : v->first_page;
+  s->ra_index = max_u64 (sub_sat_u64 (s->readahead_index, window),
+                         v->first_page);
   s->mark_index = index;
-  s->reader_index = index - v->first_page > window
-    ? index - window : v->first_page;
+  s->reader_index = max_u64 (sub_sat_u64 (index, window), v->first_page);
   /* The clock's low 32 bits: it moved on less than 2^32 ticks, or the
    * window's pages would be long gone.
    */

@@ -1,4 +1,4 @@
-/* test-minmax.c: min_u64 and max_u64 (core/minmax.h).
+/* test-minmax.c: min_u64, max_u64 and sub_sat_u64 (core/minmax.h).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -45,6 +45,21 @@ arguments_evaluated_once (void **state)
   assert_int_equal (i, 2);
 }
 
+/* The difference where it is positive, 0 where it would wrap. */
+static void
+saturated_difference (void **state)
+{
+  uint64_t i = 5;
+
+  assert_int_equal (sub_sat_u64 (7, 3), 4);
+  assert_int_equal (sub_sat_u64 (3, 3), 0);
+  assert_int_equal (sub_sat_u64 (3, 7), 0);
+  assert_int_equal (sub_sat_u64 (UINT64_MAX, 1), UINT64_MAX - 1);
+  assert_int_equal (sub_sat_u64 (0, UINT64_MAX), 0);
+  assert_int_equal (sub_sat_u64 (i++, 2), 3);
+  assert_int_equal (i, 6);
+}
+
 int
 main (void)
 {
@@ -52,6 +67,7 @@ main (void)
     cmocka_unit_test (min_and_max_of_two),
     cmocka_unit_test (min_and_max_at_the_ends),
     cmocka_unit_test (arguments_evaluated_once),
+    cmocka_unit_test (saturated_difference),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -467,20 +467,20 @@ test_shared_link_cap (void **state)
 #define HEAD_WORKERS 32                 /* the default adaptra-workers */
 #define HEAD_TEACH (2 * 1024 * 1024)    /* read at the disk's end first */
 
-/* A fresh engine for the head tests: a HEAD_POOL pool, adaptra-max
+/* A fresh engine for the head tests: a pool of pool_bytes, adaptra-max
  * auto, HEAD_WORKERS simulated workers (jobs run by drain), the disk
  * backend, and the model taught by a reader of the disk's last
  * HEAD_TEACH bytes, which the tests leave alone.
  */
 static void
-restart_on_a_head (void)
+restart_on_a_head (uint64_t pool_bytes)
 {
   struct adaptra_config cfg;
   uint64_t off;
 
   fixture_stop ();
   fixture_config (&cfg);
-  cfg.pool_bytes = HEAD_POOL;
+  cfg.pool_bytes = pool_bytes;
   cfg.max_bytes = 0;                    /* auto */
   fixture_start (&cfg, "", "test");
   assert_int_equal (adaptra_workers_simulate (e, HEAD_WORKERS), 0);
@@ -537,7 +537,7 @@ test_lone_stream_on_a_head (void **state)
   unsigned i, seen = 0;
 
   (void) state;
-  restart_on_a_head ();
+  restart_on_a_head (HEAD_POOL);
   bound = lone_bound ();
   ntraces = 0;
   for (off = 0; off < DISK / 4; off += HEAD_REQ) {
@@ -621,7 +621,7 @@ grow_lone_lookahead (uint64_t *window)
 {
   uint64_t cap, lead;
 
-  restart_on_a_head ();
+  restart_on_a_head (HEAD_POOL);
   *window = lone_bound ();
   adaptra_lock (e);
   cap = adaptra_readahead_max_pages (e);
@@ -653,7 +653,7 @@ test_lone_lookahead_stays_without_workers (void **state)
   uint64_t lead;
 
   (void) state;
-  restart_on_a_head ();
+  restart_on_a_head (HEAD_POOL);
   assert_int_equal (adaptra_workers_simulate (e, 0), 0);
   assert_int_equal (read_with_a_slow_host (DRY_HEAD_BYTES, &lead), 0);
   assert_int_equal (lead, lone_bound ());
@@ -696,6 +696,105 @@ test_lone_lookahead_past_a_large_read (void **state)
   drain ();
 }
 
+/* An early mark whose page the window's own dispatch evicts: the mark
+ * goes with the page, and lands on no other (readahead.c: issue).  A
+ * lone reader's look-ahead grown to the max on a FULL_HEAD_POOL pool,
+ * which its reading fills; then the pool's order is arranged so that
+ * the page the next window's early mark goes on (a window past the
+ * current mark: its look-ahead stays the max) is the first victim:
+ * every page before it is moved to the inactive head (make_newest),
+ * and the page the eviction would follow (pool.c: follow_victim) is
+ * read a second time, which ends the victim's run.  The moves tick the
+ * aging clock, which the stream would take for thrashing (it would
+ * rescue its pages instead of issuing a window): its window's age is
+ * set to the clock after them.  The mark was set on the frame looked
+ * up before the dispatch, which by then held a page of the new window:
+ * its reader took it as a mark a window too late.
+ */
+#define FULL_HEAD_POOL (20 * 1024 * 1024)
+
+/* Move the pages of [first, end) in the pool to the inactive head. */
+static void
+make_newest (uint64_t first, uint64_t end)
+{
+  uint64_t p;
+
+  adaptra_lock (e);
+  for (p = first; p < end; p++)
+    adaptra_pool_rescue (&e->pool, p, 1);
+  adaptra_unlock (e);
+}
+
+/* Frames whose page stream id read and that carry a mark. */
+static unsigned
+marks_of (uint64_t id)
+{
+  unsigned n = 0;
+  uint32_t f;
+
+  adaptra_lock (e);
+  for (f = 0; f < e->pool.nframes; f++)
+    n += e->pool.pages[f].state != ADAPTRA_PAGE_FREE &&
+      e->pool.pages[f].stream_id == id &&
+      (e->pool.pages[f].flags & ADAPTRA_PG_MARK);
+  adaptra_unlock (e);
+  return n;
+}
+
+/* Whether page p is in the pool. */
+static bool
+in_pool (uint64_t p)
+{
+  bool in;
+
+  adaptra_lock (e);
+  in = adaptra_pool_lookup (&e->pool, p) != ADAPTRA_NO_FRAME;
+  adaptra_unlock (e);
+  return in;
+}
+
+static void
+test_early_mark_evicted_by_its_window (void **state)
+{
+  const struct adaptra_placement *last, *next;
+  struct adaptra_stream *s;
+  uint64_t lead, early;
+  unsigned i, before;
+
+  (void) state;
+  restart_on_a_head (FULL_HEAD_POOL);
+  assert_true (read_with_a_slow_host (DISK * 3 / 4 - HEAD_TEACH, &lead) > 8);
+  assert_int_equal (e->pool.nfree, 0);
+  for (i = ntraces; traces[i - 1].kind != ADAPTRA_TRACE_WINDOW; i--)
+    ;
+  last = &traces[i - 1].placement;
+  assert_true (lead > lone_bound ());
+  early = last->end + lone_bound () - lead;
+  assert_true (in_pool (early));
+  assert_int_equal (marks_of (last->stream), 1);
+
+  read_check (e->pool.follow_page * PAGE, PAGE);
+  make_newest (DISK / PAGE - HEAD_TEACH / PAGE, DISK / PAGE);
+  make_newest (0, early);
+  adaptra_lock (e);
+  for (s = adaptra_streams_first (&e->streams); s->id != last->stream;
+       s = adaptra_streams_after (&e->streams, s))
+    ;
+  s->age = adaptra_pool_clock (&e->pool);
+  adaptra_unlock (e);
+
+  before = ntraces;
+  read_check (last->mark * PAGE, HEAD_REQ);
+  assert_int_equal (ntraces, before + 1);
+  assert_int_equal (traces[before].kind, ADAPTRA_TRACE_WINDOW);
+  next = &traces[before].placement;
+  assert_int_equal (next->start, last->end);
+  assert_false (in_pool (early));
+  assert_int_equal (marks_of (last->stream), 0);
+  assert_int_equal (next->mark, ADAPTRA_NO_MARK);
+  drain ();
+}
+
 /* Streams that take turns at the head (W3: a reader of several files,
  * round-robin, each late for its windows) are no lone stream, even
  * where the others' jobs are done when one reaches its mark (here
@@ -713,7 +812,7 @@ test_streams_taking_turns_grow (void **state)
   unsigned i;
 
   (void) state;
-  restart_on_a_head ();
+  restart_on_a_head (HEAD_POOL);
   bound = lone_bound ();
   ntraces = 0;
   for (k = 0; k < region / 2; k += HEAD_REQ)
@@ -879,6 +978,7 @@ main (void)
     T (test_lone_lookahead_grows_when_the_head_runs_dry),
     T (test_lone_lookahead_stays_without_workers),
     T (test_lone_lookahead_past_a_large_read),
+    T (test_early_mark_evicted_by_its_window),
     T (test_streams_taking_turns_grow),
     T (test_window_at_least_request),
     T (test_runs_read_no_further_than_runs_end),
