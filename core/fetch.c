@@ -66,7 +66,7 @@ fill_frames (struct adaptra_engine *e, const uint32_t *frames, uint32_t n,
   for (i = 0; i < n; i++) {
     unsigned char *data = adaptra_pool_data (&e->pool, frames[i]);
     size_t at = (size_t) i * page;
-    size_t have = bytes > at ? bytes - at : 0;
+    size_t have = (size_t) sub_sat_u64 (bytes, at);
 
     if (have > page)
       have = page;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "minmax.h"
 #include "model.h"
 
 #define BUCKET_NS (ADAPTRA_MODEL_LATENCY_NS / ADAPTRA_MODEL_BUCKETS)
@@ -316,7 +317,7 @@ latency_of (const struct adaptra_model_fastest *f, uint64_t rate, bool halve)
 
   if (halve && transfer > f->ns / 2)
     transfer = f->ns / 2;
-  return f->ns > transfer ? f->ns - transfer : 0;
+  return sub_sat_u64 (f->ns, transfer);
 }
 
 /* The min-latency filter over the buckets of the window, near and far
