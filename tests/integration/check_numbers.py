@@ -8,9 +8,10 @@
 # it (docs/DESIGN.md in the section of its mechanism, the man pages
 # where an operator meets a limit or a time-out).  This lists every
 # object-like #define with a numeric value (a digit, a sign, a
-# parenthesis or UINT64_C/INT64_C first) in core/, plugin/, control/
-# and sim/, and fails naming each one that neither README.md nor a
-# document in docs/ nor a man page names, as a word.
+# parenthesis or UINT64_C/INT64_C first) in core/, plugin/, control/,
+# sim/, include/adaptra/ and profile/, and fails naming each one that
+# neither README.md nor a document in docs/ nor a man page names, as a
+# word.
 #
 # Not every such #define is a tuning number: NOT_TUNING below lists,
 # once, those that decide nothing a user or operator could meet, each
@@ -24,7 +25,7 @@ import os
 import re
 import sys
 
-CODE_DIRS = ("core", "plugin", "control", "sim")
+CODE_DIRS = ("core", "plugin", "control", "sim", "include/adaptra", "profile")
 DOC_GLOBS = ("README.md", "docs/*.md", "plugin/*.pod", "sim/*.pod")
 
 DEFINE = re.compile(
@@ -42,6 +43,9 @@ NOT_TUNING = {
     "BUCKET_NS": "ADAPTRA_MODEL_LATENCY_NS / ADAPTRA_MODEL_BUCKETS, both named",
     # Formats and the hardware's sizes.
     "ADAPTRA_REPORT_JSON_VERSION": "the JSON layout's version, not a choice",
+    "FNV_OFFSET": "FNV-1a 64's published offset basis (profile/format.c)",
+    "FNV_PRIME": "FNV-1a 64's published prime (profile/format.c)",
+    "ADAPTRA_PARAM_PREFIX_LEN": "the length of the string \"adaptra-\"",
     "ARENA_ALIGN": "the huge page size the arena is aligned to (x86-64's 2 MiB)",
     # Text layout: widths and columns of help and tables.
     "HELP_COLUMN": "column of the control socket's help text",
@@ -58,6 +62,13 @@ NOT_TUNING = {
     "MAX_WORD": "the request parser's word buffer, within SERVER_MAX_LINE",
     "RUN_ON_STACK": "a demand run's frames on the stack, sparing a malloc",
     "RANGES": "a batch of the matcher's ranges; the loop asks again while full",
+    "ADAPTRA_WHY_LEN": "buffer of an engine error message, its longest whole",
+    "ADAPTRA_TRACE_LINE_LEN": "buffer of a trace line, its widest numbers whole",
+    "ADAPTRA_PROFILE_NAME_MAX": "buffer of a profile's file name, 100 bytes whole",
+    # Initial sizes of tables that grow as they fill: they decide when
+    # the first realloc comes, nothing a user meets.
+    "RECORDER_SET_INITIAL": "the recorder's hash set, slots before it grows",
+    "RECORDER_EXTENTS_INITIAL": "the recorder's extents before they grow",
     "BYTE_EPS": "adaptra-sim's float rounding slack: a thousandth of a byte",
 }
 
