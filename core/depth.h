@@ -59,7 +59,12 @@
 /* The peaks lose 1/N of themselves at each arrival. */
 #define ADAPTRA_DEPTH_DECAY 16
 
-/* The peaks' fixed point: requests in 1/ADAPTRA_DEPTH_ONE. */
+/* The peaks' fixed point: requests in 1/ADAPTRA_DEPTH_ONE.  Whole
+ * requests would not decay: under ADAPTRA_DEPTH_DECAY requests,
+ * peak / ADAPTRA_DEPTH_DECAY is 0, and a peak of 2 would stay above
+ * one and a half for good.  In 256ths a peak decays until under a
+ * sixteenth of a request, and one and a half is exact (384).
+ */
 #define ADAPTRA_DEPTH_ONE 256
 
 /* A client reads ahead itself when its peak is above this many
@@ -111,7 +116,12 @@ extern bool adaptra_depth_reads_ahead (struct adaptra_depth *d,
  * straight into the client's buffer.  The sampled runs take the
  * volume's count of reads again (a sum over its clients) and
  * re-evaluate.  Both counts halve every ADAPTRA_KEEP_WINDOW bytes kept:
- * recent reads weigh.  Not thread-safe: the engine's lock.
+ * recent reads weigh.  64 MiB is sixteen trials: much smaller, the
+ * share would rest on few reads again and flip between keeping and
+ * not; much larger, a volume whose clients stopped reading pages again
+ * (a boot storm over, a copy begun) would go on keeping a copy's
+ * misses, a copy of every byte, for that much longer.  Not
+ * thread-safe: the engine's lock.
  */
 #define ADAPTRA_KEEP_TRIAL (UINT64_C (4) << 20)
 #define ADAPTRA_KEEP_SHARE 16

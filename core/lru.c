@@ -57,10 +57,26 @@
 #include "lru.h"
 #include "pool.h"
 
-/* Active list limit: at most this fraction (1/N) of all frames. */
+/* Active list limit: at most this fraction (1/N) of all frames.  A
+ * half leaves the other half, the inactive list, to windows read ahead
+ * and not yet read, the balance Linux's file LRU kept from 2.6.31 on
+ * (mm/vmscan.c: inactive_file_is_low, active > inactive).  With N = 1
+ * pages read twice could fill the pool, and windows would be evicted
+ * unread from a sliver of inactive list; with N much larger, pages
+ * several clients read again (a boot storm's) would be demoted and
+ * evicted among the pages streams read once.
+ */
 #define ACTIVE_SHARE 2
 
-/* How far eviction looks past pinned pages at the inactive tail. */
+/* How far eviction looks past pinned pages at the inactive tail.  It
+ * bounds the walk of one eviction under the engine lock.  Pins are
+ * brief (a reader's copy of at most PIN_BATCH pages, core/read.c), so
+ * a few readers' batches are all a tail holds pinned.  Much smaller,
+ * an eviction behind them would find no victim though unpinned pages
+ * lie past them, and a miss would be read through uncached (read.c);
+ * much larger, one eviction could walk a long tail of pinned pages
+ * while every reader waits for the lock.
+ */
 #define EVICT_SKIP_MAX 64
 
 #define LINKS(pool) ILIST_ARRAY ((pool)->pages, lru)

@@ -85,8 +85,12 @@
 #define ADAPTRA_MODEL_LATENCY_NS UINT64_C (10000000000)
 #define ADAPTRA_MODEL_BUCKETS 10
 
-/* Moving averages of a read's size and time: weight 1/8 a read; sizes
- * must spread by 10% (variance 1% of n^2) for the line to be fitted.
+/* Moving averages of a read's size and time: weight 1/8 a read, the
+ * gain of TCP's smoothed round-trip time (RFC 6298), so that a read
+ * weighs a third after eight more; much heavier, one odd read would
+ * swing the fitted line, much lighter, a backend that turns slow would
+ * show only after hundreds of reads.  Sizes must spread by 10%
+ * (variance 1% of n^2) for the line to be fitted.
  */
 #define ADAPTRA_MODEL_EWMA 8.0
 #define ADAPTRA_MODEL_FIT_SPREAD 0.01
@@ -327,6 +331,15 @@
  * reads at once, ADAPTRA_MODEL_STREAM_READS each, fill the limit
  * (adaptra_model_chunk): two streams of four 64 KiB reads kept half the
  * remote model's product in flight and read 118 MiB/s of its 200.
+ */
+/* ADAPTRA_MODEL_CHUNK_FLOOR is the smallest job a window is split
+ * into (job_min), the chunk where the backend is not latency-bound,
+ * and half of ADAPTRA_MODEL_LIMIT_MIN.  Much smaller, a fast backend's
+ * fitted product (microseconds of fixed cost) would cut windows into
+ * reads whose cost per request (a worker's turn, a plugin call)
+ * outweighs their transfer; much larger, a competing stream's job
+ * would hold a disk's head, or the flight limit, for longer, and a
+ * reader that catches up would wait behind more bytes.
  */
 #define ADAPTRA_MODEL_CHUNK_DIVISOR 16
 #define ADAPTRA_MODEL_CHUNK_MIN (64 * 1024)

@@ -251,8 +251,13 @@ extern bool adaptra_pool_touch (struct adaptra_pool *pool, uint32_t f);
  * below n.  Without the engine lock (and not with it: it takes the
  * stripe locks): the index is walked stripe by stripe, at most
  * ADAPTRA_POOL_SCAN_BATCH buckets under a stripe lock at a time, so a
- * hit waits for no more than that.  Pages indexed or dropped meanwhile
- * may be counted or not.  O(pool frames).
+ * hit waits for no more than that.  Before, the whole walk ran under
+ * the engine lock: 2.9 ms at an 8 GiB pool, and random misses' p99
+ * went from 1.65 to 4.46 ms while the exports command repeated.  Much
+ * smaller, the walk takes a lock round trip per few buckets; much
+ * larger, a hit on the stripe waits that much longer.  Whole blocks
+ * of a run's buckets (pool.c asserts it).  Pages indexed or dropped
+ * meanwhile may be counted or not.  O(pool frames).
  */
 #define ADAPTRA_POOL_SCAN_BATCH 256
 extern void adaptra_pool_count_by (struct adaptra_pool *pool, unsigned shift,

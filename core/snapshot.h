@@ -53,7 +53,11 @@ adaptra_shard_here (void)
  * statistics socket or the scrape endpoint may ask for it, so a count
  * younger than ADAPTRA_PAGE_COUNTS_REUSE_NS is served again instead of
  * walking the pool once more: however often peers ask, the pool is
- * walked at most once an interval.
+ * walked at most once an interval.  A second: a count is at most that
+ * stale, about the finest interval a person watches at (adaptra-stat
+ * --watch 1).  Much shorter, peers asking in a loop would walk the
+ * pool back to back, its stripe locks in hits' way; much longer, the
+ * pages column would lag the counters beside it.
  */
 #define ADAPTRA_PAGE_COUNTS_REUSE_NS UINT64_C (1000000000)
 

@@ -25,7 +25,13 @@ struct adaptra_job;
 
 /* Pages on either side of a stream's expected position that still
  * count as that stream (reordering tolerance), and the granule of the
- * position hash: a lookup probes three granules.
+ * position hash: a lookup probes three granules, the expected
+ * position's and its neighbours, which cover the tolerance either side
+ * because the two are one number.  256 pages (1 MiB at 4 KiB).  Much
+ * smaller, a client's reads that arrive out of order (several in
+ * flight) would start new streams; much larger, two streams reading
+ * near each other would be taken for one, and each granule's chain
+ * would hold more streams to compare.
  */
 #define ADAPTRA_STREAM_GRANULE_SHIFT 8
 #define ADAPTRA_STREAM_TOLERANCE (UINT64_C (1) << ADAPTRA_STREAM_GRANULE_SHIFT)

@@ -120,7 +120,12 @@ struct adaptra_client {
 
 /* The client table grows by chunks that never move, so that the hit
  * path may find a client without the engine lock: chunk k holds
- * ADAPTRA_CLIENT_CHUNK0 << k clients.
+ * ADAPTRA_CLIENT_CHUNK0 << k clients.  A closed client's slot is used
+ * again, so the table holds the connections open at once: the first
+ * chunk covers a few, and each further one doubles the table, one
+ * calloc under the engine lock as a connection arrives.  32 chunks hold
+ * 8 * (2^32 - 1) clients, more than the int ids can name, so the chunks
+ * never run out before the ids; the table of chunks is 32 pointers.
  */
 #define ADAPTRA_CLIENT_CHUNK0 8
 #define ADAPTRA_CLIENT_CHUNKS 32
