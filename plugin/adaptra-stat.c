@@ -45,12 +45,23 @@
 #include "adaptra/control.h"
 #include "cli.h"
 
+/* How long a reply may take, and its most bytes.  The server answers
+ * from its own loop within milliseconds (a pool walk of gigabytes
+ * takes a few, core/snapshot.h); ten seconds tells a hung or overloaded
+ * server, or a socket that is not adaptra's, from a busy one without
+ * leaving a script waiting long.  The server never sends a reply
+ * larger than a client's output buffer (4 MiB, plugin/server.c's
+ * CLIENT_MAX_OUTPUT: it drops the client instead), so 8 MiB is twice
+ * any reply and stops only a peer that is not an adaptra server from
+ * growing the buffer without end.
+ */
 #define REPLY_TIMEOUT_MS 10000
 #define MAX_REPLY (8 * 1024 * 1024)
 
 /* How often --trace tells the server it is still there: the server
  * closes a client 60 s after its last command when no trace output
- * flows.
+ * flows (SERVER_IDLE_SECS).  A third of that, so that a keep-alive
+ * delayed by a loaded machine still has two more chances in time.
  */
 #define TRACE_KEEPALIVE_MS 20000
 

@@ -21,7 +21,14 @@
 /* The Prometheus text format's content type. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* A scrape's body is the socket's reply: at most this much. */
+/* A scrape's body is the socket's reply: at most this much; a larger
+ * one gets 500.  The largest the control rows allow, the export
+ * families of 4096 volumes with 63-byte names, is about 2.2 MiB
+ * (measured with control/report.c), so 16 MiB leaves room for label
+ * escaping (a quote or backslash doubles).  Much smaller would turn a
+ * large server's scrapes into errors; the limit allocates nothing
+ * itself (the buffer grows with the text).
+ */
 #define METRICS_MAX_BODY (16 * 1024 * 1024)
 
 static char *host, *port;       /* from adaptra-metrics, NULL: off */

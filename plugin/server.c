@@ -71,18 +71,44 @@
 #include "adaptra/tracebuf.h"
 #include "server.h"
 
+/* A client's output buffer: replies it has not taken yet.  The largest
+ * reply the control rows allow (ADAPTRA_CONTROL_MAX_*) is "metrics"
+ * with 4096 volumes of 63-byte export names: about 2.2 MiB of export
+ * families, measured with control/report.c; 4 MiB holds it with room.
+ * It also bounds what clients make the server hold: 4 MiB each, at
+ * most SERVER_MAX_CLIENTS of them.  Much smaller, a large reply would
+ * drop a client that reads; much larger, clients that do not read
+ * would hold that much each.
+ */
 #define CLIENT_MAX_OUTPUT (4 * 1024 * 1024)
 
 #define STR_(x) #x
 #define STRINGIFY(x) STR_ (x)
 
 /* How long a client that was turned away or failed gets to read its
- * error reply.
+ * error reply.  The reply is one line and the empty line after it,
+ * which a client that reads at all takes at once from a local socket;
+ * 5 s bounds how long each of the at most SERVER_MAX_CLIENTS clients
+ * being turned away holds a connection.  Much shorter, a loaded
+ * client might be closed before it read why; much longer, clients
+ * turned away and never reading would fill those places longer, and
+ * the next ones would be closed without a reply.
  */
 #define CLIENT_LINGER_SECS 5.
 
 /* Trace lines waiting for the loop, how often it sends them, and how
- * far behind a tracing client may fall.
+ * far behind a tracing client may fall.  A line is about 95 bytes, so
+ * TRACE_BUFFER holds about 11,000 lines a tick, 110,000 read-ahead
+ * decisions a second, past which lines are dropped and counted.
+ * With TRACE_TICK, lines reach a tracer within a tenth of a second and
+ * the loop wakes ten times a second while anyone traces; much shorter,
+ * it would wake more often for fewer lines; much longer, a tick's
+ * lines would need a larger buffer.  TRACE_MAX_PENDING plus
+ * a whole tick's TRACE_BUFFER fit in CLIENT_MAX_OUTPUT, so a client
+ * that keeps up is never dropped for a burst; a client still 256 KiB
+ * (some 2,700 lines) behind a tick later is not reading.  Much
+ * smaller, a tracer descheduled for a tick in a burst would be
+ * dropped; much larger, a stalled one would hold its lines longer.
  */
 #define TRACE_BUFFER (1024 * 1024)
 #define TRACE_TICK 0.1

@@ -32,7 +32,14 @@
 #define SERVER_PRIVILEGED_SLOTS 1
 
 /* Seconds after its last complete command (for a tracing client: or
- * the last trace output it took) that a client is closed.
+ * the last trace output it took) that a client is closed.  It bounds
+ * how long a client that went away without closing, or keeps a slot
+ * on purpose, holds one of the SERVER_MAX_CLIENTS slots.  It was 300 s
+ * from the last byte, which a trickle of a byte now and then kept from
+ * ever ending.  Much shorter, a person typing at socat would be cut
+ * off between commands; much longer, an abandoned client would hold
+ * its slot that much longer.  adaptra-stat --trace sends a command
+ * every TRACE_KEEPALIVE_MS.
  */
 #define SERVER_IDLE_SECS 60
 

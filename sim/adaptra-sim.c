@@ -86,6 +86,11 @@
 #include "simlib.h"
 
 #define PROG "adaptra-sim"
+/* Workloads one run mixes (--workload given again and again), each in
+ * its region: they sit in fixed arrays (struct options, and a run's
+ * random and interleave generators), so parsing needs no allocation.
+ * Much larger would only grow those arrays.
+ */
 #define MAX_WORKLOADS 16
 /* Values of one --sweep parameter. */
 #define MAX_SWEEP 32
