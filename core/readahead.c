@@ -409,6 +409,7 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
   uint64_t from = first_dispatched (e, ev, pl);
   bool early = early_mark (e, ev, pl);
   uint64_t inserted;
+  uint32_t f;                   /* the frame of the page pl->mark */
 
   s->method = (uint8_t) pl->method;
   s->reader_index = ev->reader;
@@ -424,7 +425,6 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
 
   if (early) {
     uint64_t none = NO_MARK;
-    uint32_t f;
 
     inserted = dispatch_data (e, ev->v, from, pl, &none);
     f = stream_page (e, pl->mark, s->id);
@@ -433,14 +433,13 @@ issue (struct adaptra_engine *e, const struct event *ev, struct placement *pl)
     else
       pl->mark = NO_MARK;
   }
-  else
+  else {
     inserted = dispatch_data (e, ev->v, from, pl, &pl->mark);
-  if (pl->mark != NO_MARK && !s->backward) {
-    uint32_t f = adaptra_pool_lookup (&e->pool, pl->mark);
-
-    if (f != ADAPTRA_NO_FRAME)
-      carry_state (e, s, s->id, f);
+    f = pl->mark != NO_MARK ? adaptra_pool_lookup (&e->pool, pl->mark)
+      : ADAPTRA_NO_FRAME;
   }
+  if (f != ADAPTRA_NO_FRAME && !s->backward)
+    carry_state (e, s, s->id, f);
   adaptra_stats_count_window (&e->stats, pl->method, inserted, pl->at_eof);
   trace (e, ADAPTRA_TRACE_WINDOW, ev, pl, inserted);
 }
