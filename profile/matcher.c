@@ -79,18 +79,6 @@ adaptra_matcher_defaults (struct adaptra_matcher_config *cfg)
   };
 }
 
-const char *
-adaptra_matcher_state_name (enum adaptra_matcher_state s)
-{
-  switch (s) {
-  case ADAPTRA_MATCHER_WAITING: return "waiting";
-  case ADAPTRA_MATCHER_FOLLOWING: return "following";
-  case ADAPTRA_MATCHER_BACKED_OFF: return "backed-off";
-  case ADAPTRA_MATCHER_GAVE_UP: return "gave-up";
-  }
-  return "?";
-}
-
 static bool
 bit (const uint64_t *map, uint64_t i)
 {

@@ -383,8 +383,6 @@ enum adaptra_matcher_state {
   ADAPTRA_MATCHER_GAVE_UP,      /* waste budget spent: for good */
 };
 
-extern const char *adaptra_matcher_state_name (enum adaptra_matcher_state s);
-
 /* Counters, in pages (of the profile's page size). */
 struct adaptra_matcher_counters {
   uint64_t proposed;            /* handed out by adaptra_matcher_next */
