@@ -114,16 +114,6 @@ adaptra_holes_set (struct adaptra_holes *m, uint64_t start, uint64_t end,
   splice (m, lo, hi, with, k);
 }
 
-bool
-adaptra_holes_all_zero (const struct adaptra_holes *m, uint64_t start,
-                        uint64_t end)
-{
-  size_t i = first_ending_after (m, start);
-
-  return start >= end ||
-    (i < m->n && m->h[i].start <= start && m->h[i].end >= end);
-}
-
 /* The first page at or after page p that lies wholly in a zero
  * extent, or to if none before it: pages of 2^shift bytes of a volume
  * of size bytes.

@@ -91,10 +91,6 @@ extern void adaptra_holes_free (struct adaptra_holes *m);
 extern void adaptra_holes_set (struct adaptra_holes *m, uint64_t start,
                                uint64_t end, bool zero);
 
-/* True if every byte of [start, end) lies in a zero extent. */
-extern bool adaptra_holes_all_zero (const struct adaptra_holes *m,
-                                    uint64_t start, uint64_t end);
-
 /* Pages of 2^shift bytes of a volume of size bytes (the last one may
  * be short): the first run of pages in [from, to) none of which lies
  * wholly in a zero extent, as [*first, *last).  Returns false when

@@ -72,22 +72,6 @@ test_set_merges_and_splits (void **state)
   adaptra_holes_free (&m);
 }
 
-static void
-test_all_zero (void **state)
-{
-  struct adaptra_holes m = { 0 };
-
-  (void) state;
-  adaptra_holes_set (&m, 100, 200, true);
-  adaptra_holes_set (&m, 200, 300, true);
-  assert_true (adaptra_holes_all_zero (&m, 100, 300));
-  assert_true (adaptra_holes_all_zero (&m, 150, 160));
-  assert_false (adaptra_holes_all_zero (&m, 99, 150));
-  assert_false (adaptra_holes_all_zero (&m, 250, 301));
-  assert_false (adaptra_holes_all_zero (&m, 400, 500));
-  adaptra_holes_free (&m);
-}
-
 /* Pages of 4 KiB of a 10-page volume whose last page is 100 bytes. */
 #define SIZE (9 * PAGE + 100)
 
@@ -137,16 +121,15 @@ test_bounded (void **state)
     adaptra_holes_set (&m, 4 * i, 4 * i + 3, true);
   /* Past the bound, new extents are not recorded. */
   assert_int_equal (m.n, ADAPTRA_HOLES_MAX);
-  assert_false (adaptra_holes_all_zero (&m, 4 * (ADAPTRA_HOLES_MAX + 5),
-                                        4 * (ADAPTRA_HOLES_MAX + 5) + 3));
+  assert_int_equal (m.h[m.n - 1].start, 4 * (ADAPTRA_HOLES_MAX - 1));
   /* A split that would need one more forgets the extent instead of
    * keeping it whole: data is never left marked zero.
    */
   adaptra_holes_set (&m, 401, 402, false);
   assert_int_equal (m.n, ADAPTRA_HOLES_MAX - 1);
-  assert_false (adaptra_holes_all_zero (&m, 400, 401));
-  assert_false (adaptra_holes_all_zero (&m, 402, 403));
-  assert_true (adaptra_holes_all_zero (&m, 404, 407));
+  assert_int_equal (m.h[99].end, 399);
+  assert_int_equal (m.h[100].start, 404);
+  assert_int_equal (m.h[100].end, 407);
   adaptra_holes_free (&m);
 }
 
@@ -544,7 +527,6 @@ main (void)
   cmocka_unit_test_setup_teardown (name, setup, fixture_close_test)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_set_merges_and_splits),
-    cmocka_unit_test (test_all_zero),
     cmocka_unit_test (test_data_runs),
     cmocka_unit_test (test_bounded),
     T (test_unknown_holes_are_read),
