@@ -40,20 +40,6 @@ adaptra_clamp_to_size (uint64_t offset, uint64_t count, uint64_t size)
   return count;
 }
 
-bool
-adaptra_ranges_overlap (uint64_t a_off, uint64_t a_len,
-                        uint64_t b_off, uint64_t b_len)
-{
-  if (a_len == 0 || b_len == 0)
-    return false;
-  /* Compare lengths rather than end points so that ranges ending at
-   * UINT64_MAX do not overflow.
-   */
-  if (a_off <= b_off)
-    return b_off - a_off < a_len;
-  return a_off - b_off < b_len;
-}
-
 int
 adaptra_log2_exact (uint64_t v)
 {

@@ -14,7 +14,6 @@
 #ifndef ADAPTRA_RANGE_H
 #define ADAPTRA_RANGE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 /* The pages [first, last) that a byte range touches. */
@@ -43,12 +42,6 @@ extern uint64_t adaptra_pages_in (uint64_t size, unsigned page_shift);
  */
 extern uint64_t adaptra_clamp_to_size (uint64_t offset, uint64_t count,
                                        uint64_t size);
-
-/* True when [a_off, a_off + a_len) and [b_off, b_off + b_len) share at
- * least one byte.  Empty ranges overlap nothing.
- */
-extern bool adaptra_ranges_overlap (uint64_t a_off, uint64_t a_len,
-                                    uint64_t b_off, uint64_t b_len);
 
 /* log2 of a power of two; -1 when v is 0 or not a power of two. */
 extern int adaptra_log2_exact (uint64_t v);

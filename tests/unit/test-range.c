@@ -66,18 +66,6 @@ clamp_to_size_never_crosses_the_end (void **state)
 }
 
 static void
-ranges_overlap_only_when_sharing_a_byte (void **state)
-{
-  assert_true (adaptra_ranges_overlap (0, 10, 9, 1));
-  assert_false (adaptra_ranges_overlap (0, 10, 10, 1));   /* adjacent */
-  assert_true (adaptra_ranges_overlap (5, 1, 0, 10));
-  assert_false (adaptra_ranges_overlap (5, 0, 0, 10));    /* empty */
-  assert_true (adaptra_ranges_overlap (UINT64_MAX - 1, 1,
-                                       UINT64_MAX - 10, 10));
-  assert_false (adaptra_ranges_overlap (UINT64_MAX - 1, 1, 0, 100));
-}
-
-static void
 log2_exact_accepts_only_powers_of_two (void **state)
 {
   assert_int_equal (adaptra_log2_exact (1), 0);
@@ -96,7 +84,6 @@ main (void)
     cmocka_unit_test (span_of_empty_request_is_empty),
     cmocka_unit_test (pages_in_counts_partial_last_page),
     cmocka_unit_test (clamp_to_size_never_crosses_the_end),
-    cmocka_unit_test (ranges_overlap_only_when_sharing_a_byte),
     cmocka_unit_test (log2_exact_accepts_only_powers_of_two),
   };
 
