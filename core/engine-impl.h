@@ -61,7 +61,7 @@ struct adaptra_engine {
   _Atomic uintptr_t lock_owner; /* holder's adaptra_lock_self (), or 0 */
 #endif
   /* An in-flight page completed or was dropped: readers wait on the
-   * queue of the page's group (ADAPTRA_WAIT_GROUP consecutive pages),
+   * queue of the page's group (2^ADAPTRA_WAIT_GROUP_SHIFT consecutive pages),
    * so a completion wakes only readers of nearby pages.
    */
   pthread_cond_t page_done[ADAPTRA_WAIT_QUEUES];

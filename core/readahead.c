@@ -540,7 +540,7 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
  * B), reading faster than the remote model delivers, doubled its cap
  * to a quarter of the pool, and the 64 MiB window past its stream's
  * end was read for nothing in one run of two: 50 MiB more from the
- * backend.  The streams that share the link (sharing_streams: those
+ * backend.  The streams that share the link (adaptra_streams_sharing: those
  * with prefetch queued or being read; the table also holds streams
  * that ended, as a copy's extents) share that ceiling, one stream
  * alone has all of it, and a cap raised before, when the model
@@ -653,7 +653,7 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
  * the reader.
  *
  * Lone: no other stream has prefetch queued or being read
- * (sharing_streams), and the window issued last was its own.  Streams
+ * (adaptra_streams_sharing), and the window issued last was its own.  Streams
  * that take turns at a seeking disk (several readers, or one reader
  * of interleaved streams) each find the others' jobs done now and
  * then; their windows stay the runs that the model's budget sizes.

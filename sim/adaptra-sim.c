@@ -447,7 +447,7 @@ static void ev_push (struct sim *s, uint64_t t, enum ev_kind kind,
 
 /* Worker i's read is due at done now (reads booked after it may have
  * delayed it, or a client waited for it): schedule its completion
- * there.  The event at the time before goes stale (on_worker).
+ * there.  The event at the time before goes stale (the main loop skips it).
  */
 static void
 retime_worker (struct sim *s, unsigned i, uint64_t done)
