@@ -9,7 +9,10 @@
  * reads complete in virtual time (adaptra_worker_complete); a reader
  * that needs a page of a taken job waits in the clock's wait hook
  * (engine.h), where the simulator completes reads in virtual time.
- * Nothing else uses these calls; the filter sees engine.h only.
+ * The last two calls, adaptra_prefetch_peek and
+ * adaptra_prefetch_may_start, are the unit tests' alone: they look at
+ * the queue's order and the workers' gate.  The filter sees engine.h
+ * only.
  */
 
 #ifndef ADAPTRA_SIM_H
