@@ -20,7 +20,15 @@
 #include "adaptra/control.h"
 #include "report.h"
 
+/* A valid request has at most three words (set NAME VALUE): one word
+ * more is still split, so that a command given one argument too many
+ * is answered with its usage; longer lines are refused whole.
+ */
 #define MAX_WORDS 4
+/* A word's buffer, NUL included: a valid word (a command, a
+ * parameter's name, a value) is tens of bytes at most, and a longer
+ * one is refused as too long rather than cut.
+ */
 #define MAX_WORD 256
 
 struct request {
