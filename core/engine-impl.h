@@ -32,7 +32,15 @@
 #include "stream.h"
 #include "volume.h"
 
-/* Wait queues for in-flight pages, and the pages each one covers. */
+/* Wait queues for in-flight pages, and the pages of a group (2^shift)
+ * that share one.  A completion broadcasts to the queues of its pages'
+ * groups only (adaptra_wake), so a reader is woken by reads of nearby
+ * pages, not by every read of the engine.  A group of 64 pages (256
+ * KiB of 4 KiB pages) covers a typical job's piece in one or two
+ * broadcasts; 64 queues outnumber the threads that wait at once (the
+ * workers and the clients' readers), so that readers of different
+ * streams seldom share one, and bound the broadcasts of a long job.
+ */
 #define ADAPTRA_WAIT_QUEUES 64
 #define ADAPTRA_WAIT_GROUP_SHIFT 6
 
