@@ -32,7 +32,16 @@ enum adaptra_bypass {
   ADAPTRA_BYPASS_NEVER,         /* always read ahead */
 };
 
-/* Limits enforced by adaptra_config_check. */
+/* Limits enforced by adaptra_config_check.  A page is at least a
+ * sector, the unit disk images are read in (below it a page's
+ * metadata, up to 48 bytes, would rival its data), and at most the
+ * seed's largest window (ADAPTRA_AUTO_MAX_FLOOR), so that the smallest
+ * window, one page, is never more than the seed's largest.  Each
+ * prefetch thread may hold a backend handle of its own (an HTTP or ssh
+ * connection where the plugin serialises requests per handle:
+ * plugin/handles.c), so adaptra-workers and adaptra-profile-workers
+ * are each bounded at twice adaptra-workers' default.
+ */
 #define ADAPTRA_PAGE_MIN 512
 #define ADAPTRA_PAGE_MAX (1024 * 1024)
 #define ADAPTRA_POOL_MIN_PAGES 64       /* fewer pages are of no use */
