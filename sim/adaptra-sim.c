@@ -1314,22 +1314,47 @@ print_sweep_median (double *rows, size_t n)
 /* ------------------------------------------------------------------ */
 /* Options. */
 
+/* The default text and the bounds of the filter's parameter name
+ * (core/config.c's table), which the engine's options share.
+ */
+static const char *
+param_default (const char *name)
+{
+  return adaptra_param_find (name)->def;
+}
+
+static uint64_t
+param_min (const char *name)
+{
+  return adaptra_param_find (name)->min;
+}
+
+static uint64_t
+param_max (const char *name)
+{
+  return adaptra_param_find (name)->max;
+}
+
 static void
 usage (FILE *f)
 {
+  /* The engine's options take the filter's defaults: the parameter
+   * table's (core/config.c), named here, not copied.
+   */
   fprintf (f,
     "usage: " PROG " [OPTION]... --workload SPEC [--workload SPEC]...\n"
     "       " PROG " [OPTION]... --trace FILE\n"
     "Run the adaptra engine in virtual time against a modelled backend.\n"
     "\n"
-    "  --pool SIZE            page pool (default 256M)\n"
-    "  --page SIZE            pool page (default 4K)\n"
-    "  --ratio N              percent of the thrashing threshold (50)\n"
-    "  --mode adaptive|fixed  read-ahead mode (adaptive)\n"
-    "  --min SIZE             smallest new window (16K)\n"
-    "  --max SIZE|auto        largest window (auto)\n"
-    "  --streams N            stream table size (1024)\n"
-    "  --workers N            prefetch workers (32)\n"
+    "  --pool SIZE            page pool (default %s)\n"
+    "  --page SIZE            pool page (default %s)\n"
+    "  --ratio N              percent of the thrashing threshold (%s)\n"
+    "  --mode adaptive|fixed|off\n"
+    "                         read-ahead mode (%s)\n"
+    "  --min SIZE             smallest new window (%s)\n"
+    "  --max SIZE|auto        largest window (%s)\n"
+    "  --streams N            stream table size (%s)\n"
+    "  --workers N            prefetch workers (%s)\n"
     "  --backend SPEC         remote:LATENCY:BANDWIDTH[:BURST[:COPY]]\n"
     "                         (remote:5ms:200M) or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
@@ -1346,7 +1371,10 @@ usage (FILE *f)
     "  --head FILE            disk: each read as the head serves it\n"
     "  --waits FILE           each client read that waited, and how long\n"
     "  --seed N               seed of the random workloads (1)\n"
-    "  --help\n");
+    "  --help\n",
+    param_default ("pool"), param_default ("page"), param_default ("ratio"),
+    param_default ("mode"), param_default ("min"), param_default ("max"),
+    param_default ("streams"), param_default ("workers"));
 }
 
 static uint64_t
@@ -1566,7 +1594,8 @@ parse_options (int argc, char **argv, struct options *o)
       o->cfg.page_size = (uint32_t) v;
       break;
     case OPT_RATIO:
-      o->cfg.ratio = (unsigned) count_arg ("ratio", optarg, 1, 100);
+      o->cfg.ratio = (unsigned) count_arg ("ratio", optarg, param_min ("ratio"),
+                                        param_max ("ratio"));
       break;
     case OPT_MODE:
       if (adaptra_mode_parse (optarg, &o->cfg.mode) != 0)
@@ -1578,10 +1607,13 @@ parse_options (int argc, char **argv, struct options *o)
         ? 0 : size_arg ("max", optarg, 1);
       break;
     case OPT_STREAMS:
-      o->cfg.streams = (uint32_t) count_arg ("streams", optarg, 1, 65536);
+      o->cfg.streams = (uint32_t) count_arg ("streams", optarg,
+                                            param_min ("streams"),
+                                            param_max ("streams"));
       break;
     case OPT_WORKERS:
-      o->cfg.workers = (unsigned) count_arg ("workers", optarg, 1, 64);
+      o->cfg.workers = (unsigned) count_arg ("workers", optarg, 1,
+                                            param_max ("workers"));
       break;
     case OPT_BACKEND:
       o->backend = optarg;
