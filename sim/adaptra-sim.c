@@ -302,17 +302,17 @@ static void start_workers (struct sim *s);
 static void
 engine_check (const struct adaptra_config *cfg)
 {
-  char why[256], out[256];
+  char why[ADAPTRA_WHY_LEN], out[ADAPTRA_WHY_LEN];
   const char *p;
   size_t n = 0;
 
   if (adaptra_config_check (cfg, why, sizeof why) == 0)
     return;
   for (p = why; *p && n + 3 < sizeof out; ) {
-    if (strncmp (p, "adaptra-", 8) == 0) {
+    if (strncmp (p, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0) {
       out[n++] = '-';
       out[n++] = '-';
-      p += 8;
+      p += ADAPTRA_PARAM_PREFIX_LEN;
     }
     else
       out[n++] = *p++;
