@@ -18,7 +18,14 @@
 /* The address when adaptra-metrics gives a port only. */
 #define METRICS_DEFAULT_ADDR "127.0.0.1"
 
-/* Most scrapes served at once, and seconds a scrape may stay idle. */
+/* Most scrapes served at once, and seconds a scrape may stay idle.
+ * A Prometheus server scrapes a target once an interval, so a few
+ * servers (a redundant pair, a second site) and a person's curl are
+ * a handful at once, and each scrape holds a copy of its body until
+ * it is sent, up to METRICS_MAX_BODY: 8 bound that to 128 MiB.  10 s
+ * is Prometheus' default scrape_timeout, after which the scraper has
+ * given up.
+ */
 #define METRICS_MAX_CONNECTIONS 8
 #define METRICS_TIMEOUT_SECS 10
 
