@@ -251,12 +251,6 @@ adaptra_recorder_read (struct adaptra_recorder *r, uint64_t offset,
   return true;
 }
 
-uint64_t
-adaptra_recorder_pages (const struct adaptra_recorder *r)
-{
-  return r->p->pages;
-}
-
 struct adaptra_profile *
 adaptra_recorder_profile (const struct adaptra_recorder *r)
 {

@@ -322,9 +322,6 @@ extern bool adaptra_recorder_read (struct adaptra_recorder *r,
                                    uint64_t offset, uint64_t count,
                                    uint64_t now_ns);
 
-/* Pages recorded so far. */
-extern uint64_t adaptra_recorder_pages (const struct adaptra_recorder *r);
-
 /* The recording as a new profile (boots 1, every seen 1).  NULL on
  * ENOMEM.  The recorder goes on.
  */
