@@ -177,7 +177,7 @@ extern void sim_model_forget (struct sim_model *m, uint64_t now);
 extern void sim_model_free (struct sim_model *m);
 
 /* One request of a trace. */
-enum sim_op { SIM_OP_READ, SIM_OP_WRITE, SIM_OP_OTHER };
+enum sim_op { SIM_OP_READ, SIM_OP_WRITE };
 
 struct sim_record {
   uint64_t t_ns;                /* time (any origin: replays use deltas) */
