@@ -10,8 +10,9 @@
  * libraries, configuration) where no read-ahead window helps.  With
  * adaptra-profile=DIR each boot records the order of its first
  * touches (profile/recorder.c: the first adaptra-profile-max bytes or
- * adaptra-profile-time seconds of it), merged at its end into
- * DIR/<export>.profile so that pages seen in several boots win; and
+ * adaptra-profile-time seconds of it), merged at its end into the
+ * export's file in DIR (adaptra_profile_file_name: its name, a hash
+ * of it and its size) so that pages seen in several boots win; and
  * each new connection to the export follows the profile, prefetching
  * ahead of the client through the engine's cache hints
  * (adaptra_cache_hint), backing off when its reads stop matching.  A
