@@ -776,6 +776,44 @@ test_disk_long_runs_still_seek (void **state)
   assert_within (est.seek_ns, 1800 * US, 2600 * US);
 }
 
+/* Runs of varying sizes, as the windows of the eight streams come:
+ * a turn of four reads of 64 KiB to 2 MiB, the size changing every
+ * tenth of a second.  Queued at the one head, a read's whole time is
+ * mostly the reads ahead of it, and the line through the reads' sizes
+ * and times (the bandwidth where reads go one at a time) took any
+ * slope: in adaptra-sim's disk W3 the bandwidth swung from 72 MB/s to
+ * 2.4 GB/s, and the budget with it.  Where distance costs the
+ * bandwidth is the head's transfer rate, the near reads' by their
+ * service times: the disk's 150 MB/s at every estimate, and the
+ * budget a turn of seeks at that rate.
+ */
+static void
+test_disk_bandwidth_is_the_heads (void **state)
+{
+  static const uint64_t sizes[] = { 64 * KIB, 2 * MIB, 256 * KIB, MIB,
+                                    128 * KIB, 512 * KIB };
+  struct backend b = { .kind = DISK, .now = SEC };
+  struct adaptra_model_estimate est;
+  uint64_t pos[8];
+  unsigned i;
+
+  (void) state;
+  first_reads (&b, pos, 64 * KIB);
+  queued_turns (&b, pos, SEC, 64 * KIB, 2);
+  for (i = 0; i < 60; i++) {
+    head_turns (&b, pos, SEC / 10, sizes[i % 6], 4);
+    est = estimate (&b);
+    assert_true (est.seeks);
+    assert_within (est.bandwidth, UINT64_C (142000000),
+                   UINT64_C (158000000));
+    assert_int_equal (est.budget,
+                      est.seek_ns * ADAPTRA_MODEL_SEEK_TURN * est.bandwidth
+                      / SEC < ADAPTRA_MODEL_CHUNK_MAX
+                      ? ADAPTRA_MODEL_CHUNK_MAX
+                      : seek_budget (&est, est.seek_ns));
+  }
+}
+
 /* The engine learns a read's end when its bytes are copied too, after
  * the head (at COPY_BYTES_PER_SEC): a window's small tail piece,
  * served right after a large piece, is reported first, and by the
@@ -1587,6 +1625,7 @@ main (void)
     cmocka_unit_test (test_disk_queued_near_reads),
     cmocka_unit_test (test_disk_parallel_chunks_seek),
     cmocka_unit_test (test_disk_long_runs_still_seek),
+    cmocka_unit_test (test_disk_bandwidth_is_the_heads),
     cmocka_unit_test (test_disk_swapped_completions_still_seek),
     cmocka_unit_test (test_disk_seeks_through_swapped_groups),
     cmocka_unit_test (test_seeks_end_under_a_seek),
