@@ -507,6 +507,18 @@ clamp (uint64_t n, uint64_t lo, uint64_t hi)
   return n < lo ? lo : n > hi ? hi : n;
 }
 
+/* Where distance costs, the head's transfer rate (model.h): the near
+ * reads' size over their service time, moving averages of the reads
+ * that queued; 0 where none has been served so.
+ */
+static uint64_t
+head_rate (const struct adaptra_model *m)
+{
+  const struct adaptra_model_mean *near = &m->served[ADAPTRA_MODEL_NEAR];
+
+  return near->t > 0 ? (uint64_t) (near->n * 1e9 / near->t) : 0;
+}
+
 void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
@@ -517,14 +529,16 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
   least_latency (m, now, transfer, true, &near, &far, &far_reads);
   least = near < far ? near : far;
+  est->seeks = m->seeking;
+  est->seek_ns = est->seeks ? m->seek_ns : 0;
+  if (est->seeks && head_rate (m) > 0)
+    est->bandwidth = head_rate (m);
   est->latency_ns = least == UINT64_MAX ? 0 : least;
   est->bdp = (uint64_t) ((double) est->bandwidth *
                          (double) est->latency_ns / 1e9);
   est->read_ns = (uint64_t) m->all.t;
   fit_line (&m->all, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
-  est->seeks = m->seeking;
-  est->seek_ns = est->seeks ? m->seek_ns : 0;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 

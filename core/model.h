@@ -30,7 +30,14 @@
  * make all of it transfer).  Until a slot is over, delivery-rate
  * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup), and
  * the line lifts them by the gain at most where reads overlap
- * (ADAPTRA_MODEL_FIT_BESIDE).  The
+ * (ADAPTRA_MODEL_FIT_BESIDE).  Where distance costs (below), the
+ * bandwidth is the head's transfer rate instead: the near reads' size
+ * over their service time (moving averages of the reads that queued).
+ * At one head a read's whole time is mostly the reads ahead of it,
+ * and the line through the reads' sizes and times took any slope:
+ * adaptra-sim's eight interleaved streams on its 150 MB/s disk (W3)
+ * saw bandwidths of 72 MB/s to 2.4 GB/s within a run, and the budget
+ * (seek_ns x bandwidth) swung with them.  The
  * moving averages also say whether the backend is as fast as the pool
  * now, so that a backend that turns slow brings read-ahead back within
  * a few reads.

@@ -744,6 +744,17 @@ test_disk_parallel_chunks_seek (void **state)
   assert_within (est.seek_ns, 2500 * US, 4 * MS);
 }
 
+/* The eight streams' first reads, then a second of pairs of 64 KiB
+ * chunks at the head: the model sees seeks.
+ */
+static void
+seeking_turns (struct backend *b, uint64_t *pos)
+{
+  first_reads (b, pos, 64 * KIB);
+  queued_turns (b, pos, SEC, 64 * KIB, 2);
+  assert_true (estimate (b).seeks);
+}
+
 /* Then the queue batches, and the runs grow: four reads of 1 MiB a
  * turn.  A far read's seek (1.4 ms to the next stream) is now a
  * fraction of its transfer (7 ms), so its service time is never
@@ -763,9 +774,7 @@ test_disk_long_runs_still_seek (void **state)
   unsigned i;
 
   (void) state;
-  first_reads (&b, pos, 64 * KIB);
-  queued_turns (&b, pos, SEC, 64 * KIB, 2);
-  assert_true (estimate (&b).seeks);
+  seeking_turns (&b, pos);
   for (i = 0; i < 30; i++) {
     queued_turns (&b, pos, SEC / 10, MIB, 4);
     est = estimate (&b);
@@ -774,6 +783,48 @@ test_disk_long_runs_still_seek (void **state)
   }
   /* The mean of the last far reads, about a turn of the eight. */
   assert_within (est.seek_ns, 1800 * US, 2600 * US);
+}
+
+/* est is the head's: seeks, the disk's 150 MB/s within 5%, and a
+ * budget of a turn of seeks at that rate (at least a chunk).
+ */
+static void
+assert_heads (struct adaptra_model_estimate est)
+{
+  assert_true (est.seeks);
+  assert_within (est.bandwidth, UINT64_C (142000000), UINT64_C (158000000));
+  assert_int_equal (est.budget,
+                    est.seek_ns * ADAPTRA_MODEL_SEEK_TURN * est.bandwidth
+                    / SEC < ADAPTRA_MODEL_CHUNK_MAX
+                    ? ADAPTRA_MODEL_CHUNK_MAX
+                    : seek_budget (&est, est.seek_ns));
+}
+
+/* Runs of varying sizes, as the windows of the eight streams come:
+ * a turn of four reads of 64 KiB to 2 MiB, the size changing every
+ * tenth of a second.  Queued at the one head, a read's whole time is
+ * mostly the reads ahead of it, and the line through the reads' sizes
+ * and times (the bandwidth where reads go one at a time) took any
+ * slope: in adaptra-sim's disk W3 the bandwidth swung from 72 MB/s to
+ * 2.4 GB/s, and the budget with it.  Where distance costs the
+ * bandwidth is the head's transfer rate, the near reads' by their
+ * service times: the disk's 150 MB/s at every estimate, and the
+ * budget a turn of seeks at that rate.
+ */
+static void
+test_disk_bandwidth_is_the_heads (void **state)
+{
+  static const uint64_t sizes[] = { 64 * KIB, 2 * MIB, 256 * KIB, MIB,
+                                    128 * KIB, 512 * KIB };
+  struct backend b = { .kind = DISK, .now = SEC };
+  uint64_t pos[8], round;
+
+  (void) state;
+  seeking_turns (&b, pos);
+  for (round = 0; round < 60; round++) {
+    head_turns (&b, pos, SEC / 10, sizes[round % 6], 4);
+    assert_heads (estimate (&b));
+  }
 }
 
 /* The engine learns a read's end when its bytes are copied too, after
@@ -1587,6 +1638,7 @@ main (void)
     cmocka_unit_test (test_disk_queued_near_reads),
     cmocka_unit_test (test_disk_parallel_chunks_seek),
     cmocka_unit_test (test_disk_long_runs_still_seek),
+    cmocka_unit_test (test_disk_bandwidth_is_the_heads),
     cmocka_unit_test (test_disk_swapped_completions_still_seek),
     cmocka_unit_test (test_disk_seeks_through_swapped_groups),
     cmocka_unit_test (test_seeks_end_under_a_seek),
