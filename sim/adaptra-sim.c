@@ -92,7 +92,10 @@
  * Much larger would only grow those arrays.
  */
 #define MAX_WORKLOADS 16
-/* Values of one --sweep parameter. */
+/* Values of one --sweep parameter, in a fixed array: each is a row
+ * of the table, and 32 rows are more than one compares at a glance;
+ * three sweeps' combinations stay within 32^3 runs.
+ */
 #define MAX_SWEEP 32
 #define SEC UINT64_C (1000000000)
 /* Largest client request: NBD's usual 32 MiB. */
