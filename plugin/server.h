@@ -20,10 +20,18 @@
 #include "adaptra/control.h"
 #include "adaptra/strbuf.h"
 
-/* Longest request line accepted, without its newline. */
+/* Longest request line accepted, without its newline.  A valid
+ * request is tens of bytes (the longest, set NAME VALUE), so a page
+ * holds any of them with room and a longer line is no request; each
+ * client's buffer is that page, SERVER_MAX_CLIENTS of them 64 KiB.
+ */
 #define SERVER_MAX_LINE 4096
 
-/* Most socket clients served at once; more are told so and closed. */
+/* Most socket clients served at once; more are told so and closed.
+ * An operator's adaptra-stat --watch, a script and an exporter are a
+ * handful at once; each may hold CLIENT_MAX_OUTPUT (server.c) of
+ * replies it has not taken, so 16 bound that to 64 MiB.
+ */
 #define SERVER_MAX_CLIENTS 16
 
 /* Of those, slots only privileged peers (who may change the server)
