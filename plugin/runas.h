@@ -15,6 +15,8 @@
 #ifndef ADAPTRA_RUNAS_H
 #define ADAPTRA_RUNAS_H
 
+#include <stddef.h>
+
 /* If nbdkit will change user, check that dir is writable (and
  * searchable) by that user, as nbdkit leaves it: the -u user, the -g
  * group (without -g, root's group 0, which nbdkit keeps), and no other
@@ -23,5 +25,24 @@
  * nbdkit will not change user.
  */
 extern int runas_check_dir (const char *param, const char *dir);
+
+/* The user (-u, --user) and group (-g, --group) in nbdkit's command
+ * line: args holds its n bytes, NUL-separated, the program's name
+ * first, as /proc/self/cmdline gives them.  They are read as nbdkit
+ * reads them, by getopt_long with nbdkit's options: a cluster of
+ * short options ("-ru USER", "-fuUSER") ends at the first that takes
+ * an argument, which is the rest of the cluster or else the next
+ * argument ("-uUSER", "-u USER"; the pid file of "-Pu" is "u"); a
+ * long option's is after '=' or the next argument ("--user=USER",
+ * "--user USER"), and an unambiguous abbreviation ("--us USER") is
+ * the option; an option's argument is never read as an option;
+ * options may follow the plugin's name (getopt_long permutes them,
+ * unless POSIXLY_CORRECT is set) and "--" ends them; the last one
+ * wins.  Sets *user and *group to their values in args, or to NULL
+ * where nbdkit has none.  Returns 0, or -1 (errno set) when out of
+ * memory.
+ */
+extern int runas_options (char *args, size_t n, const char **user,
+                          const char **group);
 
 #endif /* ADAPTRA_RUNAS_H */

@@ -47,6 +47,9 @@ refused ()
 # Root's directory, 0755: nobody may not write it.
 refused adaptra-profile "-u nobody" adaptra-profile="$dir"
 refused adaptra-stats "-u nobody -g nogroup" adaptra-stats="$dir/stats.sock"
+# -u in a cluster of short options, as nbdkit's getopt_long reads it.
+refused adaptra-profile "-ru nobody" adaptra-profile="$dir"
+refused adaptra-profile "-frunobody" adaptra-profile="$dir"
 # Group write is enough for the -g group, and only for it.
 chgrp nogroup "$dir"
 chmod 0775 "$dir"

@@ -1,0 +1,179 @@
+/* adaptra: adaptive read-ahead for nbdkit
+ * Copyright (C) 2026 The adaptra authors
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+
+/* Unit tests of plugin/runas.c's reading of nbdkit's command line:
+ * the user (-u) and group (-g) nbdkit will change to, found as
+ * nbdkit's getopt_long finds them, whatever way they are spelt.
+ */
+
+#include <config.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <nbdkit-filter.h>
+
+#include "runas.h"
+
+/* runas.c reports through nbdkit, which is not here. */
+void
+nbdkit_error (const char *fmt, ...)
+{
+  (void) fmt;
+}
+
+/* A command line after "nbdkit", its arguments separated by single
+ * spaces (none of them holds one), and the user and group nbdkit
+ * reads in it, NULL for none.
+ */
+struct line {
+  const char *args;
+  const char *user, *group;
+};
+
+/* got is want: both NULL, or equal strings. */
+static void
+expect (const char *got, const char *want)
+{
+  if (want == NULL)
+    assert_null (got);
+  else {
+    assert_non_null (got);
+    assert_string_equal (got, want);
+  }
+}
+
+/* Each line as /proc/self/cmdline would give it, through
+ * runas_options.
+ */
+static void
+check (const struct line *lines, size_t n)
+{
+  static char args[4096];
+  const char *user, *group;
+  size_t i, len;
+  char *p;
+
+  for (i = 0; i < n; i++) {
+    len = (size_t) snprintf (args, sizeof args, "nbdkit %s",
+                             lines[i].args) + 1;
+    assert_true (len <= sizeof args);
+    for (p = args; (p = strchr (p, ' ')) != NULL; p++)
+      *p = '\0';
+    assert_int_equal (runas_options (args, len, &user, &group), 0);
+    print_message ("nbdkit %s\n", lines[i].args);
+    expect (user, lines[i].user);
+    expect (group, lines[i].group);
+  }
+}
+
+#define CHECK(lines) check (lines, sizeof lines / sizeof lines[0])
+
+/* The four spellings getopt_long gives an option's argument, and an
+ * unambiguous abbreviation of the long name.
+ */
+static void
+test_spellings (void **state)
+{
+  static const struct line lines[] = {
+    { "-u nobody null", "nobody", NULL },
+    { "-unobody -gnogroup null", "nobody", "nogroup" },
+    { "--user=nobody --group nogroup null", "nobody", "nogroup" },
+    { "--user nobody --group=nogroup null", "nobody", "nogroup" },
+    { "--us nobody --gr=nogroup null", "nobody", "nogroup" },
+    { "-U - null size=1M", NULL, NULL },
+  };
+
+  (void) state;
+  CHECK (lines);
+}
+
+/* Short options clustered behind one '-': flags first, then the one
+ * that takes an argument, from the rest of the cluster or the next
+ * argument.
+ */
+static void
+test_clusters (void **state)
+{
+  static const struct line lines[] = {
+    { "-ru nobody null", "nobody", NULL },
+    { "-fu nobody null", "nobody", NULL },
+    { "-fvrunobody null", "nobody", NULL },
+    { "-rg nogroup -fsu nobody null", "nobody", "nogroup" },
+    /* -t takes the rest of its cluster: "u" is its argument. */
+    { "-tu nobody", NULL, NULL },
+  };
+
+  (void) state;
+  CHECK (lines);
+}
+
+/* An option's argument is not an option, even when it reads as one. */
+static void
+test_arguments_are_not_options (void **state)
+{
+  static const struct line lines[] = {
+    { "-e -u null", NULL, NULL },
+    { "-P -unobody --run --user=x null", NULL, NULL },
+    { "-D -g -u nobody null", "nobody", NULL },
+  };
+
+  (void) state;
+  CHECK (lines);
+}
+
+/* Options may follow the plugin's name; "--" ends them; the last one
+ * wins.
+ */
+static void
+test_order (void **state)
+{
+  static const struct line lines[] = {
+    { "null size=1M -u nobody", "nobody", NULL },
+    { "null -- -u nobody", NULL, NULL },
+    { "-u nobody -- null -u daemon", "nobody", NULL },
+    { "-u daemon -r --user=nobody null", "nobody", NULL },
+  };
+
+  (void) state;
+  CHECK (lines);
+}
+
+/* Options nbdkit refuses (unknown, ambiguous, missing argument) are
+ * skipped: nbdkit has reported them before the filter runs.
+ */
+static void
+test_refused (void **state)
+{
+  static const struct line lines[] = {
+    { "-Zu nobody --no-such null", "nobody", NULL },
+    /* --u: --unix or --user? */
+    { "--u nobody null", NULL, NULL },
+    { "null -u", NULL, NULL },
+  };
+
+  (void) state;
+  CHECK (lines);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_spellings),
+    cmocka_unit_test (test_clusters),
+    cmocka_unit_test (test_arguments_are_not_options),
+    cmocka_unit_test (test_order),
+    cmocka_unit_test (test_refused),
+  };
+
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
