@@ -67,15 +67,15 @@ void
 adaptra_matcher_defaults (struct adaptra_matcher_config *cfg)
 {
   *cfg = (struct adaptra_matcher_config) {
-    .lead_bytes = 8 << 20,
-    .lead_min_bytes = 1 << 20,
-    .lead_ns = UINT64_C (2000000000),
-    .reorder_bytes = 1 << 20,
-    .window = 16,
-    .waste_bytes = 16 << 20,
-    .waste_pct = 50,
-    .waste_sample_bytes = 4 << 20,
-    .min_seen = 2,
+    .lead_bytes = ADAPTRA_MATCHER_LEAD_BYTES,
+    .lead_min_bytes = ADAPTRA_MATCHER_LEAD_MIN_BYTES,
+    .lead_ns = ADAPTRA_MATCHER_LEAD_NS,
+    .reorder_bytes = ADAPTRA_MATCHER_REORDER_BYTES,
+    .window = ADAPTRA_MATCHER_WINDOW,
+    .waste_bytes = ADAPTRA_MATCHER_WASTE_BYTES,
+    .waste_pct = ADAPTRA_MATCHER_WASTE_PCT,
+    .waste_sample_bytes = ADAPTRA_MATCHER_WASTE_SAMPLE_BYTES,
+    .min_seen = ADAPTRA_MATCHER_MIN_SEEN,
   };
 }
 

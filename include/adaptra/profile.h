@@ -262,8 +262,9 @@ extern int adaptra_profile_file_name (const char *identity,
  *   - the result is cut at budget_pages pages (and 2^18 extents) from
  *     its end, so old-only pages go first.
  *
- * boots is old's + 1.  With the matcher's min_seen = 2 it then
- * prefetches only what two boots agree on.  Both must pass
+ * boots is old's + 1.  With the matcher's min_seen at
+ * ADAPTRA_MATCHER_MIN_SEEN it then prefetches only what two boots
+ * agree on.  Both must pass
  * adaptra_profile_check.  Returns a new profile, or NULL on ENOMEM.
  */
 extern struct adaptra_profile *adaptra_profile_merge (
@@ -352,24 +353,106 @@ extern struct adaptra_profile *adaptra_recorder_profile (
  * after waste_sample_bytes of them (not counting those a jump passed:
  * one jump costs at most lead + reorder), it gives up for good.  So a
  * connection wastes at most waste_bytes + lead_bytes + reorder_bytes
- * of backend reads on a profile (25 MiB with the defaults).  A client
- * that matches nothing gets nothing proposed; one whose first read
- * matches and no other, lead_min_bytes (1 MiB).
+ * of backend reads on a profile.  A client that matches nothing gets
+ * nothing proposed; one whose first read matches and no other,
+ * lead_min_bytes.
  */
 struct adaptra_matcher_config {
-  uint64_t lead_bytes;          /* 8 MiB: most proposed past P */
-  uint64_t lead_min_bytes;      /* 1 MiB: lead before the rate is known */
-  uint64_t lead_ns;             /* 2 s of the client's rate */
-  uint64_t reorder_bytes;       /* 1 MiB: slack around P */
-  unsigned window;              /* 16 reads, 1 .. 64 */
-  uint64_t waste_bytes;         /* 16 MiB: give up past it */
-  unsigned waste_pct;           /* 50: give up past it ... */
-  uint64_t waste_sample_bytes;  /* 4 MiB: ... once this much settled */
-  unsigned min_seen;            /* 2: propose extents seen in at least
+  uint64_t lead_bytes;          /* most proposed past P */
+  uint64_t lead_min_bytes;      /* lead before the rate is known */
+  uint64_t lead_ns;             /* the lead is this long at the
+                                   client's rate */
+  uint64_t reorder_bytes;       /* slack around P */
+  unsigned window;              /* reads, 1 .. ADAPTRA_MATCHER_WINDOW_MAX */
+  uint64_t waste_bytes;         /* give up past it */
+  unsigned waste_pct;           /* give up past it ... */
+  uint64_t waste_sample_bytes;  /* ... once this much settled */
+  unsigned min_seen;            /* propose extents seen in at least
                                    min (min_seen, boots) boots */
 };
 
+/* The defaults (adaptra_matcher_defaults), one a field.  None was
+ * measured: they came with the matcher in 8ad7b03 ("core: boot
+ * profiles: recorder, file format, merge, matcher"), and no commit or
+ * history section since records a run that varied one; the boot and
+ * fleet measurements (docs/bench/fleet.md) ran with them as they are.
+ * What each bounds, and what breaks far from it, is the reasoning
+ * below, not a measurement.  With them a connection wastes at most
+ * WASTE + LEAD + REORDER = 25 MiB on a profile.
+ *
+ * LEAD_BYTES caps what is proposed ahead of the client, so it is
+ * what a jump or the end of the match can waste at once, and what
+ * the profile's prefetch holds in the pool beside the streams'
+ * windows.  It binds for a boot faster than LEAD_BYTES / LEAD_NS
+ * (4 MiB/s) through the profile.  Far below it a fast boot outruns
+ * its prefetch and waits for the backend's latency on every extent;
+ * far above it a divergent boot wastes more, and its prefetch evicts
+ * streams' pages.
+ */
+#define ADAPTRA_MATCHER_LEAD_BYTES (UINT64_C (8) << 20)
+/* LEAD_MIN_BYTES: the lead before the client's rate is known and its
+ * floor, so the most a client gets whose first read matched by
+ * chance.  Far below it the first extents of every boot are fetched
+ * one latency at a time, as without a profile; far above it a
+ * chance match costs that much backend traffic.
+ */
+#define ADAPTRA_MATCHER_LEAD_MIN_BYTES (UINT64_C (1) << 20)
+/* LEAD_NS: the lead is the client's rate through the profile over
+ * this long, so it must exceed the time the profile workers take to
+ * fetch a lead's extents: the backend's latency times the extents
+ * over the reads in flight (trace A's boot extents average 47 KiB,
+ * docs/bench/fleet.md: 8 MiB of them are some 170 reads, tens of ms
+ * at 5 ms a read over the default adaptra-profile-workers).  Far
+ * below it the client catches up with the proposals and waits; far
+ * above it LEAD_BYTES binds for all but the slowest clients.
+ */
+#define ADAPTRA_MATCHER_LEAD_NS UINT64_C (2000000000)
+/* REORDER_BYTES: how far behind or ahead of P a read still matches,
+ * and how far P passes a proposed page before it is wasted.  It is
+ * the slack for a client with several reads in flight, or a boot's
+ * several connections, reading the profile out of order.  Far below
+ * it such reads count as misses (the matcher backs off) and pages
+ * read a moment late as waste; far above it reads unrelated to the
+ * profile count as matches, and waste settles later.
+ */
+#define ADAPTRA_MATCHER_REORDER_BYTES (UINT64_C (1) << 20)
+/* WINDOW: the recent reads that counted (match or miss) over which at
+ * least half must match to propose, and over which the rate is
+ * measured.  Far below it a short burst of reads off the profile (a
+ * step the last boots did not take) stops the prefetch, and the rate
+ * jumps with every read; far above it the matcher keeps proposing
+ * long after a boot left the profile (the waste budget still bounds
+ * it) and follows changes of rate slowly.  WINDOW_MAX bounds the
+ * ring of recent reads each matcher holds.
+ */
+#define ADAPTRA_MATCHER_WINDOW 16
 #define ADAPTRA_MATCHER_WINDOW_MAX 64
+/* WASTE_BYTES: settled waste past which the matcher gives up for the
+ * rest of the connection: the bound on what a wrong profile costs a
+ * connection.  Far below it a boot that departs from the profile for
+ * a while (a new kernel's modules) loses the rest of the profile; far
+ * above it a profile of another image's boot costs that much backend
+ * traffic per connection.
+ */
+#define ADAPTRA_MATCHER_WASTE_BYTES (UINT64_C (16) << 20)
+/* WASTE_PCT of the settled proposals wasted, once WASTE_SAMPLE_BYTES
+ * of them settled, also gives up: a profile most of whose proposals
+ * go unread stops before the budget is spent.  The sample keeps a
+ * few early misses from deciding: far below it the first extents
+ * decide alone; far above it the budget decides first.  A PCT far
+ * below half gives up on a profile that is partly right; near 100 the
+ * rule never decides before the budget does.
+ */
+#define ADAPTRA_MATCHER_WASTE_PCT 50
+#define ADAPTRA_MATCHER_WASTE_SAMPLE_BYTES (UINT64_C (4) << 20)
+/* MIN_SEEN: the boots that must have touched an extent for it to be
+ * proposed (all of them while a profile has fewer boots).  At 1 every
+ * page a single boot touched is prefetched, until the next boot that
+ * does not touch it (adaptra_profile_merge); at 2 only what two boots
+ * agree on; far above it a page must recur over many boots before it
+ * is followed, and each new version of a guest waits that many boots.
+ */
+#define ADAPTRA_MATCHER_MIN_SEEN 2
 
 extern void adaptra_matcher_defaults (struct adaptra_matcher_config *cfg);
 
