@@ -74,7 +74,8 @@
 /* A client's output buffer: replies it has not taken yet.  The largest
  * reply the control rows allow (ADAPTRA_CONTROL_MAX_*) is "metrics"
  * with 4096 volumes of 63-byte export names: about 2.2 MiB of export
- * families, measured with control/report.c; 4 MiB holds it with room.
+ * families, measured with control/report.c, 3.2 MiB where every byte
+ * of the names needs escaping; 4 MiB holds it.
  * It also bounds what clients make the server hold: 4 MiB each, at
  * most SERVER_MAX_CLIENTS of them.  Much smaller, a large reply would
  * drop a client that reads; much larger, clients that do not read

@@ -56,13 +56,43 @@
  */
 #define ADAPTRA_CONTROL_BANNER "adaptra control protocol 1"
 
-/* Most streams the "streams" command lists. */
+/* The most rows of each kind a reply lists; the rest are left out.
+ * A command gathers its rows in a buffer of that many, allocated for
+ * it and freed after (128, 184 and 136 bytes a stream, client and
+ * volume row: 512, 184 and 544 KiB), filled under the engine lock,
+ * which the read path takes too; and the reply must fit the socket
+ * client's output buffer (CLIENT_MAX_OUTPUT in plugin/server.c,
+ * 4 MiB), or the client is dropped.  At these bounds, with every name
+ * 63 bytes that all need escaping and every row's numbers at their
+ * widest, the largest replies are "metrics clients" and "metrics"
+ * (every export's families) at 3.2 MiB, "exports json" 1.7 MiB,
+ * "exports" and "streams" 0.9 MiB, "clients" 0.3 MiB:
+ * adaptra_control_execute over fake rows, computed, not timed.  Far
+ * below the bounds a listing misses rows an operator looks for; far
+ * above them a reply outgrows that buffer, dropping the client that
+ * asked, and holds the engine lock longer.  No run chose the values:
+ * they came with their commands (030083e, 6a399e2, 27e43c9), which
+ * record none.
+ *
+ * Streams: the most recently used are listed, of up to
+ * ADAPTRA_STREAMS_MAX: four for each of ADAPTRA_CONTROL_MAX_CLIENTS,
+ * more than a person reads, and the busiest for a script.
+ */
 #define ADAPTRA_CONTROL_MAX_STREAMS 4096
 
-/* Most clients the "clients", "streams" and "metrics" commands list. */
+/* Clients ("clients", "metrics clients", the client column of
+ * "streams"), lowest ids first.  Linux's default soft limit on open
+ * files (RLIMIT_NOFILE, ulimit -n) is 1024, and nbdkit holds a socket
+ * for each connection, so unless the operator raised it every
+ * connection is listed.
+ */
 #define ADAPTRA_CONTROL_MAX_CLIENTS 1024
 
-/* Most volumes the "exports" command lists. */
+/* Volumes ("exports", the per-export families of "metrics"), lowest
+ * ids first.  A connection reads one volume, and at most
+ * EXPORTS_IDLE_MAX (plugin/exports.h) more are kept without one: under
+ * the default open-file limit about 1100, which this covers four times.
+ */
 #define ADAPTRA_CONTROL_MAX_VOLUMES 4096
 
 struct adaptra_control_ops {
