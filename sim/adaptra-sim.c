@@ -84,6 +84,7 @@
 #include "adaptra/stats.h"
 #include "cli.h"
 #include "simlib.h"
+#include "xorshift.h"
 
 #define PROG "adaptra-sim"
 /* Workloads one run mixes (--workload given again and again), each in

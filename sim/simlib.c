@@ -809,15 +809,3 @@ sim_latency_free (struct sim_latency *l)
   free (l->v);
   memset (l, 0, sizeof *l);
 }
-
-uint64_t
-sim_random (uint64_t *state)
-{
-  uint64_t x = *state;
-
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  return x * UINT64_C (0x2545F4914F6CDD1D);
-}

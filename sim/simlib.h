@@ -218,7 +218,4 @@ extern void sim_latency_free (struct sim_latency *l);
  */
 extern double sim_median (double *v, size_t n);
 
-/* xorshift64*: deterministic random numbers for the workloads. */
-extern uint64_t sim_random (uint64_t *state);
-
 #endif /* ADAPTRA_SIMLIB_H */

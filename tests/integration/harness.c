@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "xorshift.h"
 
 #define START_TIMEOUT_MS 30000
 #define STOP_TIMEOUT_MS 30000
@@ -278,19 +279,6 @@ test_connect_export (const struct test_server *srv, const char *name)
   return nbd;
 }
 
-static uint64_t
-next_random (uint64_t *state)
-{
-  uint64_t x = *state;
-
-  /* xorshift64*: small, fast and good enough for test data. */
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  return x * UINT64_C (0x2545F4914F6CDD1D);
-}
-
 void
 test_fill_random (uint64_t *state, void *buf, size_t count)
 {
@@ -298,11 +286,11 @@ test_fill_random (uint64_t *state, void *buf, size_t count)
   size_t i;
 
   for (i = 0; i + 8 <= count; i += 8) {
-    uint64_t r = next_random (state);
+    uint64_t r = sim_random (state);
     memcpy (p + i, &r, 8);
   }
   if (i < count) {
-    uint64_t r = next_random (state);
+    uint64_t r = sim_random (state);
     memcpy (p + i, &r, count - i);
   }
 }
@@ -310,7 +298,7 @@ test_fill_random (uint64_t *state, void *buf, size_t count)
 uint64_t
 test_random_below (uint64_t *state, uint64_t bound)
 {
-  return next_random (state) % bound;
+  return sim_random (state) % bound;
 }
 
 void
