@@ -7,8 +7,13 @@
 /* How do reads through the engine scale with threads?
  *
  *   engine-scale [--seconds T] [--threads 1,2,4,8] [--hold] [--case C]
+ *                [--one-client]
  *
- * Each thread is a client of one volume and reads 4 KiB at random
+ * Each thread is a client of one volume (with --one-client, all the
+ * threads read through one client: one connection at queue depth N,
+ * whose requests nbdkit's threads serve at once, as fio's W4-qd16
+ * does; its counters are then one cache line that every read
+ * writes) and reads 4 KiB at random
  * offsets (or in sequence: stream), as fast as it can, for T seconds
  * (default 2), against a backend that takes no time (it fills the
  * buffer with a byte).  Four cases, each at every thread count:
@@ -33,7 +38,10 @@
  *
  * (--case runs one of them only.)  It prints one line per case and
  * thread count: operations per second
- * in all and per thread, and the speed-up over one thread.  On a
+ * in all and per thread, the speed-up over one thread, and the
+ * process's CPU time per operation (user and system, from
+ * CLOCK_PROCESS_CPUTIME_ID): what a read costs, which the load of a
+ * shared machine moves far less than it moves the rates.  On a
  * machine with fewer cores than threads the per-thread figure falls
  * by itself; the serial fraction s of Amdahl's law, fitted from the
  * one and two thread runs as s = (2 / S2 - 1), is printed too, with
@@ -101,6 +109,7 @@ monotonic_ns (void *opaque)
  * holding it.
  */
 static bool timing;
+static bool one_client;         /* --one-client */
 static pthread_mutex_t *engine_lock;
 static bool learning;
 static _Thread_local uint64_t held_since, held_ns;
@@ -180,11 +189,23 @@ reader (void *arg)
   return NULL;
 }
 
+/* The process's CPU time so far, in seconds. */
+static double
+cpu_now (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* One case at n threads: operations per second in all; *held is
- * set to the engine mutex's held time over the wall time (--hold).
+ * set to the engine mutex's held time over the wall time (--hold),
+ * *cpu_ns to the CPU time per operation.
  */
 static double
-measure (const char *what, unsigned n, double seconds, double *held)
+measure (const char *what, unsigned n, double seconds, double *held,
+         double *cpu_ns)
 {
   const struct adaptra_backend backend = { .pread = instant_pread };
   const struct adaptra_clock clock = { .now_ns = monotonic_ns };
@@ -196,7 +217,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
   uint64_t size = hit ? UINT64_C (64) << 20 : UINT64_C (16) << 30;
   uint64_t total = 0, held_total = 0, off;
   unsigned char *buf = malloc (1 << 20);
-  double start, elapsed;
+  double start, elapsed, cpu_start;
   void *worker_ctx = NULL;
   char why[ADAPTRA_WHY_LEN];
   int volume, c0, err;
@@ -240,8 +261,10 @@ measure (const char *what, unsigned n, double seconds, double *held)
       .sequential = cfg.mode == ADAPTRA_MODE_ADAPTIVE,
       .span = size, .seed = 0x9e3779b97f4a7c15 * (i + 1),
     };
-    if ((err = adaptra_client_open (e, volume, "reader",
-                                    &runs[i].client)) != 0) {
+    if (one_client && i > 0)
+      runs[i].client = runs[0].client;
+    else if ((err = adaptra_client_open (e, volume, "reader",
+                                         &runs[i].client)) != 0) {
       fprintf (stderr, "engine-scale: %s\n", strerror (err));
       exit (EXIT_FAILURE);
     }
@@ -251,6 +274,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
     }
   }
   start = now ();
+  cpu_start = cpu_now ();
   for (i = 0; i < n; i++) {
     runs[i].deadline = start + seconds;
     pthread_create (&tids[i], NULL, reader, &runs[i]);
@@ -261,6 +285,7 @@ measure (const char *what, unsigned n, double seconds, double *held)
     held_total += runs[i].held_ns;
   }
   elapsed = now () - start;
+  *cpu_ns = total ? (cpu_now () - cpu_start) * 1e9 / total : 0;
   adaptra_workers_stop (e);
   adaptra_engine_free (e);
   free (runs);
@@ -278,13 +303,15 @@ main (int argc, char **argv)
   unsigned threads[16] = { 1, 2, 4, 8 }, nthreads = 4, t;
   size_t c, first = 0, end = ncases;
   const char *only = NULL;
-  double held, held_one = 0;
+  double held, held_one = 0, cpu_ns;
   double seconds = 2;
   int i;
 
   for (i = 1; i < argc; i++) {
     if (strcmp (argv[i], "--hold") == 0)
       timing = true;
+    else if (strcmp (argv[i], "--one-client") == 0)
+      one_client = true;
     else if (strcmp (argv[i], "--seconds") == 0 && i + 1 < argc)
       seconds = atof (argv[++i]);
     else if (strcmp (argv[i], "--case") == 0 && i + 1 < argc)
@@ -301,7 +328,7 @@ main (int argc, char **argv)
     else {
       fprintf (stderr, "usage: engine-scale [--seconds T] "
                "[--threads 1,2,4,8] [--hold] "
-               "[--case hit|miss|bypass|stream]\n");
+               "[--case hit|miss|bypass|stream] [--one-client]\n");
       return EXIT_FAILURE;
     }
   }
@@ -315,14 +342,14 @@ main (int argc, char **argv)
     }
     end = first + 1;
   }
-  printf ("%-7s %7s %12s %12s %8s", "case", "threads", "ops/s",
-          "ops/s/thread", "speedup");
+  printf ("%-7s %7s %12s %12s %8s %10s", "case", "threads", "ops/s",
+          "ops/s/thread", "speedup", "cpu ns/op");
   printf (timing ? " %10s %6s\n" : "\n", "held ns/op", "held");
   for (c = first; c < end; c++) {
     double one = 0, two = 0;
 
     for (t = 0; t < nthreads; t++) {
-      double ops = measure (cases[c], threads[t], seconds, &held);
+      double ops = measure (cases[c], threads[t], seconds, &held, &cpu_ns);
 
       if (threads[t] == 1) {
         one = ops;
@@ -330,8 +357,8 @@ main (int argc, char **argv)
       }
       if (threads[t] == 2)
         two = ops;
-      printf ("%-7s %7u %12.0f %12.0f %8.2f", cases[c], threads[t], ops,
-              ops / threads[t], one > 0 ? ops / one : 0);
+      printf ("%-7s %7u %12.0f %12.0f %8.2f %10.1f", cases[c], threads[t],
+              ops, ops / threads[t], one > 0 ? ops / one : 0, cpu_ns);
       if (timing)
         printf (" %10.1f %6.3f", held * 1e9 / ops, held);
       printf ("\n");
