@@ -717,12 +717,16 @@ ahead_of_reader (const struct event *ev, const struct adaptra_stream *s)
   return s->readahead_index - ev->reader;
 }
 
-/* The state method's inputs for stream s with the reader at index. */
+/* The state method's inputs for stream s with the reader at index.
+ * Where the model sees seeks (seeks), T is measured over the stream's
+ * last two intervals and the window takes the stream's own share of
+ * it (state_share); elsewhere over one, at adaptra-ratio.
+ */
 static struct adaptra_state_input
 state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
-             uint64_t index, uint64_t la_old)
+             uint64_t index, uint64_t la_old, bool seeks)
 {
-  struct adaptra_state_input in;
+  struct adaptra_state_input in = { .share = e->cfg.ratio };
 
   in.stream_shift = index > s->reader_index ? index - s->reader_index : 1;
   in.global_size = adaptra_pool_reclaimable (&e->pool);
@@ -730,7 +734,35 @@ state_input (const struct adaptra_engine *e, const struct adaptra_stream *s,
   in.ra_old = s->readahead_index - s->ra_index;
   in.la_old = la_old;
   in.lost = s->lost;
+  if (seeks) {
+    in.prev_shift = s->prev_shift;
+    in.prev_global_shift = s->prev_global_shift;
+    if (s->share > 0)
+      in.share = s->share;
+  }
   return in;
+}
+
+/* After stream s's state window sized from in: keep its interval for
+ * the next estimate (kept wherever, so that a stream whose model
+ * turns to seeks has one at once) and step its share of T
+ * (adaptra_window_share; 0, adaptra-ratio, where no seeks).
+ * At each turn at a seeking backend one window is read, so a window
+ * twice as large halves the turns and the seeks between them
+ * (eight streams at the disk model: the seeks were 15% of the head's
+ * time at adaptra-ratio's 50%); adaptra-ratio is the seed's share, a
+ * margin for T's noise, and a T steadied over two intervals needs
+ * less of one while the stream loses no page.  Elsewhere a larger
+ * window pays nothing (no seeks to save) but holds pages longer: the
+ * stream keeps the seed's one interval and share.
+ */
+static void
+state_share (struct adaptra_stream *s, const struct adaptra_state_input *in,
+             unsigned ratio, bool seeks)
+{
+  s->prev_shift = in->stream_shift;
+  s->prev_global_shift = in->global_shift;
+  s->share = seeks ? adaptra_window_share (in->share, ratio, in->lost) : 0;
 }
 
 /* The state method's window *w for known stream pl->s.  Returns false
@@ -743,9 +775,13 @@ state_window (struct adaptra_engine *e, const struct event *ev,
 {
   struct adaptra_stream *s = pl->s;
   uint64_t la_old = ahead_of_reader (ev, s);
-  struct adaptra_state_input in = state_input (e, s, ev->reader, la_old);
+  struct adaptra_model_estimate est;
+  struct adaptra_state_input in;
   struct adaptra_state_decision d;
   bool waited = s->late > 0, lone;
+
+  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  in = state_input (e, s, ev->reader, la_old, est.seeks);
 
   raise_cap (e, s, b);
   lone = lone_window (e, ev, s, waited, b);
@@ -763,6 +799,7 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   case ADAPTRA_STATE_WINDOW:
     break;
   }
+  state_share (s, &in, b->ratio, est.seeks);
   *w = d.window;
   /* A lone stream's look-ahead may be longer than its window. */
   if (lone)

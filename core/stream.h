@@ -124,6 +124,12 @@ struct adaptra_stream {
   uint64_t age;                 /* pool aging clock when it was issued */
   uint64_t issue_ns;            /* time the window was issued */
   uint64_t lost;                /* its pages evicted unread since then */
+  /* The state method's interval before the current one (s and g;
+   * prev_shift 0: none) and, where a turn at the backend costs a
+   * seek, the stream's share of T (0: adaptra-ratio; core/window.h).
+   */
+  uint64_t prev_shift, prev_global_shift;
+  unsigned share;
   uint64_t cap;                 /* its own window cap (max=auto), pages */
   uint32_t late;                /* reads that waited for its read-ahead */
   /* Its jobs in the prefetch queue, and the last of them (queue.c:

@@ -101,7 +101,12 @@ adaptra_window_state (const struct adaptra_state_input *in,
   uint64_t g = in->global_shift | 1;
   uint64_t scaled, limit, ra, la, shift_next;
 
-  d.threshold = mul_div (in->stream_shift, in->global_size, g);
+  /* Over two intervals T is steadier: whether another stream's
+   * window landed in one interval or not swings a single g several
+   * times over (eight streams at a disk: g / s 1.8 to 10).
+   */
+  d.threshold = mul_div (in->stream_shift + in->prev_shift, in->global_size,
+                         g + in->prev_global_shift);
   d.remain = in->global_size > g
     ? mul_div (in->stream_shift, in->global_size - g, g) : 0;
 
@@ -111,7 +116,7 @@ adaptra_window_state (const struct adaptra_state_input *in,
   }
 
   /* The pages already ahead count against the threshold. */
-  scaled = mul_div (d.threshold, b->ratio, 100);
+  scaled = mul_div (d.threshold, in->share, 100);
   if (scaled <= in->la_old)
     return d;
   ra = scaled - in->la_old;
@@ -140,6 +145,15 @@ adaptra_window_state (const struct adaptra_state_input *in,
   d.window.ra = ra;
   d.window.la = la;
   return d;
+}
+
+unsigned
+adaptra_window_share (unsigned share, unsigned ratio, uint64_t lost)
+{
+  if (lost > 0)
+    return ratio;
+  return (unsigned) max_u64 (ratio, min_u64 (share + ADAPTRA_SHARE_STEP,
+                                             ADAPTRA_SHARE_MAX));
 }
 
 struct adaptra_window

@@ -64,14 +64,32 @@ extern uint64_t adaptra_window_max (uint64_t max_pages, uint64_t floor_pages,
 extern struct adaptra_window adaptra_window_initial (
   uint64_t req, const struct adaptra_window_bounds *b);
 
+/* The state method's share of T where a turn at the backend costs a
+ * seek (core/readahead.c: state_share).  It starts at adaptra-ratio,
+ * grows by ADAPTRA_SHARE_STEP points a window while the stream loses
+ * no page read ahead, up to ADAPTRA_SHARE_MAX, and falls back to
+ * adaptra-ratio at the first page lost: the seed's own feedback
+ * (a page evicted unread says T was overestimated).  The step is
+ * small so that a climb takes four clean windows; the ceiling is what
+ * T over two intervals keeps without loss: adaptra-sim's disk model,
+ * eight and sixteen interleaved streams in 16-128 MiB pools, evicted
+ * no page at 70 and some at 80 (docs/bench/history/beside-the-matrix.md,
+ * "w3c").  Never below adaptra-ratio.
+ */
+#define ADAPTRA_SHARE_STEP 5
+#define ADAPTRA_SHARE_MAX 70
+
 /* Inputs of the state method, sampled at a look-ahead mark. */
 struct adaptra_state_input {
   uint64_t stream_shift;        /* s: pages the stream advanced */
   uint64_t global_size;         /* G: inactive + free pages of the pool */
   uint64_t global_shift;        /* g: aging clock ticks meanwhile */
+  uint64_t prev_shift;          /* s of the interval before (0: none) */
+  uint64_t prev_global_shift;   /* g of the interval before */
   uint64_t ra_old;              /* size of the stream's current window */
   uint64_t la_old;              /* pages of it still ahead of the reader */
   uint64_t lost;                /* its pages evicted unread meanwhile */
+  unsigned share;               /* percent of T the window may take */
 };
 
 enum adaptra_state_action {
@@ -87,8 +105,10 @@ struct adaptra_state_decision {
   uint64_t remain;              /* pages readable before eviction starts */
 };
 
-/* The state method: the thrashing threshold T = s*G/g (g at least 1),
- * scaled by ratio/100, less the la_old pages already ahead, grown at
+/* The state method: the thrashing threshold T = s*G/g (g at least 1;
+ * s and g summed over this interval and the one before when the
+ * input has one: prev_shift, prev_global_shift), scaled by share/100,
+ * less the la_old pages already ahead, grown at
  * most 2x ra_old per step, at most max; halved when the stream lost
  * pages.  la = ra/8 (at least 1, at least lead), reduced so that the
  * next mark is at least ra/4 pages on (the next estimate needs a
@@ -99,6 +119,14 @@ struct adaptra_state_decision {
  */
 extern struct adaptra_state_decision adaptra_window_state (
   const struct adaptra_state_input *in, const struct adaptra_window_bounds *b);
+
+/* The share of T a stream's next window may take after a window
+ * sized at share percent, ratio being adaptra-ratio: ratio when the
+ * stream lost pages, otherwise share + ADAPTRA_SHARE_STEP, at most
+ * ADAPTRA_SHARE_MAX, never below ratio.
+ */
+extern unsigned adaptra_window_share (unsigned share, unsigned ratio,
+                                      uint64_t lost);
 
 /* The context method, for a read at page index with history pages
  * present just before it.  A run of history that reaches page 0

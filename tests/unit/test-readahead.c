@@ -16,7 +16,8 @@
  * limit.  At a disk's head (no latency that reads in parallel hide), a
  * lone reader's windows are one read each, its look-ahead growing
  * while the head runs dry, while streams that take turns there keep
- * growing their windows.
+ * growing their windows, and where each turn costs a seek take a
+ * growing share of the thrashing threshold.
  */
 
 #include <config.h>
@@ -33,6 +34,7 @@
 #include "adaptra/holes.h"
 #include "adaptra/sim.h"
 #include "../../core/engine-impl.h"
+#include "../../core/window.h"
 
 #define DISK (32 * 1024 * 1024)
 #define MAX_PAGES FIXTURE_SMALL_MAX_PAGES /* adaptra-max */
@@ -831,6 +833,108 @@ test_streams_taking_turns_grow (void **state)
   drain ();
 }
 
+/* The head's seek: a read not where the last one ended costs the
+ * disk model's mean turn between eight regions.
+ */
+#define HEAD_SEEK_NS (3300 * US)
+
+static uint64_t head_at;                /* where the last read ended */
+
+static void
+seek_head (uint64_t offset, uint32_t count)
+{
+  if (offset != head_at)
+    __atomic_fetch_add (&now_ns, HEAD_SEEK_NS, __ATOMIC_SEQ_CST);
+  head_at = offset + count;
+}
+
+/* Teach the model the head's seeks, once restart_on_a_head's reads
+ * (the last ended at the disk's end) have aged out of its windows:
+ * reads of 64 KiB and 1 MiB (the line through them says what is
+ * transfer), every fourth one far.
+ */
+static void
+teach_seeks (void)
+{
+  uint64_t at = 0;
+  unsigned i;
+
+  now_ns += ADAPTRA_MODEL_LATENCY_NS;
+  head_at = DISK;
+  for (i = 0; i < 4 * ADAPTRA_MODEL_SEEK_HOLD; i++) {
+    uint64_t bytes = i % 2 ? 1024 * 1024 : HEAD_REQ;
+    uint64_t t0 = now_ns, off = i % 4 == 3 ? at + DISK / 2 : at;
+    enum adaptra_model_distance where =
+      adaptra_model_start (&e->model, off, bytes);
+
+    seek_head (off, (uint32_t) bytes);
+    now_ns += bytes / 1024 * HEAD_NS_PER_KIB;
+    adaptra_model_end (&e->model, bytes);
+    adaptra_model_sample (&e->model, bytes, t0, now_ns, where);
+    at += bytes;
+  }
+}
+
+/* The streams taking turns at a head as in
+ * test_streams_taking_turns_grow, where reads pay a seek
+ * (seek_head) and the model sees it: each measures T over its last
+ * two intervals and climbs its share of T from adaptra-ratio to
+ * ADAPTRA_SHARE_MAX (readahead.c: state_share), losing no page.  A
+ * long stream where the model sees no seeks keeps adaptra-ratio
+ * (share 0), as does restart_on_a_head's reader (taught), whose
+ * windows all came before the model saw seeks.
+ */
+static void
+test_streams_taking_turns_take_more_of_t (void **state)
+{
+  const uint64_t region = DISK / TURNS / HEAD_REQ * HEAD_REQ;
+  struct adaptra_stream *s;
+  uint64_t k, p, taught, no_history = 0;
+  unsigned i, share, seeks, states = 0, climbed = 0;
+
+  (void) state;
+  for (p = 1000; p < 1000 + 16 * MAX_PAGES; p += REQ)
+    read_pages (p, REQ);
+  adaptra_lock (e);
+  share = adaptra_streams_first (&e->streams)->share;
+  adaptra_unlock (e);
+  assert_int_equal (share, 0);
+
+  restart_on_a_head (HEAD_POOL);
+  adaptra_lock (e);
+  taught = adaptra_streams_first (&e->streams)->id;
+  adaptra_unlock (e);
+  teach_seeks ();
+  during_read = seek_head;
+  for (k = 0; k < region; k += HEAD_REQ)
+    for (i = 0; i < TURNS; i++) {
+      read_check (i * region + k, HEAD_REQ);
+      if (i == 0)
+        drain ();
+    }
+  drain ();
+  adaptra_lock (e);
+  {
+    struct adaptra_model_estimate est;
+
+    adaptra_model_estimate (&e->model, now_ns, &est);
+    seeks = est.seeks;
+  }
+  for (s = adaptra_streams_first (&e->streams); s != NULL;
+       s = adaptra_streams_after (&e->streams, s))
+    if (s->method == ADAPTRA_METHOD_STATE && s->id != taught) {
+      states++;
+      climbed += s->share == ADAPTRA_SHARE_MAX;
+      no_history += s->prev_shift == 0;
+    }
+  adaptra_unlock (e);
+  assert_true (seeks);
+  assert_int_equal (stats ().evicted_unread, 0);
+  assert_int_equal (states, TURNS);
+  assert_int_equal (climbed, TURNS);
+  assert_int_equal (no_history, 0);
+}
+
 /* A reader of requests larger than the auto max (the 1 MiB floor, the
  * backend's product being less: 2 ms a read, 250 MB/s) still gets
  * windows as large as its requests (readahead.c: bounds_of), so that
@@ -980,6 +1084,7 @@ main (void)
     T (test_lone_lookahead_past_a_large_read),
     T (test_early_mark_evicted_by_its_window),
     T (test_streams_taking_turns_grow),
+    T (test_streams_taking_turns_take_more_of_t),
     T (test_window_at_least_request),
     T (test_runs_read_no_further_than_runs_end),
     T (test_runs_leave_extents_whole),

@@ -42,6 +42,7 @@ test_state_grows_at_most_2x (void **state)
   struct adaptra_state_input in = {
     .stream_shift = 64, .global_size = 100000, .global_shift = 10,
     .ra_old = 4, .la_old = 0,
+    .share = 50,
   };
   struct adaptra_state_decision d;
   unsigned steps = 0;
@@ -67,6 +68,7 @@ test_state_shrinks_when_pool_ages_fast (void **state)
   struct adaptra_state_input in = {
     .stream_shift = 64, .global_size = 1000, .global_shift = 2000,
     .ra_old = 64, .la_old = 1,
+    .share = 50,
   };
   struct adaptra_state_decision d;
 
@@ -82,12 +84,75 @@ test_state_shrinks_when_pool_ages_fast (void **state)
   assert_int_equal (d.action, ADAPTRA_STATE_NONE);
 }
 
+/* T over two intervals (window.c): an interval in which no other
+ * stream's window landed (g small) reads T several times too large;
+ * summed with the interval before, s and g give the mean rate, and the
+ * window with it.  Without the interval before, T is the last one's.
+ */
+static void
+test_state_threshold_over_two_intervals (void **state)
+{
+  struct adaptra_state_input in = {
+    .stream_shift = 64, .global_size = 1000, .global_shift = 100,
+    .prev_shift = 64, .prev_global_shift = 1000,
+    .ra_old = 64, .la_old = 1, .share = 50,
+  };
+  struct adaptra_state_decision d;
+
+  (void) state;
+  d = adaptra_window_state (&in, &bounds);
+  /* T = 128 * 1000 / 1101 = 116 (633 over the last interval alone);
+   * 50% is 58, less the page ahead: 57.
+   */
+  assert_int_equal (d.threshold, 116);
+  assert_int_equal (d.action, ADAPTRA_STATE_WINDOW);
+  assert_int_equal (d.window.ra, 57);
+  in.prev_shift = in.prev_global_shift = 0;
+  d = adaptra_window_state (&in, &bounds);
+  assert_int_equal (d.threshold, 633);
+  assert_int_equal (d.window.ra, 128);  /* 2 x ra_old */
+}
+
+/* The window takes the input's share of T, not adaptra-ratio's; the
+ * share climbs ADAPTRA_SHARE_STEP a window to ADAPTRA_SHARE_MAX while
+ * no page is lost, falls back to adaptra-ratio at a loss, and is never
+ * below adaptra-ratio.
+ */
+static void
+test_share_follows_losses (void **state)
+{
+  struct adaptra_state_input in = {
+    .stream_shift = 64, .global_size = 1000, .global_shift = 2000,
+    .ra_old = 64, .la_old = 1, .share = ADAPTRA_SHARE_MAX,
+  };
+  struct adaptra_state_decision d;
+  unsigned share = bounds.ratio, steps = 0;
+
+  (void) state;
+  d = adaptra_window_state (&in, &bounds);
+  /* T = 64 * 1000 / 2001 = 31; 70% is 21, less the page ahead. */
+  assert_int_equal (d.window.ra, 31 * ADAPTRA_SHARE_MAX / 100 - 1);
+  while (share < ADAPTRA_SHARE_MAX) {
+    share = adaptra_window_share (share, bounds.ratio, 0);
+    steps++;
+  }
+  assert_int_equal (share, ADAPTRA_SHARE_MAX);
+  assert_int_equal (steps, (ADAPTRA_SHARE_MAX - bounds.ratio) /
+                    ADAPTRA_SHARE_STEP);
+  assert_int_equal (adaptra_window_share (share, bounds.ratio, 0),
+                    ADAPTRA_SHARE_MAX);
+  assert_int_equal (adaptra_window_share (share, bounds.ratio, 1),
+                    bounds.ratio);
+  assert_int_equal (adaptra_window_share (80, 80, 0), 80);
+}
+
 static void
 test_state_rescue (void **state)
 {
   struct adaptra_state_input in = {
     .stream_shift = 10, .global_size = 1000, .global_shift = 900,
     .ra_old = 16, .la_old = 8,
+    .share = 50,
   };
   struct adaptra_state_decision d;
 
@@ -107,6 +172,7 @@ test_state_lost_pages_halve (void **state)
   struct adaptra_state_input in = {
     .stream_shift = 64, .global_size = 100000, .global_shift = 10,
     .ra_old = 64, .la_old = 0, .lost = 3,
+    .share = 50,
   };
   struct adaptra_state_decision d;
 
@@ -122,6 +188,7 @@ test_state_zero_aging (void **state)
   struct adaptra_state_input in = {
     .stream_shift = 8, .global_size = 64, .global_shift = 0,
     .ra_old = 8, .la_old = 0,
+    .share = 50,
   };
   struct adaptra_state_decision d;
 
@@ -139,6 +206,7 @@ test_lead_covers_latency (void **state)
   struct adaptra_state_input in = {
     .stream_shift = 64, .global_size = 100000, .global_shift = 10,
     .ra_old = 32, .la_old = 0,
+    .share = 50,
   };
   struct adaptra_state_decision d;
 
@@ -273,6 +341,8 @@ main (void)
     cmocka_unit_test (test_initial),
     cmocka_unit_test (test_state_grows_at_most_2x),
     cmocka_unit_test (test_state_shrinks_when_pool_ages_fast),
+    cmocka_unit_test (test_state_threshold_over_two_intervals),
+    cmocka_unit_test (test_share_follows_losses),
     cmocka_unit_test (test_state_rescue),
     cmocka_unit_test (test_state_lost_pages_halve),
     cmocka_unit_test (test_state_zero_aging),
