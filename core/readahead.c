@@ -191,20 +191,20 @@ bounds_of (const struct adaptra_engine *e, uint64_t req,
 }
 
 /* Pages the stream reads while the backend fetches a window of
- * window pages: the look-ahead that hides the backend's latency.
+ * window pages, by the model's estimate est at now: the look-ahead
+ * that hides the backend's latency.
  */
 static uint64_t
 lead_pages (const struct adaptra_engine *e, const struct adaptra_stream *s,
+            const struct adaptra_model_estimate *est,
             uint64_t consumed, uint64_t window, uint64_t now)
 {
   uint64_t dt = now - s->issue_ns;
-  struct adaptra_model_estimate est;
   double fetch_ns, pages;
 
   if (dt == 0 || consumed == 0)
     return 0;
-  adaptra_model_estimate (&e->model, now, &est);
-  fetch_ns = (double) adaptra_model_fetch_ns (&est, window << e->page_shift);
+  fetch_ns = (double) adaptra_model_fetch_ns (est, window << e->page_shift);
   pages = fetch_ns * (double) consumed / (double) dt;
   return (uint64_t) pages + 1;
 }
@@ -572,23 +572,22 @@ place_backward (struct adaptra_engine *e, const struct event *ev,
 
 static void
 raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
+           const struct adaptra_model_estimate *est,
            struct adaptra_window_bounds *b)
 {
   uint64_t spare = adaptra_pool_spare (&e->pool);
   uint64_t ceiling = (e->cfg.pool_bytes / ADAPTRA_POOL_WINDOWS)
     >> e->page_shift;
-  struct adaptra_model_estimate est;
 
   /* Nothing to raise or bring down. */
   if (e->cfg.max_bytes != 0 || (s->late == 0 && s->cap <= b->max))
     return;
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (est.latency_bound && est.bdp > 0) {
-    uint64_t bdps = est.read_ns > LATE_SLOW_READS * est.latency_ns
+  if (est->latency_bound && est->bdp > 0) {
+    uint64_t bdps = est->read_ns > LATE_SLOW_READS * est->latency_ns
       ? LATE_SLOW_CAP_BDPS : LATE_CAP_BDPS;
 
     ceiling = min_u64 (ceiling,
-                       max_u64 (b->max, bdps * est.bdp /
+                       max_u64 (b->max, bdps * est->bdp /
                                 adaptra_streams_sharing (&e->streams, s) >> e->page_shift));
   }
   if (s->late > 0) {
@@ -664,19 +663,18 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
 static bool
 lone_window (struct adaptra_engine *e, const struct event *ev,
              const struct adaptra_stream *s, bool waited,
+             const struct adaptra_model_estimate *est,
              struct adaptra_window_bounds *b)
 {
-  struct adaptra_model_estimate est;
   uint64_t window, lead, grown;
 
   if (e->cfg.max_bytes != 0 || e->last_window_stream != s->id ||
       adaptra_streams_sharing (&e->streams, s) > 1)
     return false;
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  if (!adaptra_latency_unhidden (&est))
+  if (!adaptra_latency_unhidden (est))
     return false;
   window = min_u64 (b->max,
-                    min_u64 (max_u64 (est.chunk >> e->page_shift, 1),
+                    min_u64 (max_u64 (est->chunk >> e->page_shift, 1),
                              e->slot_pages));
   lead = s->mark_index <= s->ra_index
     ? max_u64 (s->readahead_index - s->mark_index, window) : window;
@@ -775,19 +773,21 @@ state_window (struct adaptra_engine *e, const struct event *ev,
 {
   struct adaptra_stream *s = pl->s;
   uint64_t la_old = ahead_of_reader (ev, s);
+  uint64_t now = adaptra_now (e);
   struct adaptra_model_estimate est;
   struct adaptra_state_input in;
   struct adaptra_state_decision d;
   bool waited = s->late > 0, lone;
 
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
+  /* One estimate for every part of the decision. */
+  adaptra_model_estimate (&e->model, now, &est);
   in = state_input (e, s, ev->reader, la_old, est.seeks);
 
-  raise_cap (e, s, b);
-  lone = lone_window (e, ev, s, waited, b);
+  raise_cap (e, s, &est, b);
+  lone = lone_window (e, ev, s, waited, &est, b);
   if (!lone)
-    b->lead = min_u64 (lead_pages (e, s, in.stream_shift, in.ra_old,
-                                   adaptra_now (e)), b->max);
+    b->lead = min_u64 (lead_pages (e, s, &est, in.stream_shift, in.ra_old,
+                                   now), b->max);
   d = adaptra_window_state (&in, b);
   switch (d.action) {
   case ADAPTRA_STATE_RESCUE:
