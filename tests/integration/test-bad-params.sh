@@ -58,6 +58,8 @@ for p in pool page min max; do
   rejects $p '' adaptra-$p=
 done
 rejects pool '0' adaptra-pool=0
+# A value not typed (the page's default) is said as one would type it.
+grep -q ' of adaptra-page=4K$' "$tmpdir/err"
 rejects pool '100' adaptra-pool=100
 rejects pool '1P' adaptra-pool=1P
 # Pages: not a power of 2, out of range.
