@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <nbdkit-filter.h>
 
@@ -138,6 +139,78 @@ parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
   return 0;
 }
 
+/* Levenshtein's edit distance between a and b, at most TYPO_NAME_MAX
+ * bytes each (else TYPO_NAME_MAX): how many letters to add, drop or
+ * change to turn one into the other.
+ */
+#define TYPO_NAME_MAX 64
+static size_t
+edit_distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b), i, j;
+  size_t row[TYPO_NAME_MAX + 1];
+
+  if (la > TYPO_NAME_MAX || lb > TYPO_NAME_MAX)
+    return TYPO_NAME_MAX;
+  for (j = 0; j <= lb; j++)
+    row[j] = j;
+  for (i = 1; i <= la; i++) {
+    size_t diag = row[0], up;
+
+    row[0] = i;
+    for (j = 1; j <= lb; j++) {
+      up = row[j];
+      row[j] = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < row[j])
+        row[j] = up + 1;
+      if (row[j - 1] + 1 < row[j])
+        row[j] = row[j - 1] + 1;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* A key that starts like the filter's but is none of its parameters
+ * (adaptra-pol, adaptra_ratio, Adaptra-pool) would reach the plugin,
+ * whose refusal says nothing of adaptra's names: refuse it here, with
+ * the parameter it most looks like, when a typo or two away
+ * (TYPO_DISTANCE_MAX: adaptra-pol, adaptra-ratoi).
+ */
+#define TYPO_DISTANCE_MAX 2
+static bool
+unknown_param (const char *key, const char *value, char *why, size_t len)
+{
+  const struct adaptra_param *p, *best = NULL;
+  size_t d, best_d = TYPO_DISTANCE_MAX + 1;
+  char name[TYPO_NAME_MAX + 1];
+
+  if (strncasecmp (key, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN - 1)
+      != 0 || adaptra_param_find (key) != NULL)
+    return false;
+  for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++) {
+    snprintf (name, sizeof name, ADAPTRA_PARAM_PREFIX "%s", p->name);
+    d = edit_distance (key, name);
+    if (d < best_d) {
+      best_d = d;
+      best = p;
+    }
+  }
+  /* (The key and value cut to TYPO_NAME_MAX, so that what follows
+   * them, which names the filter's parameters, fits any why.)
+   */
+  if (best != NULL)
+    snprintf (why, len, "%.*s=%.*s is not a parameter of adaptra: did you "
+              "mean " ADAPTRA_PARAM_PREFIX "%s? (nbdkit --filter=adaptra "
+              "null --help lists them)", TYPO_NAME_MAX, key, TYPO_NAME_MAX,
+              value, best->name);
+  else
+    snprintf (why, len, "%.*s=%.*s is not a parameter of adaptra (nbdkit "
+              "--filter=adaptra null --help lists the " ADAPTRA_PARAM_PREFIX
+              "* ones)", TYPO_NAME_MAX, key, TYPO_NAME_MAX, value);
+  return true;
+}
+
 int
 params_parse (struct adaptra_config *cfg, const char *key, const char *value,
               char *why, size_t len)
@@ -145,6 +218,8 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   const struct adaptra_param *p;
   uint64_t v;
 
+  if (unknown_param (key, value, why, len))
+    return -1;
   if (strncmp (key, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) != 0
       || (p = adaptra_param_find (key)) == NULL
       || p->type == ADAPTRA_PARAM_FILTER)

@@ -131,6 +131,23 @@ rejects stats '' adaptra-stats=
 rejects pool '256T' adaptra-page=128K adaptra-min=128K \
   adaptra-pool=256T
 
+# A typo in a name is refused by the filter, with the name it most
+# looks like, not passed to the plugin (which names none of adaptra's).
+rejects pol '1G' adaptra-pol=1G
+grep -q ': did you mean adaptra-pool? (nbdkit --filter=adaptra null --help lists them)$' \
+  "$tmpdir/err"
+rejects stat '/x' adaptra-stat=/x
+grep -q 'did you mean adaptra-stats?' "$tmpdir/err"
+# (names adaptra-NAME only: the key here is spelt otherwise.)
+cases=$((cases + 1))
+start adaptra_ratio=30
+[ "$rc" -ne 0 ] && [ "$(wc -l < "$tmpdir/err")" -eq 1 ] &&
+  grep -q '^nbdkit: error: adaptra_ratio=30 is not a parameter of adaptra: did you mean adaptra-ratio?' \
+    "$tmpdir/err"
+rejects xyzzy '1' adaptra-xyzzy=1
+grep -q 'is not a parameter of adaptra (nbdkit --filter=adaptra null --help lists the adaptra-\* ones)$' \
+  "$tmpdir/err"
+
 # Valid edge values start.
 accepts ()
 {
