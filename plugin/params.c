@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <nbdkit-filter.h>
 
@@ -138,6 +139,78 @@ parse_value (const struct adaptra_param *p, const char *value, uint64_t *v,
   return 0;
 }
 
+/* Levenshtein's edit distance between a and b, at most TYPO_NAME_MAX
+ * bytes each (else TYPO_NAME_MAX): how many letters to add, drop or
+ * change to turn one into the other.
+ */
+#define TYPO_NAME_MAX 64
+static size_t
+edit_distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b), i, j;
+  size_t row[TYPO_NAME_MAX + 1];
+
+  if (la > TYPO_NAME_MAX || lb > TYPO_NAME_MAX)
+    return TYPO_NAME_MAX;
+  for (j = 0; j <= lb; j++)
+    row[j] = j;
+  for (i = 1; i <= la; i++) {
+    size_t diag = row[0], up;
+
+    row[0] = i;
+    for (j = 1; j <= lb; j++) {
+      up = row[j];
+      row[j] = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < row[j])
+        row[j] = up + 1;
+      if (row[j - 1] + 1 < row[j])
+        row[j] = row[j - 1] + 1;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* A key that starts like the filter's but is none of its parameters
+ * (adaptra-pol, adaptra_ratio, Adaptra-pool) would reach the plugin,
+ * whose refusal says nothing of adaptra's names: refuse it here, with
+ * the parameter it most looks like, when a typo or two away
+ * (TYPO_DISTANCE_MAX: adaptra-pol, adaptra-ratoi).
+ */
+#define TYPO_DISTANCE_MAX 2
+static bool
+unknown_param (const char *key, const char *value, char *why, size_t len)
+{
+  const struct adaptra_param *p, *best = NULL;
+  size_t d, best_d = TYPO_DISTANCE_MAX + 1;
+  char name[TYPO_NAME_MAX + 1];
+
+  if (strncasecmp (key, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN - 1)
+      != 0 || adaptra_param_find (key) != NULL)
+    return false;
+  for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++) {
+    snprintf (name, sizeof name, ADAPTRA_PARAM_PREFIX "%s", p->name);
+    d = edit_distance (key, name);
+    if (d < best_d) {
+      best_d = d;
+      best = p;
+    }
+  }
+  /* (The key and value cut to TYPO_NAME_MAX, so that what follows
+   * them, which names the filter's parameters, fits any why.)
+   */
+  if (best != NULL)
+    snprintf (why, len, "%.*s=%.*s is not a parameter of adaptra: did you "
+              "mean " ADAPTRA_PARAM_PREFIX "%s? (nbdkit --filter=adaptra "
+              "null --help lists them)", TYPO_NAME_MAX, key, TYPO_NAME_MAX,
+              value, best->name);
+  else
+    snprintf (why, len, "%.*s=%.*s is not a parameter of adaptra (nbdkit "
+              "--filter=adaptra null --help lists the " ADAPTRA_PARAM_PREFIX
+              "* ones)", TYPO_NAME_MAX, key, TYPO_NAME_MAX, value);
+  return true;
+}
+
 int
 params_parse (struct adaptra_config *cfg, const char *key, const char *value,
               char *why, size_t len)
@@ -145,6 +218,8 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   const struct adaptra_param *p;
   uint64_t v;
 
+  if (unknown_param (key, value, why, len))
+    return -1;
   if (strncmp (key, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) != 0
       || (p = adaptra_param_find (key)) == NULL
       || p->type == ADAPTRA_PARAM_FILTER)
@@ -165,24 +240,130 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
   return 1;
 }
 
+/* v as a size the way one types it: 512, 4K, 1M. */
+static void
+format_size (uint64_t v, char *buf, size_t len)
+{
+  static const char units[] = "KMGTPE";
+  int u = -1;
+
+  while (v != 0 && v % 1024 == 0 && u + 1 < (int) sizeof units - 1) {
+    v /= 1024;
+    u++;
+  }
+  if (u < 0)
+    snprintf (buf, len, "%" PRIu64, v);
+  else
+    snprintf (buf, len, "%" PRIu64 "%c", v, units[u]);
+}
+
+/* Does get show p (settable false), or set change it (true)? */
+static bool
+param_listed (const struct adaptra_param *p, bool settable)
+{
+  return settable ? p->set != NULL : p->width > 0;
+}
+
+/* The names of the parameters get shows (settable false) or set
+ * changes (true), as "a, b or c", for a refusal to say what is allowed.
+ */
+static void
+param_names (bool settable, char *buf, size_t len)
+{
+  size_t i, n = 0, count = 0, k = 0;
+
+  for (i = 0; i < adaptra_nparams; i++)
+    count += param_listed (&adaptra_params[i], settable);
+  buf[0] = '\0';
+  for (i = 0; i < adaptra_nparams && n < len; i++)
+    if (param_listed (&adaptra_params[i], settable)) {
+      k++;
+      n += snprintf (buf + n, len - n, "%s%s",
+                     k == 1 ? "" : k == count ? " or " : ", ",
+                     adaptra_params[i].name);
+    }
+}
+
+/* why with each adaptra-NAME=DIGITS in it as the user would write it:
+ * for set_p, set_value (a run-time set: what the command said); with
+ * use_typed, what the command line said; else a size in its units
+ * (256M), or the digits.  The values typed on the command line are
+ * not used at run time, where set may have changed them since.
+ */
+static void
+quote (const char *why, bool use_typed, const struct adaptra_param *set_p,
+       const char *set_value, char *out, size_t len)
+{
+  size_t n = 0;
+
+  while (*why && n + 1 < len) {
+    const struct adaptra_param *p = NULL;
+    size_t name_len = 0, digits = 0;
+
+    if (strncmp (why, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0) {
+      const char *name = why + ADAPTRA_PARAM_PREFIX_LEN;
+
+      name_len = strcspn (name, "= ");
+      for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++)
+        if (strlen (p->name) == name_len &&
+            strncmp (p->name, name, name_len) == 0)
+          break;
+      if (p < adaptra_params + adaptra_nparams && name[name_len] == '=')
+        digits = strspn (name + name_len + 1, "0123456789");
+    }
+    if (digits > 0) {
+      const char *value = NULL;
+      char size[32];
+
+      if (p == set_p)
+        value = set_value;
+      else if (use_typed && typed != NULL && typed[p - adaptra_params])
+        value = typed[p - adaptra_params];
+      else if (p->type == ADAPTRA_PARAM_SIZE ||
+               p->type == ADAPTRA_PARAM_SIZE_OR_AUTO) {
+        format_size (strtoull (why + ADAPTRA_PARAM_PREFIX_LEN + name_len + 1,
+                               NULL, 10), size, sizeof size);
+        value = size;
+      }
+      if (value != NULL) {
+        n += snprintf (out + n, len - n, ADAPTRA_PARAM_PREFIX "%s=%s",
+                       p->name, value);
+        why += ADAPTRA_PARAM_PREFIX_LEN + name_len + 1 + digits;
+        if (n >= len)
+          n = len - 1;
+        continue;
+      }
+    }
+    out[n++] = *why++;
+  }
+  out[n] = '\0';
+}
+
 int
 params_set_runtime (struct adaptra_engine *e, const char *name,
                     const char *value, char *why, size_t len)
 {
   const struct adaptra_param *p = adaptra_param_find (name);
+  char names[128], raw[ADAPTRA_WHY_LEN];
   uint64_t v;
 
+  param_names (true, names, sizeof names);
   if (p == NULL) {
-    snprintf (why, len, "unknown parameter '%s'", name);
+    snprintf (why, len, "unknown parameter '%s' (set changes %s)", name,
+              names);
     return -1;
   }
   if (p->set == NULL) {
-    snprintf (why, len, "adaptra-%s is fixed once the server runs", p->name);
+    snprintf (why, len, "adaptra-%s is fixed once the server runs (set "
+              "changes %s)", p->name, names);
     return -1;
   }
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
-  return p->set (e, v, why, len) == 0 ? 0 : -1;
+  if (p->set (e, v, raw, sizeof raw) == 0)
+    return 0;
+  quote (raw, false, p, value, why, len);
+  return -1;
 }
 
 static void
@@ -210,8 +391,16 @@ params_get (struct adaptra_engine *e, const char *name,
   size_t i;
 
   if (name != NULL && ((p = adaptra_param_find (name)) == NULL
-                       || p->width == 0)) {
-    snprintf (why, len, "unknown parameter '%s'", name);
+                       || !param_listed (p, false))) {
+    char names[256];
+
+    param_names (false, names, sizeof names);
+    if (p == NULL)
+      snprintf (why, len, "unknown parameter '%s' (get shows %s)", name,
+                names);
+    else
+      snprintf (why, len, "adaptra-%s is not shown at run time: see the "
+                "server's command line (get shows %s)", p->name, names);
     return -1;
   }
   adaptra_engine_get_config (e, &cfg);
@@ -219,7 +408,7 @@ params_get (struct adaptra_engine *e, const char *name,
     print_param (p, &cfg, out);
   else
     for (i = 0; i < adaptra_nparams; i++)
-      if (adaptra_params[i].width > 0)
+      if (param_listed (&adaptra_params[i], false))
         print_param (&adaptra_params[i], &cfg, out);
   return 0;
 }
@@ -227,34 +416,7 @@ params_get (struct adaptra_engine *e, const char *name,
 void
 params_quote (const char *why, char *out, size_t len)
 {
-  size_t n = 0;
-
-  while (*why && n + 1 < len) {
-    const struct adaptra_param *p = NULL;
-    size_t name_len = 0, digits = 0;
-
-    if (strncmp (why, ADAPTRA_PARAM_PREFIX, ADAPTRA_PARAM_PREFIX_LEN) == 0) {
-      const char *name = why + ADAPTRA_PARAM_PREFIX_LEN;
-
-      name_len = strcspn (name, "= ");
-      for (p = adaptra_params; p < adaptra_params + adaptra_nparams; p++)
-        if (strlen (p->name) == name_len &&
-            strncmp (p->name, name, name_len) == 0)
-          break;
-      if (p < adaptra_params + adaptra_nparams && name[name_len] == '=')
-        digits = strspn (name + name_len + 1, "0123456789");
-    }
-    if (digits > 0 && typed != NULL && typed[p - adaptra_params] != NULL) {
-      n += snprintf (out + n, len - n, ADAPTRA_PARAM_PREFIX "%s=%s", p->name,
-                     typed[p - adaptra_params]);
-      why += ADAPTRA_PARAM_PREFIX_LEN + name_len + 1 + digits;
-    }
-    else
-      out[n++] = *why++;
-    if (n >= len)
-      n = len - 1;
-  }
-  out[n] = '\0';
+  quote (why, true, NULL, NULL, out, len);
 }
 
 void
@@ -268,23 +430,6 @@ params_free (void)
     free (typed[i]);
   free (typed);
   typed = NULL;
-}
-
-/* v as a size the way one types it: 512, 4K, 1M. */
-static void
-format_size (uint64_t v, char *buf, size_t len)
-{
-  static const char units[] = "KMGTPE";
-  int u = -1;
-
-  while (v != 0 && v % 1024 == 0 && u + 1 < (int) sizeof units - 1) {
-    v /= 1024;
-    u++;
-  }
-  if (u < 0)
-    snprintf (buf, len, "%" PRIu64, v);
-  else
-    snprintf (buf, len, "%" PRIu64 "%c", v, units[u]);
 }
 
 /* Append text to out, wrapped at HELP_WIDTH columns, each line

@@ -65,6 +65,9 @@ NOT_TUNING = {
     "ADAPTRA_WHY_LEN": "buffer of an engine error message, its longest whole",
     "ADAPTRA_TRACE_LINE_LEN": "buffer of a trace line, its widest numbers whole",
     "ADAPTRA_PROFILE_NAME_MAX": "buffer of a profile's file name, 100 bytes whole",
+    "TYPO_NAME_MAX": "buffer of a name the typo check compares (every "
+                     "name fits; a longer key is no typo of one), and of "
+                     "the bad key and value its refusal quotes",
     # Initial sizes of tables that grow as they fill: they decide when
     # the first realloc comes, nothing a user meets.
     "RECORDER_SET_INITIAL": "the recorder's hash set, slots before it grows",

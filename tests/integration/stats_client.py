@@ -114,8 +114,19 @@ check(ctl.ask("set ratio 0").startswith("error: adaptra-ratio=0"),
       "ratio 0 refused")
 check(ctl.ask("set ratio abc").startswith("error: adaptra-ratio=abc"),
       "non-numeric ratio refused")
-check(ctl.ask("set max 1G").startswith("error: adaptra-max="),
-      "max larger than a quarter of the pool refused")
+check(ctl.ask("set max 1G") ==
+      "error: adaptra-max=1G is more than 1/4 of adaptra-pool=32M",
+      "max larger than a quarter of the pool refused, in the units typed")
+# A refusal says what is allowed.
+check(ctl.ask("set rato 30") == "error: unknown parameter 'rato' "
+      "(set changes min, max, ratio, mode or bypass)", "unknown set")
+check(ctl.ask("get rato").startswith("error: unknown parameter 'rato' "
+                                     "(get shows pool, page, min, max, "),
+      "unknown get")
+check(ctl.ask("get share").startswith("error: adaptra-share is not shown "
+                                      "at run time: see the server's "
+                                      "command line (get shows pool, "),
+      "get of a parameter the engine does not keep")
 check(ctl.ask("set max 2M") == "ok" and ctl.ask("get max") == "max 2097152",
       "set max 2M")
 check(ctl.ask("set max auto") == "ok" and ctl.ask("get max") == "max auto",

@@ -58,6 +58,8 @@ for p in pool page min max; do
   rejects $p '' adaptra-$p=
 done
 rejects pool '0' adaptra-pool=0
+# A value not typed (the page's default) is said as one would type it.
+grep -q ' of adaptra-page=4K$' "$tmpdir/err"
 rejects pool '100' adaptra-pool=100
 rejects pool '1P' adaptra-pool=1P
 # Pages: not a power of 2, out of range.
@@ -128,6 +130,23 @@ rejects stats-owner '' adaptra-stats-owner=
 rejects stats '' adaptra-stats=
 rejects pool '256T' adaptra-page=128K adaptra-min=128K \
   adaptra-pool=256T
+
+# A typo in a name is refused by the filter, with the name it most
+# looks like, not passed to the plugin (which names none of adaptra's).
+rejects pol '1G' adaptra-pol=1G
+grep -q ': did you mean adaptra-pool? (nbdkit --filter=adaptra null --help lists them)$' \
+  "$tmpdir/err"
+rejects stat '/x' adaptra-stat=/x
+grep -q 'did you mean adaptra-stats?' "$tmpdir/err"
+# (names adaptra-NAME only: the key here is spelt otherwise.)
+cases=$((cases + 1))
+start adaptra_ratio=30
+[ "$rc" -ne 0 ] && [ "$(wc -l < "$tmpdir/err")" -eq 1 ] &&
+  grep -q '^nbdkit: error: adaptra_ratio=30 is not a parameter of adaptra: did you mean adaptra-ratio?' \
+    "$tmpdir/err"
+rejects xyzzy '1' adaptra-xyzzy=1
+grep -q 'is not a parameter of adaptra (nbdkit --filter=adaptra null --help lists the adaptra-\* ones)$' \
+  "$tmpdir/err"
 
 # Valid edge values start.
 accepts ()

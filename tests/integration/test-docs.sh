@@ -10,7 +10,10 @@
 # SYNOPSIS, PARAMETERS and STATISTICS AND CONTROL.  Every tool
 # Makefile.am installs (bin_PROGRAMS) is named in the README and
 # docs/DEPLOYMENT.md (the package's contents), in the Debian package's
-# description and in the filter page's SEE ALSO.
+# description and in the filter page's SEE ALSO; its --help names the
+# options its man page has an =item for, its --version (where either
+# names it) prints the version, and adaptra-profile's usage lines are
+# its page's SYNOPSIS (check_tools.py).
 # Every adaptra-stat command line the README, the documents in docs/
 # and the man pages show runs as written against a live server
 # (check_doc_commands.py).  Every tuning number, a #define with a
@@ -33,10 +36,20 @@ run_nbdkit -U "$tmpdir/nbd.sock" null adaptra-stats="$sock" \
   "$tmpdir/nbdkit-help" "$tmpdir/control-help" \
   "$srcdir/README.md" "$srcdir/plugin/nbdkit-adaptra-filter.pod"
 
-tools=$(sed -n 's|^bin_PROGRAMS +\{0,1\}= *[a-z]*/\(adaptra-[a-z]*\)$|\1|p' \
-          "$srcdir/Makefile.am")
-test "$(echo "$tools" | wc -w)" -ge 3
-for tool in $tools; do
+programs=$(sed -n 's|^bin_PROGRAMS +\{0,1\}= *\([a-z]*/adaptra-[a-z]*\)$|\1|p' \
+             "$srcdir/Makefile.am")
+version=$(sed -n 's/^AC_INIT(\[adaptra\], \[\([^]]*\)\])$/\1/p' \
+            "$srcdir/configure.ac")
+test -n "$version"
+test "$(echo "$programs" | wc -w)" -ge 3
+tools=
+for program in $programs; do
+  tool=${program#*/}
+  tools="$tools $tool"
+  # (Built in the build tree, the current directory; the page beside
+  # its source.)
+  /usr/bin/python3 "$srcdir/tests/integration/check_tools.py" \
+    "$program" "$srcdir/$program.pod" "$version"
   for doc in README.md docs/DEPLOYMENT.md; do
     grep -q "\`$tool\`" "$srcdir/$doc" ||
       { echo "$doc does not name $tool"; exit 1; }
