@@ -10,12 +10,38 @@
 # printed, and SIGTERM (Ctrl-C's trap) stops it.  Its --help is the
 # comment at its top, no line of code; bad input (two images, a
 # directory, a port that is no port) stops it at once with a line
-# naming what was given.  The demo runs nbdkit itself, without the
-# sanitizer runtime preloaded, so sanitizer builds skip it.
+# naming what was given.  What it installs when something is missing
+# (install-deps --demo) is what the build needs, not the whole test
+# suite's list.  The demo runs nbdkit itself, without the sanitizer
+# runtime preloaded, so sanitizer builds skip the runs.
 
 source "$(dirname "$0")/functions.sh"
 : "${srcdir:=.}"
 demo=$srcdir/scripts/demo
+
+# What the demo installs (install-deps --demo) is what building needs,
+# every package debian/control's Build-Depends names (its clean-chroot
+# build proves those enough), and libnbd-bin for nbdcopy and nbdinfo:
+# a part of the test suite's list, not the whole.
+"$srcdir/scripts/install-deps" --demo --list | sort > "$tmpdir/demo-deps"
+"$srcdir/scripts/install-deps" --list | sort > "$tmpdir/all-deps"
+test -z "$(comm -23 "$tmpdir/demo-deps" "$tmpdir/all-deps")"
+test "$(wc -l < "$tmpdir/demo-deps")" -lt "$(wc -l < "$tmpdir/all-deps")"
+grep -qx libnbd-bin "$tmpdir/demo-deps"
+if [ -f "$srcdir/debian/control" ]; then
+  for dep in $(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$srcdir/debian/control" |
+                 grep -oE '^(Build-Depends:)? +[a-z0-9][a-z0-9.+-]*' |
+                 awk '{print $NF}' | grep -v '^debhelper-compat$'); do
+    grep -qx "$dep" "$tmpdir/demo-deps" ||
+      { echo "FAIL: install-deps --demo lacks $dep (Build-Depends)"; exit 1; }
+  done
+fi
+calls=$(grep -c 'scripts/install-deps' "$demo")
+if [ "$calls" -eq 0 ] ||
+   [ "$(grep -c 'scripts/install-deps" --demo' "$demo")" -ne "$calls" ]; then
+  echo "FAIL: scripts/demo calls install-deps without --demo"
+  exit 1
+fi
 
 case "${ADAPTRA_SANITIZERS:-no}" in
   no) ;;
