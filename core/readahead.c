@@ -210,13 +210,9 @@ queue_slow (const struct adaptra_engine *e)
  * carries it, or NO_MARK.  Returns the pages inserted.
  */
 static uint64_t
-dispatch_data (struct adaptra_engine *e, const struct adaptra_volume *cv,
+dispatch_data (struct adaptra_engine *e, struct adaptra_volume *v,
                uint64_t from, const struct placement *pl, uint64_t *mark)
 {
-  /* The volume is the stream's: its pages, its jobs.  Dispatch only
-   * counts and queues on it.
-   */
-  struct adaptra_volume *v = (struct adaptra_volume *) cv;
   uint64_t first, last, inserted = 0, want = *mark;
 
   *mark = NO_MARK;
@@ -782,7 +778,7 @@ adaptra_readahead_size_forward (struct adaptra_engine *e,
 
 uint64_t
 adaptra_readahead_miss (struct adaptra_engine *e,
-                        const struct adaptra_volume *v, int client,
+                        struct adaptra_volume *v, int client,
                         uint64_t first, uint64_t last, uint64_t index)
 {
   const struct event ev = {
@@ -889,7 +885,7 @@ rearm (struct adaptra_engine *e, const struct event *ev,
 
 void
 adaptra_readahead_mark (struct adaptra_engine *e,
-                        const struct adaptra_volume *v, int client,
+                        struct adaptra_volume *v, int client,
                         uint64_t first, uint64_t last, uint32_t f)
 {
   const struct adaptra_page *page = adaptra_pool_page (&e->pool, f);

@@ -40,7 +40,9 @@
  */
 struct event {
   enum { EVENT_MISS, EVENT_MARK } what;
-  const struct adaptra_volume *v;  /* the volume read */
+  struct adaptra_volume *v;        /* the volume read: a window's
+                                      dispatch queues its jobs and
+                                      counts its pages in flight */
   int client;                      /* the client reading */
   uint64_t first, last;            /* the request's pages [first, last) */
   uint64_t reader;                 /* the page decided on: the first
