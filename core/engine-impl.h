@@ -4,8 +4,8 @@
  */
 
 /* The engine's insides, shared by engine.c, volume.c, read.c,
- * snapshot.c, readahead.c, queue.c, fetch.c and workers.c.  Not a
- * public header: the filter sees engine.h only.
+ * snapshot.c, readahead.c, recognise.c, queue.c, fetch.c and
+ * workers.c.  Not a public header: the filter sees engine.h only.
  */
 
 #ifndef ADAPTRA_ENGINE_IMPL_H
