@@ -227,6 +227,12 @@ history_above (const struct adaptra_engine *e, const struct adaptra_volume *v,
   return adaptra_pool_run_from (&e->pool, last, max, true);
 }
 
+/* The stream of miss ev: stream_of_miss's, or the stream it found
+ * near when the pool shows the history a new stream would need
+ * (EVIDENCE requests behind the read, or above it for a backward
+ * stream).  A near stream without it stays in *near for
+ * adaptra_recognise_start, which starts no trail beside it.
+ */
 struct adaptra_stream *
 adaptra_recognise_miss (struct adaptra_engine *e, const struct event *ev,
                         const struct adaptra_window_bounds *b,
