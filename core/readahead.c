@@ -361,8 +361,8 @@ adaptra_readahead_issue (struct adaptra_engine *e, const struct event *ev,
  * Not on a volume whose map knows zero extents (holes.h): its client
  * asked for block status, and copies each data extent whole, so its
  * runs end at the holes, where its windows stop already (dispatch_data,
- * recognise.c: trail_pages); recent extents' lengths would only cut a longer one
- * short, a wait more for each.
+ * recognise.c: trail_pages); recent extents' lengths would only cut a
+ * longer one short, a wait more for each.
  */
 static uint64_t
 run_end (struct adaptra_engine *e, const struct event *ev,
@@ -556,9 +556,9 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
  * the jobs itself (no workers) leaves none queued: neither grows it.
  *
  * A look-ahead longer than the window puts the mark on a page of an
- * earlier window (adaptra_readahead_issue).  It grows without two jobs going out
- * together, whose pieces would race to the head: the window that
- * grows it is that much longer (one read still, at most
+ * earlier window (adaptra_readahead_issue).  It grows without two
+ * jobs going out together, whose pieces would race to the head: the
+ * window that grows it is that much longer (one read still, at most
  * e->slot_pages), so that the mark after it is again a window past
  * the reader.
  *

@@ -282,9 +282,9 @@ holds_ahead (const struct adaptra_engine *e, const struct event *ev,
  * bytes in W8 with 16 guests (up to 17500 pages read ahead and never
  * read in one run, against about 3000 for one guest).  Such a
  * miss says nothing new about the stream, whose window is all there:
- * the reader follows it (adaptra_recognise_follow).  A stream that lost pages does not:
- * their eviction is what its next window must answer (the state
- * method halves it).
+ * the reader follows it (adaptra_recognise_follow).  A stream that
+ * lost pages does not: their eviction is what its next window must
+ * answer (the state method halves it).
  */
 struct adaptra_stream *
 adaptra_recognise_covering (struct adaptra_engine *e, const struct event *ev,
@@ -304,9 +304,9 @@ adaptra_recognise_covering (struct adaptra_engine *e, const struct event *ev,
 }
 
 /* Miss ev follows stream s, whose window covers what ev would read
- * ahead (adaptra_recognise_covering): no window, and the reader reads its own pages as
- * s's, so that the first to reach s's mark, whoever it is, issues s's
- * next window.  Returns s.
+ * ahead (adaptra_recognise_covering): no window, and the reader reads
+ * its own pages as s's, so that the first to reach s's mark, whoever
+ * it is, issues s's next window.  Returns s.
  */
 struct adaptra_stream *
 adaptra_recognise_follow (struct adaptra_engine *e, const struct event *ev,
@@ -582,12 +582,13 @@ adaptra_recognise_start (struct adaptra_engine *e, const struct event *ev,
    * requests of them: a new stream, sized from that history (context
    * method, accelerated when the history reaches the first page).
    * The request's own pages before the miss are the reader's too,
-   * although it has not copied them yet (as on a mark: adaptra_recognise_resume): the
-   * history runs from the request's first page.  Counted from the
-   * miss, a reader whose request ran past the end of a window found
-   * none, and its miss was random: adaptra-sim --pool 8G --workload
-   * streams:10000:16K:16K, 10000 of them in the first 15 s, one a
-   * stream whose first window ended inside a request.
+   * although it has not copied them yet (as on a mark:
+   * adaptra_recognise_resume): the history runs from the request's
+   * first page.  Counted from the miss, a reader whose request ran
+   * past the end of a window found none, and its miss was random:
+   * adaptra-sim --pool 8G --workload streams:10000:16K:16K, 10000 of
+   * them in the first 15 s, one a stream whose first window ended
+   * inside a request.
    */
   h = history_behind (e, v, ev->first, b) + (ev->reader - ev->first);
   adjacent = adjacent_read (e, ev, h);
@@ -674,8 +675,8 @@ adaptra_recognise_reader (const struct adaptra_stream *s,
  * pages ahead when they would be evicted before the reader gets there
  * (the state method's test, on the carried age).  Every forward mark
  * carries that state (readahead.c: adaptra_readahead_issue, rearm); a
- * backward window's mark does not
- * (the reader moves away from the pages above it), and starts nothing.
+ * backward window's mark does not (the reader moves away from the
+ * pages above it), and starts nothing.
  */
 struct adaptra_stream *
 adaptra_recognise_resume (struct adaptra_engine *e, const struct event *ev,
