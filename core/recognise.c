@@ -109,8 +109,7 @@
  * gives up its least recently used one: stream.c), expecting page next,
  * its run begun at page origin (the first page of the client's reads
  * the pool shows it made just before: readahead.c's run_end measures
- * the run from
- * there).
+ * the run from there).
  */
 static struct adaptra_stream *
 new_stream (struct adaptra_engine *e, const struct event *ev, uint64_t next,
