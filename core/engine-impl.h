@@ -4,8 +4,8 @@
  */
 
 /* The engine's insides, shared by engine.c, volume.c, read.c,
- * snapshot.c, readahead.c, queue.c, fetch.c and workers.c.  Not a
- * public header: the filter sees engine.h only.
+ * snapshot.c, readahead.c, recognise.c, queue.c, fetch.c and
+ * workers.c.  Not a public header: the filter sees engine.h only.
  */
 
 #ifndef ADAPTRA_ENGINE_IMPL_H
@@ -296,19 +296,21 @@ adaptra_stats_here (struct adaptra_engine *e)
 /* readahead.c: the read-ahead decision, lock held. */
 
 /* A miss at page index of a read of pages [first, last) of volume v:
- * classify, maybe issue a window.  Returns the stream id that the
- * demand pages should carry (0 for random reads).
+ * classify, maybe issue a window (queued on v, which counts its
+ * pages in flight).  Returns the stream id that the demand pages
+ * should carry (0 for random reads).
  */
 extern uint64_t adaptra_readahead_miss (struct adaptra_engine *e,
-                                        const struct adaptra_volume *v,
+                                        struct adaptra_volume *v,
                                         int client, uint64_t first,
                                         uint64_t last, uint64_t index);
 
 /* A read of pages [first, last) of volume v took the look-ahead mark
- * of frame f: issue the stream's next window, or rescue its pages.
+ * of frame f: issue the stream's next window (queued on v), or rescue
+ * its pages.
  */
 extern void adaptra_readahead_mark (struct adaptra_engine *e,
-                                    const struct adaptra_volume *v,
+                                    struct adaptra_volume *v,
                                     int client, uint64_t first,
                                     uint64_t last, uint32_t f);
 

@@ -944,7 +944,7 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
  * held.
  */
 static uint64_t
-decide (struct adaptra_engine *e, int client, const struct adaptra_volume *v,
+decide (struct adaptra_engine *e, int client, struct adaptra_volume *v,
         struct adaptra_span span)
 {
   uint32_t mark = ADAPTRA_NO_FRAME;

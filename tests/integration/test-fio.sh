@@ -61,7 +61,7 @@ grep -q 'err= 0' "$tmpdir/rand.out"
 echo "fio random: readahead $(counter readahead)," \
   "readrandom $(counter readrandom)"
 # A read right after the client's previous one starts a stream (the
-# seed's prev_pos rule, readahead.c: adjacent_read).  Random reads do
+# seed's prev_pos rule, recognise.c: adjacent_read).  Random reads do
 # that by chance: at depth 8, two of the 500 land on adjacent pages
 # within a few requests of each other in about one run of six, and
 # whether the first has completed when the second is decided is up to

@@ -211,7 +211,7 @@ test_interleaved_streams (void **state)
   assert_int_equal (s.streams_active, 8);
   /* Each started with a trail (the initial method) on its second
    * read, right after its own lone first one, though the client's read
-   * before it was another stream's (readahead.c: adjacent_read); the
+   * before it was another stream's (recognise.c: adjacent_read); the
    * first stream on its third: its second read, the first of the
    * client's reads to continue a lone read, is not yet evidence
    * (lone_reads_continue)...
@@ -251,7 +251,7 @@ test_reordered_reads_one_stream (void **state)
   /* Random: the first five reads (1 0 3 2 5), before there is
    * history (read 2 is right after read 1, one of the client's latest
    * lone reads, but the first of its reads to continue one is not yet
-   * evidence: readahead.c, lone_reads_continue), read 4 starts the
+   * evidence: recognise.c, lone_reads_continue), read 4 starts the
    * stream by the context method; and the two that overtook their
    * predecessor just past a window that ran out (reads 7 and 9:
    * position alone is no evidence, they read on demand and the

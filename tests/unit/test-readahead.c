@@ -4,7 +4,7 @@
  */
 
 /* A cold boot reads many short runs, each begun by a read no stream
- * foresaw.  These tests pin the trail (readahead.c: trail) on the
+ * foresaw.  These tests pin the trail (recognise.c: trail) on the
  * fixture's fake backend and clock: a client whose lone reads start
  * runs gets a window of two requests past each, so a run of two reads
  * waits once and reads less ahead for nothing than a stream started at
