@@ -6,6 +6,8 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,29 +39,52 @@ static int listen_fd = -1;
 static struct MHD_Daemon *daemon_;
 static metrics_render_fn render_fn;
 
+/* The forms adaptra-metrics takes, for the messages that refuse one. */
+#define METRICS_FORMS "give PORT, ADDR:PORT or [IPV6]:PORT"
+
 int
 metrics_config (const char *value)
 {
   const char *colon = strrchr (value, ':');
   const char *h = METRICS_DEFAULT_ADDR, *p = value;
   size_t hlen = strlen (h);
+  bool bracketed = false;
+  unsigned long n;
+  char digits[sizeof "65535"];
 
   if (colon != NULL) {
     h = value;
     hlen = colon - value;
     p = colon + 1;
     if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']')
-      h++, hlen -= 2;
+      h++, hlen -= 2, bracketed = true;
   }
-  if (hlen == 0 || *p == '\0' || strspn (p, "0123456789") != strlen (p)) {
-    nbdkit_error ("adaptra-metrics=%s is not [ADDR:]PORT", value);
+  /* An address with a colon is IPv6's and needs its brackets: "::1"
+   * would otherwise be port 1 of "::".  A bracket left over is a typo.
+   */
+  if (hlen == 0 || *p == '\0' || strspn (p, "0123456789") != strlen (p) ||
+      strcspn (h, "[]") < hlen ||
+      (!bracketed && memchr (h, ':', hlen) != NULL)) {
+    nbdkit_error ("adaptra-metrics=%s is not [ADDR:]PORT (" METRICS_FORMS
+                  ")", value);
     return -1;
   }
+  /* getaddrinfo would take any number as a port, modulo 2^16 (99999
+   * is 34463), and 0 as "any free port": the user meant neither.
+   */
+  errno = 0;
+  n = strtoul (p, NULL, 10);
+  if (errno != 0 || n < 1 || n > UINT16_MAX) {
+    nbdkit_error ("adaptra-metrics=%s: port %s is not in 1-%d ("
+                  METRICS_FORMS ")", value, p, UINT16_MAX);
+    return -1;
+  }
+  snprintf (digits, sizeof digits, "%lu", n);
   free (host);
   free (port);
   free (given);
   host = strndup (h, hlen);
-  port = strdup (p);
+  port = strdup (digits);
   given = strdup (value);
   if (host == NULL || port == NULL || given == NULL) {
     nbdkit_error ("adaptra-metrics=%s: %m", value);

@@ -30,7 +30,8 @@
 #define METRICS_TIMEOUT_SECS 10
 
 /* .config: adaptra-metrics=[ADDR:]PORT ("9101", "127.0.0.1:9101",
- * "[::1]:9101").  Returns 0, or -1 after nbdkit_error.
+ * "localhost:9101", "[::1]:9101"): PORT in 1-65535, an IPv6 ADDR in
+ * brackets.  Returns 0, or -1 after nbdkit_error naming the value.
  */
 extern int metrics_config (const char *value);
 
