@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,19 +47,63 @@
 
 const char *const cli_name = "adaptra-profile";
 
+/* The commands, with their arguments as the usage and the man page's
+ * SYNOPSIS write them, and how many they take.
+ */
+static const struct command {
+  const char *name, *args;
+  int min, max;
+} commands[] = {
+  { "list", "DIR", 1, 1 },
+  { "show", "DIR FILE", 2, 2 },
+  { "delete", "DIR FILE...", 2, INT_MAX },
+  { "name", "EXPORT SIZE", 2, 2 },
+  { "export", "DIR FILE OUT", 3, 3 },
+  { "import", "DIR IN [EXPORT]", 2, 3 },
+};
+
 static void
 usage (FILE *fp)
 {
+  size_t i;
+
+  for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf (fp, "%s %s %s %s\n", i == 0 ? "usage:" : "      ", cli_name,
+             commands[i].name, commands[i].args);
   fprintf (fp,
-           "usage: %s list DIR\n"
-           "       %s show DIR FILE\n"
-           "       %s delete DIR FILE...\n"
-           "       %s name EXPORT SIZE\n"
-           "       %s export DIR FILE OUT\n"
-           "       %s import DIR IN [EXPORT]\n"
+           "       %s --version\n"
+           "       %s --help\n"
            "Boot profiles of an nbdkit adaptra filter started with\n"
            "adaptra-profile=DIR.  See adaptra-profile(1).\n",
-           cli_name, cli_name, cli_name, cli_name, cli_name, cli_name);
+           cli_name, cli_name);
+}
+
+/* The command argv names with its argument count checked, or death
+ * naming what is wrong, then the usage.
+ */
+static const struct command *
+find_command (int argc, char *argv[])
+{
+  size_t i;
+
+  if (argc < 2) {
+    usage (stderr);
+    exit (EXIT_FAILURE);
+  }
+  for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    const struct command *c = &commands[i];
+
+    if (strcmp (argv[1], c->name) != 0)
+      continue;
+    if (argc - 2 >= c->min && argc - 2 <= c->max)
+      return c;
+    fprintf (stderr, "%s: %s takes %s\n", cli_name, c->name, c->args);
+    usage (stderr);
+    exit (EXIT_FAILURE);
+  }
+  fprintf (stderr, "%s: unknown command '%s'\n", cli_name, argv[1]);
+  usage (stderr);
+  exit (EXIT_FAILURE);
 }
 
 /* Print s with '\\', '"', control and non-ASCII bytes as \xNN. */
@@ -300,24 +345,27 @@ import (const char *dir, const char *in, const char *export)
 int
 main (int argc, char *argv[])
 {
-  const char *cmd = argc > 1 ? argv[1] : "";
+  const char *cmd;
 
-  if (strcmp (cmd, "--help") == 0 || strcmp (cmd, "-h") == 0) {
+  if (argc == 2 && (strcmp (argv[1], "--help") == 0 ||
+                    strcmp (argv[1], "-h") == 0)) {
     usage (stdout);
     return EXIT_SUCCESS;
   }
-  if (strcmp (cmd, "list") == 0 && argc == 3)
+  if (argc == 2 && strcmp (argv[1], "--version") == 0) {
+    printf ("%s (adaptra) %s\n", cli_name, PACKAGE_VERSION);
+    return EXIT_SUCCESS;
+  }
+  cmd = find_command (argc, argv)->name;
+  if (strcmp (cmd, "list") == 0)
     return list (argv[2]);
-  if (strcmp (cmd, "show") == 0 && argc == 4)
+  if (strcmp (cmd, "show") == 0)
     return show (argv[2], argv[3]);
-  if (strcmp (cmd, "delete") == 0 && argc >= 4)
+  if (strcmp (cmd, "delete") == 0)
     return delete (argv[2], argc - 3, argv + 3);
-  if (strcmp (cmd, "name") == 0 && argc == 4)
+  if (strcmp (cmd, "name") == 0)
     return name (argv[2], argv[3]);
-  if (strcmp (cmd, "export") == 0 && argc == 5)
+  if (strcmp (cmd, "export") == 0)
     return export (argv[2], argv[3], argv[4]);
-  if (strcmp (cmd, "import") == 0 && (argc == 4 || argc == 5))
-    return import (argv[2], argv[3], argc == 5 ? argv[4] : NULL);
-  usage (stderr);
-  return EXIT_FAILURE;
+  return import (argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 }

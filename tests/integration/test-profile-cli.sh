@@ -15,6 +15,23 @@
 source "$(dirname "$0")/functions.sh"
 
 corpus=$(dirname "$0")/../fuzz/corpus/profile
+
+# --version as adaptra-stat's; a bad command line says what is wrong
+# before the usage, and exits 1.
+version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' config.h)
+test -n "$version"
+test "$(adaptra-profile --version)" = "adaptra-profile (adaptra) $version"
+for args in "bogus" "show $tmpdir"; do
+  rc=0
+  # shellcheck disable=SC2086
+  adaptra-profile $args 2> "$tmpdir/err-${args%% *}" || rc=$?
+  test "$rc" -eq 1
+  grep -q '^usage: adaptra-profile list DIR$' "$tmpdir/err-${args%% *}"
+done
+head -n 1 "$tmpdir/err-bogus" |
+  grep -qx "adaptra-profile: unknown command 'bogus'"
+head -n 1 "$tmpdir/err-show" | grep -qx 'adaptra-profile: show takes DIR FILE'
+
 dir=$tmpdir/profiles
 mkdir "$dir"
 
