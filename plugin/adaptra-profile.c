@@ -143,7 +143,9 @@ path_of (const char *dir, const char *file)
   return path;
 }
 
-/* Load DIR/FILE with no expected key.  NULL and why if invalid. */
+/* Load DIR/FILE with no expected key.  NULL and why if invalid (the
+ * loader's reason, without the file's name: the caller names it).
+ */
 static struct adaptra_profile *
 load (const char *dir, const char *file, char *why, size_t len)
 {
@@ -221,7 +223,7 @@ show (const char *dir, const char *file)
   check_name (file);
   p = load (dir, file, why, sizeof why);
   if (!p)
-    cli_die ("%s", why);
+    cli_die ("%s/%s: %s", dir, file, why);
   printf ("file: %s%s\nexport: ", file, well_named (p, file) ? ""
           : " (misnamed: the filter does not use it)");
   print_escaped (p->identity);
@@ -298,7 +300,7 @@ export (const char *dir, const char *file, const char *out)
   check_name (file);
   p = load (dir, file, why, sizeof why);
   if (!p)
-    cli_die ("%s", why);
+    cli_die ("%s/%s: %s", dir, file, why);
   if (adaptra_profile_save (p, out, why, sizeof why) == -1)
     cli_die ("%s", why);
   adaptra_profile_free (p);
@@ -314,7 +316,7 @@ import (const char *dir, const char *in, const char *export)
 
   p = adaptra_profile_load (in, NULL, why, sizeof why);
   if (!p)
-    cli_die ("%s", why);
+    cli_die ("%s: %s", in, why);
   if (export) {
     char *identity = strdup (export);
 

@@ -248,16 +248,16 @@ adaptra_profile_load (const char *path, const struct adaptra_profile_key *want,
      */
     err = errno;
     if (err == ENOENT)
-      snprintf (why, whylen, "%s: no such file", path);
+      snprintf (why, whylen, "no such file");
     else
-      snprintf (why, whylen, "%s: %s", path, strerror (err));
+      snprintf (why, whylen, "%s", strerror (err));
     errno = err;
     return NULL;
   }
   if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode) ||
       st.st_size > (off_t) ADAPTRA_PROFILE_FILE_MAX) {
-    snprintf (why, whylen, "%s: not a regular file of at most %zu bytes",
-              path, (size_t) ADAPTRA_PROFILE_FILE_MAX);
+    snprintf (why, whylen, "not a regular file of at most %zu bytes",
+              (size_t) ADAPTRA_PROFILE_FILE_MAX);
     close (fd);
     errno = EINVAL;
     return NULL;
@@ -278,7 +278,7 @@ adaptra_profile_load (const char *path, const struct adaptra_profile_key *want,
       continue;
     if (r == -1) {
       err = errno;
-      snprintf (why, whylen, "%s: %s", path, strerror (err));
+      snprintf (why, whylen, "%s", strerror (err));
       free (buf);
       close (fd);
       errno = err;

@@ -182,6 +182,8 @@ extern struct adaptra_profile *adaptra_profile_decode (
  * ADAPTRA_PROFILE_FILE_MAX bytes).  A missing file gives NULL with
  * errno ENOENT (no profile yet, not an error worth a log line); any
  * other failure NULL with errno EINVAL or the I/O error, and why.
+ * Like decode's, why never names the file: the caller, who knows how
+ * the user named it (a path, or a name in a directory), does, once.
  * The file is opened non-blocking and anything but a regular file is
  * refused (EINVAL): a FIFO or a device at a profile's path never
  * blocks the caller.

@@ -60,7 +60,10 @@ test "$(sed -n '/^#/,$p' "$tmpdir/show" | wc -l)" -eq 49
 if adaptra-profile show "$dir" torn.profile 2> "$tmpdir/err"; then
   echo "show accepted a torn file"; exit 1
 fi
-grep -q torn "$tmpdir/err"
+# One line naming the file, once, and why.
+cat "$tmpdir/err"
+grep -qx "adaptra-profile: $dir/torn.profile: .*torn.*" "$tmpdir/err"
+test "$(wc -l < "$tmpdir/err")" -eq 1
 
 # Paths and other names are refused before anything is removed.
 touch "$tmpdir/outside.profile"
@@ -102,9 +105,17 @@ test -z "$(find "$fleet" -name '.*')"
 head -c 100 "$corpus/recorded" > "$tmpdir/torn.adaptra-profile"
 fails adaptra-profile import "$fleet" "$tmpdir/torn.adaptra-profile" \
   2> "$tmpdir/err"
-grep -q torn "$tmpdir/err"
+grep -qx "adaptra-profile: $tmpdir/torn.adaptra-profile: .*torn.*" \
+  "$tmpdir/err"
 cp "$tmpdir/torn.adaptra-profile" "$staging/torn.profile"
-fails adaptra-profile export "$staging" torn.profile "$tmpdir/out" 2>/dev/null
+fails adaptra-profile export "$staging" torn.profile "$tmpdir/out" \
+  2> "$tmpdir/err"
+grep -qx "adaptra-profile: $staging/torn.profile: .*torn.*" "$tmpdir/err"
+# Too short for a header: the file is named too.
+head -c 3 "$corpus/recorded" > "$staging/short.profile"
+fails adaptra-profile show "$staging" short.profile 2> "$tmpdir/err"
+grep -qx "adaptra-profile: $staging/short.profile: truncated: 3 bytes, header is 48" \
+  "$tmpdir/err"
 test ! -e "$tmpdir/out"
 test "$(adaptra-profile list "$fleet" | wc -l)" -eq 2
 echo "test-profile-cli: ok"

@@ -291,9 +291,14 @@ test_load_errors (void **state)
   errno = 0;
   assert_null (adaptra_profile_load (path, &key, why, sizeof why));
   assert_int_equal (errno, ENOENT);
+  /* The reason never names the file, which its caller names: the
+   * path would be said twice, or (a name in a directory) otherwise.
+   */
+  assert_string_equal (why, "no such file");
   errno = 0;
   assert_null (adaptra_profile_load (tmpdir, &key, why, sizeof why));
   assert_int_equal (errno, EINVAL);
+  assert_null (strstr (why, tmpdir));
   /* A file over the largest valid size is not even read. */
   snprintf (path, sizeof path, "%s/big", tmpdir);
   fd = open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
