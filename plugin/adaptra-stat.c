@@ -631,9 +631,16 @@ watch (struct conn *c, double secs, enum watch_format format)
       ADD ("random_per_s", delta (cur.readrandom, prev.readrandom) / dt);
       ADD ("window_bytes", window);
       ADD ("evicted_unread_per_s", dlost / dt);
-      ADD ("streams", cur.streams);
-      ADD ("window_max_bytes", cur.window_max);
 #undef ADD
+      /* Gauges that count (streams, bytes) are integers, as in the
+       * server's JSON: the sample keeps them as doubles, exactly (the
+       * server's counts are far below 2^53).
+       */
+      json_object_object_add (o, "streams",
+                              json_object_new_int64 ((int64_t) cur.streams));
+      json_object_object_add (o, "window_max_bytes",
+                              json_object_new_int64 ((int64_t)
+                                                     cur.window_max));
       puts (json_object_to_json_string_ext (o, JSON_C_TO_STRING_PLAIN));
       json_object_put (o);
     }

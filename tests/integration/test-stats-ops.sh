@@ -54,8 +54,8 @@ adaptra-stat "\$sock" --clients | grep -q '^id '
 fails adaptra-stat "\$1" 2> $tmpdir/nbd.err
 grep -q 'is an NBD socket, not an adaptra control socket' $tmpdir/nbd.err
 
-# --watch --json: JSON lines; a reset in the middle gives no negative
-# rate.
+# --watch --json: JSON lines, counts as integers; a reset in the
+# middle gives no negative rate.
 timeout -k 5 -s INT 60 adaptra-stat "\$sock" --watch 0.3 --json \
   > $tmpdir/watch.json &
 watcher=\$!
@@ -75,6 +75,8 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) >= 3, rows
 for r in rows:
     assert all(v >= 0 for v in r.values()), r
+    # Counts are integers, as in the server JSON; rates need not be.
+    assert all(type(r[k]) is int for k in ("streams", "window_max_bytes")), r
 assert any(r["client_bytes_per_s"] > 0 for r in rows), rows' $tmpdir/watch.json
 
 # Prometheus output during traffic passes promtool.
