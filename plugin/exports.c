@@ -346,10 +346,14 @@ over_idle_bound (void)
 
 /* Say once, as nbdkit's own filters say it, that read-ahead of a
  * named export, or of a connection's own volume, runs in the readers'
- * threads for a plugin that serialises requests per handle.
+ * threads for a plugin that serialises requests per handle, and what
+ * the user can do about it.  A connection has a volume of its own in
+ * adaptra-share=auto (may_alias) only because it may write: served
+ * read-only (-r), the export's connections share one volume, which
+ * the workers read ahead in the background.
  */
 static void
-warn_no_background (bool per_connection)
+warn_no_background (bool per_connection, bool may_alias)
 {
   static bool warned;
 
@@ -359,9 +363,13 @@ warn_no_background (bool per_connection)
   nbdkit_error ("adaptra: warning: the plugin serialises requests, and "
                 "nbdkit 1.32 opens background contexts only on the default "
                 "export of plugins that see the same bytes on every "
-                "connection: read-ahead of %s runs in the readers' threads",
-                per_connection ? "connections with bytes of their own"
-                : "named exports");
+                "connection: read-ahead of %s runs in the readers' threads%s",
+                !per_connection ? "named exports"
+                : may_alias ? "writable connections"
+                : "connections with bytes of their own",
+                per_connection && may_alias
+                ? "; serve the export read-only (nbdkit -r) to read it "
+                "ahead in the background" : "");
 }
 
 static int
@@ -414,7 +422,7 @@ exports_attach (const void *owner, nbdkit_next *next, const char *name,
   }
   v = -1;
   if (x && !parallel && nworkers > 0 && (per_connection || name[0] != '\0'))
-    warn_no_background (per_connection);
+    warn_no_background (per_connection, may_alias);
   if (x) {
     x->connections++;
     if (parallel)

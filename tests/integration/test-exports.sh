@@ -16,7 +16,9 @@
 #     that serves two exports (file dir=): each name gets its bytes.
 #  4. A write through one export drops none of another export's pages.
 #  5. A plugin that serialises requests: named exports are read ahead
-#     in the readers' threads, with one warning, every byte right.
+#     in the readers' threads, with one warning, every byte right; a
+#     writable default export too, and the warning says to serve it
+#     read-only (-r), which gives it background read-ahead.
 #  6. docs/DEPLOYMENT.md's "Updating an image": a new version of an
 #     image, published under a new name of the same size while a guest
 #     reads the old one, is read right by new guests, and the old
@@ -188,9 +190,34 @@ $client adaptra-stat "$stats" --command exports |
   grep -qE '^[0-9]+ +a\.img +export +[0-9]+ +[0-9]+ +0 ' ||
   { echo "FAIL: a serialising plugin's named export has contexts"; exit 1; }
 echo "serialising plugin: named exports right, read ahead by their readers"
+# The default export of such a plugin, writable and without multi-conn:
+# each connection has a volume of its own, read ahead by its reader,
+# and the warning tells the user to serve it read-only (-r); served so,
+# its connections share one volume read ahead in the background, with
+# no warning.
+kill "$(cat "$tmpdir/serial.pid")"
+for ro in "" -r; do
+  start_server "writable$ro" $ro --filter=noparallel --filter=multi-conn \
+    file "$images/b.img" multi-conn-mode=disable adaptra-pool=4M
+  nbdcopy --connections=1 "nbd+unix:///?socket=$sock" "$tmpdir/copy-b$ro"
+  cmp "$images/b.img" "$tmpdir/copy-b$ro"
+  # Read-only, the connections' one volume stays for the next.
+  if [ -n "$ro" ]; then
+    $client adaptra-stat "$stats" --command exports |
+      grep -qE '^[0-9]+ +\(default\) +export ' ||
+      { echo "FAIL: a read-only export's connections share no volume"; exit 1; }
+  fi
+  kill "$(cat "$tmpdir/writable$ro.pid")"
+done
+test "$(grep -c "adaptra: warning: .*read-ahead of writable connections runs in the readers' threads; serve the export read-only (nbdkit -r)" \
+  "$tmpdir/writable.log")" -eq 1 ||
+  { cat "$tmpdir/writable.log"; echo "FAIL: no hint to serve with -r"; exit 1; }
+if grep 'adaptra: warning' "$tmpdir/writable-r.log"; then
+  echo "FAIL: a warning for a read-only export"; exit 1
+fi
+echo "serialising plugin, writable: told to serve read-only"
 
 # --- 6. a new version of an image under a new name --------------------
-kill "$(cat "$tmpdir/serial.pid")"
 cp "$images/b.img" "$tmpdir/vm1-v1"
 start_server update file dir="$images" adaptra-pool=4M --filter=delay rdelay=1ms
 $client /usr/bin/python3 - "$sock" "$images" "$tmpdir/vm1-v1" <<'PY'
