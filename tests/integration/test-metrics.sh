@@ -68,24 +68,26 @@ fails run_nbdkit -U - memory 1M adaptra-metrics="$port" \
 cat "$tmpdir/err"
 test "$(grep -c "adaptra-metrics=$port: cannot listen" "$tmpdir/err")" -eq 1
 
+# refused VALUE LINE: adaptra-metrics=VALUE stops nbdkit with one line,
+# which holds LINE (a fixed string).
+refused ()
+{
+  fails run_nbdkit -U - memory 1M adaptra-metrics="$1" --run true \
+    2> "$tmpdir/err"
+  test "$(wc -l < "$tmpdir/err")" -eq 1
+  grep -qF -- "$2" "$tmpdir/err" || { cat "$tmpdir/err"; exit 1; }
+}
+
 # Bad values, each refused in one line naming it and the forms taken.
 # An IPv6 address needs its brackets ("::1" is no port 1 of "::").
 for bad in "" "abc" "127.0.0.1:" ":9100" "127.0.0.1:x" "::1" "::1:9100" \
            "[::1" "[::1]" "[127.0.0.1:9100" "[]:9100"; do
-  fails run_nbdkit -U - memory 1M adaptra-metrics="$bad" --run true \
-    2> "$tmpdir/err"
-  test "$(wc -l < "$tmpdir/err")" -eq 1
-  grep -qF "adaptra-metrics=$bad is not [ADDR:]PORT (give PORT, ADDR:PORT" \
-    "$tmpdir/err"
+  refused "$bad" "adaptra-metrics=$bad is not [ADDR:]PORT (give PORT, ADDR:PORT"
 done
 # A port out of 1-65535 is refused, not taken modulo 65536 (99999
 # would listen on 34463) nor as "any free port" (0).
 for bad in 0 65536 99999 127.0.0.1:0 "[::1]:70000" 99999999999999999999; do
-  fails run_nbdkit -U - memory 1M adaptra-metrics="$bad" --run true \
-    2> "$tmpdir/err"
-  test "$(wc -l < "$tmpdir/err")" -eq 1
-  grep -qF "adaptra-metrics=$bad: port ${bad##*:} is not in 1-65535" \
-    "$tmpdir/err"
+  refused "$bad" "adaptra-metrics=$bad: port ${bad##*:} is not in 1-65535"
 done
 # An IPv6 address in brackets is listened on, where the host has IPv6.
 if [ -s /proc/net/if_inet6 ]; then
