@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,9 +266,31 @@ adaptra_report_prometheus (const struct adaptra_stats *s,
 }
 
 const char *
-adaptra_report_export_name (const char *name)
+adaptra_report_export_name (const char *name,
+                            char buf[ADAPTRA_REPORT_NAME_SIZE])
 {
-  return name[0] ? name : "(default)";
+  size_t n = 0;
+
+  if (name[0] == '\0')
+    return "(default)";
+  /* At most 4 bytes a byte, and the NUL. */
+  for (; *name && n + 5 <= ADAPTRA_REPORT_NAME_SIZE; name++) {
+    unsigned char c = (unsigned char) *name;
+
+    switch (c) {
+    case '\\': buf[n++] = '\\'; buf[n++] = '\\'; break;
+    case '\n': buf[n++] = '\\'; buf[n++] = 'n'; break;
+    case '\r': buf[n++] = '\\'; buf[n++] = 'r'; break;
+    case '\t': buf[n++] = '\\'; buf[n++] = 't'; break;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        n += (size_t) snprintf (buf + n, 5, "\\x%02x", c);
+      else
+        buf[n++] = (char) c;
+    }
+  }
+  buf[n] = '\0';
+  return buf;
 }
 
 static const char *
@@ -280,6 +303,7 @@ int
 adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
                         struct adaptra_strbuf *out)
 {
+  char name[ADAPTRA_REPORT_NAME_SIZE];
   size_t i;
 
   adaptra_strbuf_printf (out,
@@ -294,7 +318,7 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
                            PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
                            " %12" PRIu64 "\n",
                            rows[i].id,
-                           adaptra_report_export_name (rows[i].name),
+                           adaptra_report_export_name (rows[i].name, name),
                            share_name (&rows[i]), rows[i].size,
                            rows[i].clients, rows[i].contexts,
                            rows[i].bypass ? "bypass" : "on",
@@ -358,6 +382,7 @@ int
 adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
                         struct adaptra_strbuf *out)
 {
+  char name[ADAPTRA_REPORT_NAME_SIZE];
   size_t i;
 
   adaptra_strbuf_printf (out,
@@ -371,7 +396,8 @@ adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
                            PRIu64 " %14" PRIu64 " %15" PRIu64 " %12" PRIu64
                            "\n",
                            rows[i].id, rows[i].name,
-                           adaptra_report_export_name (rows[i].volume_name),
+                           adaptra_report_export_name (rows[i].volume_name,
+                                                       name),
                            rows[i].requests,
                            rows[i].bytes, rows[i].readahead_hits,
                            rows[i].backend_bytes, rows[i].streams_started,
