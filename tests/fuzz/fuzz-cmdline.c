@@ -26,15 +26,7 @@
 #include <sys/types.h>
 
 #include "../../plugin/runas.h"
-
-static void
-expect (int ok, const char *what)
-{
-  if (!ok) {
-    fprintf (stderr, "contract broken: %s\n", what);
-    abort ();
-  }
-}
+#include "expect.h"
 
 static void
 check_found (const char *found, const char *args, size_t n)

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "../../sim/simlib.h"
+#include "expect.h"
 
 /* Reads issued to the model per input: enough to fill the remote
  * model's bucket and queue, few enough to keep an input quick.
@@ -45,15 +46,6 @@
  * room to add one more such span without overflow.
  */
 #define FUZZ_TRACE_CLOCK_NS 4611686018427387904.0
-
-static void
-expect (int ok, const char *what)
-{
-  if (!ok) {
-    fprintf (stderr, "contract broken: %s\n", what);
-    abort ();
-  }
-}
 
 static void
 check_first_line (const char *line, struct sim_model *m, int *have_model)
