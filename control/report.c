@@ -328,22 +328,68 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
   return out->overflow ? -1 : 0;
 }
 
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629 section
+ * 4: no overlong form, no surrogate, nothing past U+10FFFF), 1 for an
+ * ASCII byte, or 0 where s starts none: a stray byte, or a sequence
+ * cut short, as the engine's 63-byte names (engine.h) cut a longer
+ * name inside a character.  Reads no byte past a NUL.
+ */
+static size_t
+utf8_length (const unsigned char *s)
+{
+  unsigned char lo = 0x80, hi = 0xbf;
+  size_t n, i;
+
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+    n = 3;
+    lo = s[0] == 0xe0 ? 0xa0 : 0x80;      /* not overlong */
+    hi = s[0] == 0xed ? 0x9f : 0xbf;      /* no surrogate */
+  }
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+    n = 4;
+    lo = s[0] == 0xf0 ? 0x90 : 0x80;      /* not overlong */
+    hi = s[0] == 0xf4 ? 0x8f : 0xbf;      /* at most U+10FFFF */
+  }
+  else
+    return 0;
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  for (i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0;
+  return n;
+}
+
 /* s as a JSON string: quotes, backslashes and control bytes escaped
- * (an export name may hold any byte but NUL).
+ * (an export name may hold any byte but NUL), and a byte that starts
+ * no UTF-8 character as U+FFFD, the replacement character: JSON is
+ * UTF-8 (RFC 8259 section 8.1), and a parser refuses the whole reply
+ * for one such byte.
  */
 static void
 json_string (const char *s, struct adaptra_strbuf *out)
 {
+  size_t n;
+
   adaptra_strbuf_printf (out, "\"");
-  for (; *s; s++) {
+  for (; *s; s += n) {
     unsigned char c = (unsigned char) *s;
 
-    if (c == '"' || c == '\\')
+    n = utf8_length ((const unsigned char *) s);
+    if (n == 0) {
+      adaptra_strbuf_printf (out, "\\ufffd");
+      n = 1;
+    }
+    else if (c == '"' || c == '\\')
       adaptra_strbuf_printf (out, "\\%c", c);
     else if (c < 0x20 || c == 0x7f)
       adaptra_strbuf_printf (out, "\\u%04x", c);
     else
-      adaptra_strbuf_printf (out, "%c", c);
+      adaptra_strbuf_printf (out, "%.*s", (int) n, s);
   }
   adaptra_strbuf_printf (out, "\"");
 }
@@ -405,19 +451,28 @@ adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
   return out->overflow ? -1 : 0;
 }
 
-/* A client name as a Prometheus label value: backslash, double quote
- * and newline escaped.
+/* A name as a Prometheus label value: backslash, double quote and
+ * newline escaped, and a byte that starts no UTF-8 character as
+ * U+FFFD: label values are UTF-8, and Prometheus drops the whole
+ * scrape for one that is not ("invalid label value").
  */
 static void
 print_label_value (const char *v, struct adaptra_strbuf *out)
 {
-  for (; *v; v++) {
-    if (*v == '\\' || *v == '"')
+  size_t n;
+
+  for (; *v; v += n) {
+    n = utf8_length ((const unsigned char *) v);
+    if (n == 0) {
+      adaptra_strbuf_printf (out, "\xef\xbf\xbd");
+      n = 1;
+    }
+    else if (*v == '\\' || *v == '"')
       adaptra_strbuf_printf (out, "\\%c", *v);
     else if (*v == '\n')
       adaptra_strbuf_printf (out, "\\n");
     else
-      adaptra_strbuf_printf (out, "%c", *v);
+      adaptra_strbuf_printf (out, "%.*s", (int) n, v);
   }
 }
 
