@@ -80,6 +80,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   int have_t0 = 0;
   unsigned reads = 0;
   uint64_t t0 = 0, now, last = 0, done, left, n;
+  double busy = 0;                /* the backend's time the reads take */
 
   text = malloc (size + 1);
   if (!text)
@@ -117,14 +118,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
          left -= n, reads++) {
       n = r.op == SIM_OP_WRITE || left < FUZZ_TRACE_REQ_MAX
         ? left : FUZZ_TRACE_REQ_MAX;
-      /* The model's clock is nanoseconds in 64 bits: a transfer longer
-       * than 2^62 ns (146 years; 40 GB at 1 byte a second) is past
-       * what it can say, and its transfer_ns and ns_for cast such a
-       * time out of a uint64_t's range (undefined).  So is a time past
+      /* The model's clock is nanoseconds in 64 bits: transfers that
+       * add up to more than 2^62 ns (146 years; 40 GB at 1 byte a
+       * second, or a few lengths of "-4096", which the CSV reader
+       * takes as 2^64 - 4096) are past what it can say: its
+       * transfer_ns and ns_for cast such a time out of a uint64_t's
+       * range (undefined), and its sums wrap.  So is a time past
        * 2^62 ns.
        */
-      if ((double) n * 1e9 / m.bandwidth >= FUZZ_TRACE_CLOCK_NS ||
-          now >= (uint64_t) FUZZ_TRACE_CLOCK_NS)
+      busy += (double) n * 1e9 / m.bandwidth;
+      if (busy >= FUZZ_TRACE_CLOCK_NS || now >= (uint64_t) FUZZ_TRACE_CLOCK_NS)
         break;
       done = sim_model_read (&m, now, r.offset, n);
       expect (done != UINT64_MAX, "out of memory");
