@@ -125,6 +125,7 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
 {
   struct adaptra_stream_row *rows;
   struct adaptra_client_row *clients;
+  char name[ADAPTRA_REPORT_NAME_SIZE];
   size_t n, nclients, i;
 
   if ((clients = get_clients (ops, &nclients, out)) == NULL)
@@ -149,7 +150,8 @@ do_streams (const struct adaptra_control_ops *ops, struct adaptra_strbuf *out)
                            "%-6" PRIu64 " %-16s %-24s %-8s %-3s %14" PRIu64
                            " %14" PRIu64 " %12" PRIu64 " %15" PRIu64
                            " %8" PRIu64 "\n",
-                           r->id, adaptra_report_export_name (r->volume_name),
+                           r->id,
+                           adaptra_report_export_name (r->volume_name, name),
                            client_name (clients, nclients, r->client),
                            adaptra_method_name (r->method),
                            r->backward ? "bwd" : "fwd", r->position,

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,9 +266,31 @@ adaptra_report_prometheus (const struct adaptra_stats *s,
 }
 
 const char *
-adaptra_report_export_name (const char *name)
+adaptra_report_export_name (const char *name,
+                            char buf[ADAPTRA_REPORT_NAME_SIZE])
 {
-  return name[0] ? name : "(default)";
+  size_t n = 0;
+
+  if (name[0] == '\0')
+    return "(default)";
+  /* At most 4 bytes a byte, and the NUL. */
+  for (; *name && n + 5 <= ADAPTRA_REPORT_NAME_SIZE; name++) {
+    unsigned char c = (unsigned char) *name;
+
+    switch (c) {
+    case '\\': buf[n++] = '\\'; buf[n++] = '\\'; break;
+    case '\n': buf[n++] = '\\'; buf[n++] = 'n'; break;
+    case '\r': buf[n++] = '\\'; buf[n++] = 'r'; break;
+    case '\t': buf[n++] = '\\'; buf[n++] = 't'; break;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        n += (size_t) snprintf (buf + n, 5, "\\x%02x", c);
+      else
+        buf[n++] = (char) c;
+    }
+  }
+  buf[n] = '\0';
+  return buf;
 }
 
 static const char *
@@ -280,6 +303,7 @@ int
 adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
                         struct adaptra_strbuf *out)
 {
+  char name[ADAPTRA_REPORT_NAME_SIZE];
   size_t i;
 
   adaptra_strbuf_printf (out,
@@ -294,7 +318,7 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
                            PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
                            " %12" PRIu64 "\n",
                            rows[i].id,
-                           adaptra_report_export_name (rows[i].name),
+                           adaptra_report_export_name (rows[i].name, name),
                            share_name (&rows[i]), rows[i].size,
                            rows[i].clients, rows[i].contexts,
                            rows[i].bypass ? "bypass" : "on",
@@ -304,22 +328,68 @@ adaptra_report_volumes (const struct adaptra_volume_row *rows, size_t n,
   return out->overflow ? -1 : 0;
 }
 
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629 section
+ * 4: no overlong form, no surrogate, nothing past U+10FFFF), 1 for an
+ * ASCII byte, or 0 where s starts none: a stray byte, or a sequence
+ * cut short, as the engine's 63-byte names (engine.h) cut a longer
+ * name inside a character.  Reads no byte past a NUL.
+ */
+static size_t
+utf8_length (const unsigned char *s)
+{
+  unsigned char lo = 0x80, hi = 0xbf;
+  size_t n, i;
+
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+    n = 3;
+    lo = s[0] == 0xe0 ? 0xa0 : 0x80;      /* not overlong */
+    hi = s[0] == 0xed ? 0x9f : 0xbf;      /* no surrogate */
+  }
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+    n = 4;
+    lo = s[0] == 0xf0 ? 0x90 : 0x80;      /* not overlong */
+    hi = s[0] == 0xf4 ? 0x8f : 0xbf;      /* at most U+10FFFF */
+  }
+  else
+    return 0;
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  for (i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0;
+  return n;
+}
+
 /* s as a JSON string: quotes, backslashes and control bytes escaped
- * (an export name may hold any byte but NUL).
+ * (an export name may hold any byte but NUL), and a byte that starts
+ * no UTF-8 character as U+FFFD, the replacement character: JSON is
+ * UTF-8 (RFC 8259 section 8.1), and a parser refuses the whole reply
+ * for one such byte.
  */
 static void
 json_string (const char *s, struct adaptra_strbuf *out)
 {
+  size_t n;
+
   adaptra_strbuf_printf (out, "\"");
-  for (; *s; s++) {
+  for (; *s; s += n) {
     unsigned char c = (unsigned char) *s;
 
-    if (c == '"' || c == '\\')
+    n = utf8_length ((const unsigned char *) s);
+    if (n == 0) {
+      adaptra_strbuf_printf (out, "\\ufffd");
+      n = 1;
+    }
+    else if (c == '"' || c == '\\')
       adaptra_strbuf_printf (out, "\\%c", c);
     else if (c < 0x20 || c == 0x7f)
       adaptra_strbuf_printf (out, "\\u%04x", c);
     else
-      adaptra_strbuf_printf (out, "%c", c);
+      adaptra_strbuf_printf (out, "%.*s", (int) n, s);
   }
   adaptra_strbuf_printf (out, "\"");
 }
@@ -358,6 +428,7 @@ int
 adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
                         struct adaptra_strbuf *out)
 {
+  char name[ADAPTRA_REPORT_NAME_SIZE];
   size_t i;
 
   adaptra_strbuf_printf (out,
@@ -371,7 +442,8 @@ adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
                            PRIu64 " %14" PRIu64 " %15" PRIu64 " %12" PRIu64
                            "\n",
                            rows[i].id, rows[i].name,
-                           adaptra_report_export_name (rows[i].volume_name),
+                           adaptra_report_export_name (rows[i].volume_name,
+                                                       name),
                            rows[i].requests,
                            rows[i].bytes, rows[i].readahead_hits,
                            rows[i].backend_bytes, rows[i].streams_started,
@@ -379,19 +451,28 @@ adaptra_report_clients (const struct adaptra_client_row *rows, size_t n,
   return out->overflow ? -1 : 0;
 }
 
-/* A client name as a Prometheus label value: backslash, double quote
- * and newline escaped.
+/* A name as a Prometheus label value: backslash, double quote and
+ * newline escaped, and a byte that starts no UTF-8 character as
+ * U+FFFD: label values are UTF-8, and Prometheus drops the whole
+ * scrape for one that is not ("invalid label value").
  */
 static void
 print_label_value (const char *v, struct adaptra_strbuf *out)
 {
-  for (; *v; v++) {
-    if (*v == '\\' || *v == '"')
+  size_t n;
+
+  for (; *v; v += n) {
+    n = utf8_length ((const unsigned char *) v);
+    if (n == 0) {
+      adaptra_strbuf_printf (out, "\xef\xbf\xbd");
+      n = 1;
+    }
+    else if (*v == '\\' || *v == '"')
       adaptra_strbuf_printf (out, "\\%c", *v);
     else if (*v == '\n')
       adaptra_strbuf_printf (out, "\\n");
     else
-      adaptra_strbuf_printf (out, "%c", *v);
+      adaptra_strbuf_printf (out, "%.*s", (int) n, v);
   }
 }
 

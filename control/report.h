@@ -61,8 +61,22 @@ extern int adaptra_report_json (const struct adaptra_stats *s,
 extern int adaptra_report_prometheus (const struct adaptra_stats *s,
                                       struct adaptra_strbuf *out);
 
-/* An export name for a table column: "(default)" for "". */
-extern const char *adaptra_report_export_name (const char *name);
+/* Room for adaptra_report_export_name's text: a row's export name
+ * (engine.h: at most 63 bytes) with every byte escaped to 4 ("\x1b").
+ */
+#define ADAPTRA_REPORT_NAME_SIZE \
+  (4 * sizeof ((struct adaptra_volume_row *) 0)->name)
+
+/* An export name for a table column, in buf: "(default)" for "", and
+ * on one line.  An NBD client chooses the name, any bytes but NUL, and
+ * a table prints it raw: a newline in it would end a line of the
+ * table, two the reply itself (a reply ends at its empty line), and
+ * what follows would read as the reply to the control client's next
+ * command.  So a backslash and the bytes below 0x20 and 0x7f are C
+ * escapes ("\\", "\n", "\r", "\t", "\x1b").  Returns buf.
+ */
+extern const char *adaptra_report_export_name (
+  const char *name, char buf[ADAPTRA_REPORT_NAME_SIZE]);
 
 /* Append the n volumes of rows as a table, one line each: the export,
  * whose bytes (export: every connection of it; connection: one

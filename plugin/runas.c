@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <nbdkit-filter.h>
 
@@ -122,13 +123,29 @@ runas_options (char *args, size_t n, const char **user, const char **group)
   return 0;
 }
 
+bool
+runas_parse_id (const char *s, bool group, unsigned long *id)
+{
+  unsigned long v, none = group ? (unsigned long) (gid_t) -1
+                                : (unsigned long) (uid_t) -1;
+  char *end;
+
+  if (!(*s >= '0' && *s <= '9'))
+    return false;
+  errno = 0;
+  v = strtoul (s, &end, 10);
+  if (errno != 0 || *end != '\0' || v >= none)
+    return false;
+  *id = v;
+  return true;
+}
+
 /* name as a user's (or, if group, a group's) name, or a number. */
 static bool
 lookup_id (const char *name, bool group, unsigned long *id)
 {
   struct passwd *pw;
   struct group *gr;
-  char *end;
 
   if (!group && (pw = getpwnam (name)) != NULL) {
     *id = pw->pw_uid;
@@ -138,9 +155,7 @@ lookup_id (const char *name, bool group, unsigned long *id)
     *id = gr->gr_gid;
     return true;
   }
-  errno = 0;
-  *id = strtoul (name, &end, 10);
-  return *name && *end == '\0' && errno == 0;
+  return runas_parse_id (name, group, id);
 }
 
 int

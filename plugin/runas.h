@@ -15,6 +15,7 @@
 #ifndef ADAPTRA_RUNAS_H
 #define ADAPTRA_RUNAS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* If nbdkit will change user, check that dir is writable (and
@@ -44,5 +45,15 @@ extern int runas_check_dir (const char *param, const char *dir);
  */
 extern int runas_options (char *args, size_t n, const char **user,
                           const char **group);
+
+/* A user id (or, if group, a group id) given as a number, as chown(1)
+ * takes one: decimal digits only (no sign, space or base prefix, which
+ * strtoul alone would take: "-1" is ULONG_MAX), and a value that the
+ * id type holds and that is not (uid_t) -1, which chown(2) reads as
+ * "leave the owner as it is".  Without the bound, 4294967296 would wrap
+ * to 0 and give the socket to root.  Sets *id and returns true, or
+ * returns false.
+ */
+extern bool runas_parse_id (const char *s, bool group, unsigned long *id);
 
 #endif /* ADAPTRA_RUNAS_H */

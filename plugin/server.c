@@ -69,6 +69,7 @@
 #include <nbdkit-filter.h>
 
 #include "adaptra/tracebuf.h"
+#include "runas.h"
 #include "server.h"
 
 /* A client's output buffer: replies it has not taken yet.  The largest
@@ -196,7 +197,7 @@ server_config_owner (const char *value)
   char user[256], *group;
   struct passwd *pw;
   struct group *gr;
-  char *end;
+  unsigned long id;
 
   if (value[0] == '\0' || strlen (value) >= sizeof user) {
     nbdkit_error ("adaptra-stats-owner=%s: expected USER or USER:GROUP",
@@ -211,12 +212,11 @@ server_config_owner (const char *value)
     if ((pw = getpwnam (user)) != NULL)
       owner_uid = pw->pw_uid;
     else {
-      errno = 0;
-      owner_uid = strtoul (user, &end, 10);
-      if (errno || *end != '\0' || !(user[0] >= '0' && user[0] <= '9')) {
+      if (!runas_parse_id (user, false, &id)) {
         nbdkit_error ("adaptra-stats-owner=%s: no user '%s'", value, user);
         return -1;
       }
+      owner_uid = (uid_t) id;
     }
     /* USER alone: that user's primary group, as chown(1) does with
      * USER: (a trailing colon).
@@ -228,12 +228,11 @@ server_config_owner (const char *value)
     if ((gr = getgrnam (group)) != NULL)
       owner_gid = gr->gr_gid;
     else {
-      errno = 0;
-      owner_gid = strtoul (group, &end, 10);
-      if (errno || *end != '\0' || !(group[0] >= '0' && group[0] <= '9')) {
+      if (!runas_parse_id (group, true, &id)) {
         nbdkit_error ("adaptra-stats-owner=%s: no group '%s'", value, group);
         return -1;
       }
+      owner_gid = (gid_t) id;
     }
   }
   return 0;

@@ -25,15 +25,7 @@
 #include <string.h>
 
 #include "adaptra/profile.h"
-
-static void
-expect (int ok, const char *what)
-{
-  if (!ok) {
-    fprintf (stderr, "contract broken: %s\n", what);
-    abort ();
-  }
-}
+#include "expect.h"
 
 static void
 check_matcher (const struct adaptra_profile *p, const uint8_t *data,

@@ -119,8 +119,11 @@ grep -q "adaptra-stats: socket path is too long" "$tmpdir/err"
 rejects stats '/nonexistent/dir/stats.sock' \
   adaptra-stats=/nonexistent/dir/stats.sock
 grep -q ": directory /nonexistent/dir does not exist$" "$tmpdir/err"
-# The socket's owner: unknown user or group, nothing.
+# The socket's owner: unknown user or group, nothing, an id that
+# would wrap to another (4294967296 to root) or mean "leave it".
 rejects stats-owner 'no-such-user-x' adaptra-stats-owner=no-such-user-x
+rejects stats-owner '4294967296' adaptra-stats-owner=4294967296
+rejects stats-owner '0:4294967295' adaptra-stats-owner=0:4294967295
 rejects stats-owner 'root:no-such-group-x' \
   adaptra-stats-owner=root:no-such-group-x
 rejects stats-owner '' adaptra-stats-owner=

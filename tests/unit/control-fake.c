@@ -57,7 +57,8 @@ fake_streams (void *opaque, struct adaptra_stream_row *rows, size_t max)
       .method = ADAPTRA_METHOD_STATE,
       .position = 1048576, .window_offset = 1048576, .window_bytes = 262144,
       .lookahead_bytes = 32768, .idle_ns = 5000000 },
-    { .id = 8, .client = 2, .method = ADAPTRA_METHOD_CONTEXT,
+    { .id = 8, .client = 2, .volume_name = "x\n\n\ty\x1b\\",
+      .method = ADAPTRA_METHOD_CONTEXT,
       .backward = true, .position = 2 << 20, .window_bytes = 65536 },
   };
 

@@ -262,6 +262,38 @@ small_limit_reports_overflow (void **state)
   adaptra_strbuf_free (&out);
 }
 
+/* Names are UTF-8 in JSON and in labels, whatever bytes a client
+ * chose: a stray byte, a sequence cut short (a 63-byte row name cut
+ * inside a character), an overlong form and a surrogate each become
+ * U+FFFD; characters of 2, 3 and 4 bytes pass as they are.
+ */
+static void
+names_are_utf8_in_json_and_labels (void **state)
+{
+  struct adaptra_volume_row row = { .id = 1, .size = 512 };
+  struct adaptra_strbuf out = ADAPTRA_STRBUF_INIT (1 << 16);
+  const char name[] = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x80|\xc0\xaf|"
+    "\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82";
+
+  (void) state;
+  memcpy (row.name, name, sizeof name);
+  assert_int_equal (adaptra_report_volumes_json (&row, 1, &out), 0);
+  assert_non_null (strstr (out.data, "\"export\":\"\xc3\xa9\xe2\x82\xac"
+                           "\xf0\x9f\x98\x80|\\ufffd|\\ufffd\\ufffd|"
+                           "\\ufffd\\ufffd\\ufffd|"
+                           "\\ufffd\\ufffd\\ufffd\\ufffd|"
+                           "\\ufffd\\ufffd\""));
+  adaptra_strbuf_clear (&out);
+  assert_int_equal (adaptra_report_volumes_prometheus (&row, 1, &out), 0);
+  assert_non_null (strstr (out.data, "{export=\"\xc3\xa9\xe2\x82\xac"
+                           "\xf0\x9f\x98\x80|\xef\xbf\xbd|"
+                           "\xef\xbf\xbd\xef\xbf\xbd|"
+                           "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|"
+                           "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                           "\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd\","));
+  adaptra_strbuf_free (&out);
+}
+
 int
 main (void)
 {
@@ -276,6 +308,7 @@ main (void)
     cmocka_unit_test (prometheus_has_build_info_and_pool),
     cmocka_unit_test (prometheus_connections_are_bounded),
     cmocka_unit_test (small_limit_reports_overflow),
+    cmocka_unit_test (names_are_utf8_in_json_and_labels),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -5,7 +5,8 @@
 
 /* Unit tests of plugin/runas.c's reading of nbdkit's command line:
  * the user (-u) and group (-g) nbdkit will change to, found as
- * nbdkit's getopt_long finds them, whatever way they are spelt.
+ * nbdkit's getopt_long finds them, whatever way they are spelt; and
+ * of its reading of a numeric user or group id.
  */
 
 #include <config.h>
@@ -164,6 +165,41 @@ test_refused (void **state)
   CHECK (lines);
 }
 
+/* A numeric id is the number chown(1) would take, or refused: never
+ * one that wraps to another id (4294967296 to root) or that chown(2)
+ * reads as "leave it" ((uid_t) -1), nor one strtoul reads with a sign,
+ * a space or a base.
+ */
+static void
+test_numeric_ids (void **state)
+{
+  static const char *const refused[] = {
+    "", "-1", "+1", " 1", "1 ", "0x10", "1a", "4294967295", "4294967296",
+    "4294967297", "18446744073709551615", "18446744073709551616",
+  };
+  unsigned long id;
+  size_t i;
+  int group;
+
+  (void) state;
+  for (group = 0; group <= 1; group++) {
+    id = 7;
+    assert_true (runas_parse_id ("0", group, &id));
+    assert_int_equal (id, 0);
+    assert_true (runas_parse_id ("65534", group, &id));
+    assert_int_equal (id, 65534);
+    assert_true (runas_parse_id ("4294967294", group, &id));
+    assert_int_equal (id, 4294967294UL);
+    for (i = 0; i < sizeof refused / sizeof *refused; i++) {
+      id = 7;
+      if (runas_parse_id (refused[i], group, &id))
+        fail_msg ("'%s' taken as %s id %lu", refused[i],
+                  group ? "group" : "user", id);
+      assert_int_equal (id, 7);
+    }
+  }
+}
+
 int
 main (void)
 {
@@ -173,6 +209,7 @@ main (void)
     cmocka_unit_test (test_arguments_are_not_options),
     cmocka_unit_test (test_order),
     cmocka_unit_test (test_refused),
+    cmocka_unit_test (test_numeric_ids),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);
