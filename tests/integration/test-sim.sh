@@ -257,6 +257,12 @@ rejects "--head=$tmpdir/h: only the disk model" --head "$tmpdir/h" "${w[@]}"
 rejects "--waits=$tmpdir/w: traces one run" --waits "$tmpdir/w" \
   --sweep pool=1M,2M "${w[@]}"
 rejects "--waits=$tmpdir/none/w: No such" --waits "$tmpdir/none/w" "${w[@]}"
+# Refused before the run, whether gnuplot is there or not.
+rejects "--plot=$tmpdir/none/p.png: cannot write into $tmpdir/none: No such" \
+  --plot "$tmpdir/none/p.png" "${w[@]}"
+
+# --version says whose and which, as the other tools.
+sim --version | grep -qE '^adaptra-sim \(adaptra\) [0-9]'
 
 # --head writes the disk's head trace, a line a backend read, whose
 # seeks add up to the run's seek_s.
