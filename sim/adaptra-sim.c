@@ -272,6 +272,7 @@ struct sim {
   /* Results. */
   uint64_t requests, hits;
   struct sim_latency lat;
+  bool drain;                   /* a trace's run: end = its last read's */
   uint64_t late_requests, late_bytes; /* backend reads completed after
                                          the end: not counted */
   FILE *plot;
@@ -478,11 +479,19 @@ retime_worker (struct sim *s, unsigned i, uint64_t done)
 }
 
 /* A reader that waits past the end of the run completes a read there:
- * the run counts only what the backend read by its end.
+ * the run counts only what the backend read by its end.  A trace
+ * replayed for its own length (no --duration) runs on instead until its
+ * last read completes: a trace recorded on a faster backend would
+ * otherwise end with its reads in flight, its later reads served by
+ * nothing (one pass over 64 MiB at 0.57 backend bytes a client byte).
  */
 static void
 late (struct sim *s, uint64_t done, uint32_t count)
 {
+  if (done > s->end && s->drain) {
+    s->end = done;
+    return;
+  }
   if (done > s->end) {
     s->late_requests++;
     s->late_bytes += count;
@@ -935,6 +944,30 @@ layout (struct options *o, uint64_t trace_end)
   return at;
 }
 
+/* Refuse a --plot into a directory that is missing or not writable
+ * before the run, rather than after it as gnuplot's error and the
+ * broken pipe that kills this program (status 141).
+ */
+static void
+check_plot_dir (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  char *dir;
+
+  if (!slash)
+    dir = strdup (".");
+  else if (slash == path)
+    dir = strdup ("/");
+  else
+    dir = strndup (path, (size_t) (slash - path));
+  if (!dir)
+    cli_die ("out of memory");
+  if (access (dir, W_OK | X_OK) == -1)
+    cli_die ("--plot=%s: cannot write into %s: %s", path, dir,
+             strerror (errno));
+  free (dir);
+}
+
 /* Plot the samples (time, mean window KiB, pool use %, streams) with
  * gnuplot into path (PNG).
  */
@@ -1011,6 +1044,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     cli_die ("--waits=%s: %s", o->waits, strerror (errno));
   s.export_size = export_size;
   s.end = o->duration_ns;
+  s.drain = trace && !o->duration_set;
   s.client_ctx.worker = -1;
   s.running_worker = -1;
   clock_gettime (CLOCK_MONOTONIC, &t0);
@@ -1372,7 +1406,8 @@ usage (FILE *f)
     "                         interleave:N:REQ[:SPAN]\n"
     "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
     "                         nbdkit log filter trace, maybe gzipped\n"
-    "  --duration SECONDS     virtual time (60, or the trace's length)\n"
+    "  --duration SECONDS     virtual time (60, or until the trace's last\n"
+    "                         read completes)\n"
     "  --client-rtt TIME      a request's round trip outside the backend (0)\n"
     "  --sweep KEY=V1,V2,...  one run per value of KEY: pool, duration or\n"
     "                         client-rtt; several: every combination\n"
@@ -1381,6 +1416,7 @@ usage (FILE *f)
     "  --head FILE            disk: each read as the head serves it\n"
     "  --waits FILE           each client read that waited, and how long\n"
     "  --seed N               seed of the random workloads (1)\n"
+    "  --version\n"
     "  --help\n",
     param_default ("pool"), param_default ("page"), param_default ("ratio"),
     param_default ("mode"), param_default ("min"), param_default ("max"),
@@ -1554,6 +1590,7 @@ enum {
   OPT_DURATION, OPT_CLIENT_RTT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_HEAD,
   OPT_WAITS,
   OPT_SEED,
+  OPT_VERSION,
   OPT_HELP,
 };
 
@@ -1577,6 +1614,7 @@ static const struct option long_options[] = {
   { "head", required_argument, NULL, OPT_HEAD },
   { "waits", required_argument, NULL, OPT_WAITS },
   { "seed", required_argument, NULL, OPT_SEED },
+  { "version", no_argument, NULL, OPT_VERSION },
   { "help", no_argument, NULL, OPT_HELP },
   { NULL, 0, NULL, 0 },
 };
@@ -1647,6 +1685,9 @@ parse_options (int argc, char **argv, struct options *o)
     case OPT_HEAD: o->head = optarg; break;
     case OPT_WAITS: o->waits = optarg; break;
     case OPT_SEED: o->seed = count_arg ("seed", optarg, 0, UINT64_MAX); break;
+    case OPT_VERSION:
+      printf ("adaptra-sim (adaptra) %s\n", PACKAGE_VERSION);
+      exit (EXIT_SUCCESS);
     case OPT_HELP: usage (stdout); exit (EXIT_SUCCESS);
     case ':':
       cli_die ("%s needs a value (see --help)", argv[optind - 1]);
@@ -1685,6 +1726,8 @@ main (int argc, char **argv)
     runs *= o.sweep[k].n ? o.sweep[k].n : 1;
   if (o.plot && runs > 1)
     cli_die ("--plot=%s: plots one run, not a --sweep", o.plot);
+  if (o.plot)
+    check_plot_dir (o.plot);
   if (o.head && runs > 1)
     cli_die ("--head=%s: traces one run, not a --sweep", o.head);
   if (o.waits && runs > 1)

@@ -162,7 +162,10 @@ client="env -u LD_PRELOAD"
 
 # The client round trips adaptra-sim's tests sweep (--sweep
 # client-rtt=...) and hold the median run of: 20 to 40 us in 2 us
-# steps, around the bench's client's (in the filter's request logs,
-# scripts/bench/run --requests, its next request came 22-32 us after
-# the reply, medians of W1 and W3).
+# steps.  Not the filter's round trip: probes in the filter at d4a7875
+# (sim/filter-delays) put the engine's return to the next request at
+# 85-130 us at the median under W1 and W3.  These are what the
+# simulator's order of events needs to match the bench's hit (a request
+# here runs at once where the filter's also waits for threads to wake;
+# docs/bench/history/beside-the-matrix.md, simtime's section).
 SIM_CLIENT_RTTS=$(seq -s, -f %gus 20 2 40)

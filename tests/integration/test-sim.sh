@@ -205,10 +205,28 @@ cat > "$tmpdir/nbdkit.log" <<'LOG'
 2026-12-04 20:48:11.764318 connection=2 Write id=1 offset=0x0 count=0x200 fua=0 ...
 2026-12-04 20:48:11.864318 connection=1 Read id=3 offset=0x0 count=0x1000 ...
 LOG
+# The run ends when its last read (at 0.3 s, which the write made a
+# miss) completes, 5 ms later.
 sim --trace "$tmpdir/nbdkit.log" --json > "$tmpdir/log"
 check "$tmpdir/log" 'd["client_requests"] == 3' \
   'd["client_bytes"] == 2 * 0x40000 + 0x1000' \
-  'abs(d["virtual_s"] - 0.3) < 0.001'
+  'abs(d["virtual_s"] - 0.305) < 0.001'
+
+# A trace recorded faster than the model carries (64 MiB in 0.1 s,
+# where 200 MiB/s and a 10 MiB bucket need 0.27 s) is replayed whole
+# without --duration: the run goes on until its last read completes,
+# and the backend read what the client did (not 0.42 of it, its reads
+# left in flight at 0.1 s).
+python3 -c "
+print('t_ms,op,offset,length,conn')
+for i in range(1024):
+    print('%.3f,read,%d,65536,1' % (i * 0.1, i * 65536))
+" > "$tmpdir/fast.csv"
+sim --trace "$tmpdir/fast.csv" --pool 256M --json > "$tmpdir/fast.json"
+check "$tmpdir/fast.json" \
+  'd["client_requests"] == 1024' \
+  'd["virtual_s"] >= 0.27' \
+  '1 <= d["amplification"] <= 1.05'
 
 # Bad input: one line on stderr naming the option and what was typed,
 # and a failure status.
@@ -257,6 +275,12 @@ rejects "--head=$tmpdir/h: only the disk model" --head "$tmpdir/h" "${w[@]}"
 rejects "--waits=$tmpdir/w: traces one run" --waits "$tmpdir/w" \
   --sweep pool=1M,2M "${w[@]}"
 rejects "--waits=$tmpdir/none/w: No such" --waits "$tmpdir/none/w" "${w[@]}"
+# Refused before the run, whether gnuplot is there or not.
+rejects "--plot=$tmpdir/none/p.png: cannot write into $tmpdir/none: No such" \
+  --plot "$tmpdir/none/p.png" "${w[@]}"
+
+# --version says whose and which, as the other tools.
+sim --version | grep -qE '^adaptra-sim \(adaptra\) [0-9]'
 
 # --head writes the disk's head trace, a line a backend read, whose
 # seeks add up to the run's seek_s.
