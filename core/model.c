@@ -128,7 +128,7 @@ adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes)
 }
 
 /* A read's pace (ADAPTRA_MODEL_FAST_*): a read of bytes that took t
- * and ended at t1, one of the reads that together delivered delivered
+ * (its time less what its thread waited for a CPU) and ended at t1, one of the reads that together delivered delivered
  * bytes from since to t1: its share of that span, or t where shorter.
  */
 static double
@@ -164,6 +164,15 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                       uint64_t t0, uint64_t t1,
                       enum adaptra_model_distance where)
 {
+  adaptra_model_sample_waited (m, bytes, t0, t1, where, 0);
+}
+
+void
+adaptra_model_sample_waited (struct adaptra_model *m, uint64_t bytes,
+                             uint64_t t0, uint64_t t1,
+                             enum adaptra_model_distance where,
+                             uint64_t waited_ns)
+{
   uint64_t id = slot_id (t1), second = t1 / BUCKET_NS + 1;
   uint64_t t = t1 > t0 ? t1 - t0 : 0;
   struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
@@ -180,7 +189,9 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     : where == ADAPTRA_MODEL_FAR ? &m->far : NULL;
 
   mean_step (&m->all, n, dt, first);
-  average (&m->pace, pace_of (bytes, bytes + unsampled, t, since, t1), first);
+  average (&m->pace, pace_of (bytes, bytes + unsampled,
+                              t > waited_ns ? t - waited_ns : 0, since, t1),
+           first);
   average (&m->beside, (double) adaptra_model_reads (m), first);
   if (mean)
     mean_step (mean, n, dt > 0 ? dt : 1, mean->t == 0);
