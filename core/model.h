@@ -273,6 +273,16 @@
  * 16.  At one head (a disk) reads in parallel only queue: their pace
  * is the head's, 27 us for 4 KiB at 150 MB/s, whatever the depth.
  *
+ * The moving average takes the median of the last
+ * ADAPTRA_MODEL_FAST_MEDIAN samples' paces, not each sample's (a
+ * median filter, as signal processing rejects impulses): a lone read
+ * that runs long on its CPU (100-200 us for 4 KiB under load) or
+ * sleeps on a lock whose holder was descheduled, in a layer below,
+ * moved the average from 8 us past the bar in one sample and stepped
+ * the volume back, while a slow backend's reads are all slow, and the
+ * second of them passes the filter.  A median of 5 saw a slowdown
+ * later than test-engine's test_step_aside allows (3 reads).
+ *
  * A read's own time leaves out what its thread waited for a CPU
  * (adaptra_model_sample_waited; core/read.c: machine_ns, on Linux
  * the thread's run-queue delay, or where it never left its CPU, its
@@ -296,6 +306,7 @@
 #define ADAPTRA_MODEL_FAST_BYTES_PER_SEC UINT64_C (1000000000)
 #define ADAPTRA_MODEL_FAST_RATE UINT64_C (400000000)
 #define ADAPTRA_MODEL_FAST_SAMPLES 16
+#define ADAPTRA_MODEL_FAST_MEDIAN 3
 
 /* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of what
  * keeps the backend busy (a quarter over covers jitter in the latency
@@ -502,7 +513,10 @@ struct adaptra_model {
   uint64_t samples;             /* reads sampled */
   struct adaptra_model_mean all; /* of every read */
   double pace;                  /* moving average: a read's pace (see
-                                   ADAPTRA_MODEL_FAST_*) */
+                                   ADAPTRA_MODEL_FAST_*), through a
+                                   running median */
+  double paces[ADAPTRA_MODEL_FAST_MEDIAN - 1]; /* the last samples'
+                                   paces, oldest first */
   double beside;                /* moving average: reads in flight when
                                    one completes, besides it */
   uint64_t unsampled;           /* bytes of reads not sampled since the
