@@ -128,8 +128,9 @@ adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes)
 }
 
 /* A read's pace (ADAPTRA_MODEL_FAST_*): a read of bytes that took t
- * (its time less what its thread waited for a CPU) and ended at t1, one of the reads that together delivered delivered
- * bytes from since to t1: its share of that span, or t where shorter.
+ * (its time less what its thread waited for a CPU) and ended at t1,
+ * one of the reads that together delivered delivered bytes from since
+ * to t1: its share of that span, or t where shorter.
  */
 static double
 pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,

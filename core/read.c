@@ -419,8 +419,8 @@ machine_ns (uint64_t t, const struct adaptra_cpu_use *a,
  * losing some samples under contention costs the estimate nothing (it
  * is a moving average over many reads), waiting for the lock would
  * serialise the reads this path exists to spread.  Only the claiming
- * read asks what its thread had of the CPUs (two system calls on
- * Linux, about 2 us), just before and just after the backend's read,
+ * read asks what its thread had of the CPUs (on Linux two system
+ * calls, about 2 us), just before and just after the backend's read,
  * and times the read between the two: the step-aside test leaves out
  * what the machine took of it (machine_ns, ADAPTRA_MODEL_FAST_*).
  */
