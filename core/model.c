@@ -128,8 +128,9 @@ adaptra_model_deliver (struct adaptra_model *m, uint64_t bytes)
 }
 
 /* A read's pace (ADAPTRA_MODEL_FAST_*): a read of bytes that took t
- * and ended at t1, one of the reads that together delivered delivered
- * bytes from since to t1: its share of that span, or t where shorter.
+ * (its time less what its thread waited for a CPU) and ended at t1,
+ * one of the reads that together delivered delivered bytes from since
+ * to t1: its share of that span, or t where shorter.
  */
 static double
 pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
@@ -140,6 +141,29 @@ pace_of (uint64_t bytes, uint64_t delivered, uint64_t t, uint64_t since,
   if (delivered > 0)
     span = span * (double) bytes / (double) delivered;
   return span < (double) t ? span : (double) t;
+}
+
+/* Move the moving average of the pace (ADAPTRA_MODEL_FAST_*) towards
+ * the median of the last ADAPTRA_MODEL_FAST_MEDIAN samples' paces, x
+ * the newest (m->paces holds the others, oldest first); first: they
+ * all start at x.
+ */
+static void
+pace_step (struct adaptra_model *m, double x, bool first)
+{
+  double sorted[ADAPTRA_MODEL_FAST_MEDIAN], v;
+  unsigned i, j;
+
+  for (i = 0; i < ADAPTRA_MODEL_FAST_MEDIAN; i++) {
+    v = first || i == 0 ? x : m->paces[i - 1];
+    for (j = i; j > 0 && sorted[j - 1] > v; j--)
+      sorted[j] = sorted[j - 1];
+    sorted[j] = v;
+  }
+  for (i = 0; i + 1 < ADAPTRA_MODEL_FAST_MEDIAN; i++)
+    m->paces[i] = first || i + 2 == ADAPTRA_MODEL_FAST_MEDIAN ? x
+      : m->paces[i + 1];
+  average (&m->pace, sorted[ADAPTRA_MODEL_FAST_MEDIAN / 2], first);
 }
 
 /* Move the moving averages of a read's size and time towards a read
@@ -164,6 +188,15 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                       uint64_t t0, uint64_t t1,
                       enum adaptra_model_distance where)
 {
+  adaptra_model_sample_waited (m, bytes, t0, t1, where, 0);
+}
+
+void
+adaptra_model_sample_waited (struct adaptra_model *m, uint64_t bytes,
+                             uint64_t t0, uint64_t t1,
+                             enum adaptra_model_distance where,
+                             uint64_t waited_ns)
+{
   uint64_t id = slot_id (t1), second = t1 / BUCKET_NS + 1;
   uint64_t t = t1 > t0 ? t1 - t0 : 0;
   struct adaptra_model_slot *s = &m->slot[id % ADAPTRA_MODEL_SLOTS];
@@ -180,7 +213,9 @@ adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
     : where == ADAPTRA_MODEL_FAR ? &m->far : NULL;
 
   mean_step (&m->all, n, dt, first);
-  average (&m->pace, pace_of (bytes, bytes + unsampled, t, since, t1), first);
+  pace_step (m, pace_of (bytes, bytes + unsampled,
+                         t > waited_ns ? t - waited_ns : 0, since, t1),
+             first);
   average (&m->beside, (double) adaptra_model_reads (m), first);
   if (mean)
     mean_step (mean, n, dt > 0 ? dt : 1, mean->t == 0);

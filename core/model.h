@@ -272,11 +272,41 @@
  * and back dozens of times a second under random reads at queue depth
  * 16.  At one head (a disk) reads in parallel only queue: their pace
  * is the head's, 27 us for 4 KiB at 150 MB/s, whatever the depth.
+ *
+ * The moving average takes the median of the last
+ * ADAPTRA_MODEL_FAST_MEDIAN samples' paces, not each sample's (a
+ * median filter, as signal processing rejects impulses): a lone read
+ * that runs long on its CPU (100-200 us for 4 KiB under load) or
+ * sleeps on a lock whose holder was descheduled, in a layer below,
+ * moved the average from 8 us past the bar in one sample and stepped
+ * the volume back, while a slow backend's reads are all slow, and the
+ * second of them passes the filter.  A median of 5 saw a slowdown
+ * later than test-engine's test_step_aside allows (3 reads).
+ *
+ * A read's own time leaves out what its thread waited for a CPU
+ * (adaptra_model_sample_waited; core/read.c: machine_ns, on Linux
+ * the thread's run-queue delay, or where it never left its CPU, its
+ * time less its CPU time: a hypervisor's steal), so that the test
+ * weighs the backend, not the machine's CPUs.  A stepped-aside volume
+ * is sampled once a millisecond (core/read.c), and on a loaded
+ * machine (sixteen readers and a CPU hog on two CPUs, in a virtual
+ * machine) a sampled 4 KiB read took 3-8 us of CPU but 20-200 us and
+ * more of wall time, and the aggregate share was as long: the pace
+ * crossed ADAPTRA_MODEL_FAST_RATE's bar and the volume stepped back
+ * and aside 21-95 times in 5 s, while the pool's copies wait for the
+ * same CPUs.  A backend that turns slow makes its readers sleep in the
+ * read, or run longer on their CPU, neither a wait for a CPU: its pace
+ * follows at once, as before.  (Judging by the least pace of the last
+ * ADAPTRA_MODEL_FAST_SAMPLES samples instead, as BBR's min-RTT
+ * filter, stopped the flapping but saw a slow backend 16 samples
+ * late; the least of the last 2 ms did not stop it: a loaded spell
+ * lasts longer.)
  */
 #define ADAPTRA_MODEL_FAST_LATENCY_NS 50000
 #define ADAPTRA_MODEL_FAST_BYTES_PER_SEC UINT64_C (1000000000)
 #define ADAPTRA_MODEL_FAST_RATE UINT64_C (400000000)
 #define ADAPTRA_MODEL_FAST_SAMPLES 16
+#define ADAPTRA_MODEL_FAST_MEDIAN 3
 
 /* Congestion limit where latency-bound: GAIN_NUM/GAIN_DEN of what
  * keeps the backend busy (a quarter over covers jitter in the latency
@@ -483,7 +513,10 @@ struct adaptra_model {
   uint64_t samples;             /* reads sampled */
   struct adaptra_model_mean all; /* of every read */
   double pace;                  /* moving average: a read's pace (see
-                                   ADAPTRA_MODEL_FAST_*) */
+                                   ADAPTRA_MODEL_FAST_*), through a
+                                   running median */
+  double paces[ADAPTRA_MODEL_FAST_MEDIAN - 1]; /* the last samples'
+                                   paces, oldest first */
   double beside;                /* moving average: reads in flight when
                                    one completes, besides it */
   uint64_t unsampled;           /* bytes of reads not sampled since the
@@ -565,6 +598,18 @@ extern uint64_t adaptra_model_delivered (const struct adaptra_model *m);
 extern void adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                                   uint64_t t0, uint64_t t1,
                                   enum adaptra_model_distance where);
+
+/* The same for a read of whose time the machine took waited_ns: its
+ * thread waited that long for a CPU (core/read.c: machine_ns, from
+ * struct adaptra_clock's cpu_use).  Its pace (ADAPTRA_MODEL_FAST_*)
+ * leaves that wait out, every other filter takes its whole time.
+ * adaptra_model_sample is this with waited_ns 0.
+ */
+extern void adaptra_model_sample_waited (struct adaptra_model *m,
+                                         uint64_t bytes, uint64_t t0,
+                                         uint64_t t1,
+                                         enum adaptra_model_distance where,
+                                         uint64_t waited_ns);
 
 /* A successful read of bytes that is not sampled: its bytes count in
  * the next sample's pace (ADAPTRA_MODEL_FAST_*), slot and delivery

@@ -380,41 +380,86 @@ read_straight (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
  */
 #define ASIDE_SAMPLE_NS UINT64_C (1000000)
 
+/* What the calling thread has had of the CPUs (struct adaptra_clock's
+ * cpu_use) in *use; false where the clock does not know.
+ */
+static bool
+cpu_use (const struct adaptra_engine *e, struct adaptra_cpu_use *use)
+{
+  return e->clock.cpu_use && e->clock.cpu_use (e->clock.opaque, use);
+}
+
+/* What the machine took of a read's time t, by what its thread had of
+ * the CPUs just before (a) and just after (b) it.  The read's time off
+ * the CPU is t less what the thread ran (b's CPU time counts a little
+ * more than the read's, so this errs low).  Where the thread never left
+ * its CPU (no new slice), all of it: a hypervisor gave the virtual CPU
+ * to another guest, or an interrupt ran.  Else at most the time it
+ * waited on a run queue (what it slept, in a disk, a socket or a lock,
+ * is the backend's), and no more than that time off: a wait just
+ * before or after the read, outside t, does not count.
+ */
+static uint64_t
+machine_ns (uint64_t t, const struct adaptra_cpu_use *a,
+            const struct adaptra_cpu_use *b)
+{
+  uint64_t off = t - min_u64 (t, b->run_ns - a->run_ns);
+
+  return b->slices == a->slices ? off
+    : min_u64 (off, b->wait_ns - a->wait_ns);
+}
+
 /* Client c's read of the absent pages [p, p + n) of request r, when
  * its volume stepped aside: straight from the backend into the
  * client's buffer, without the engine lock (from the lockless path,
  * or from read_direct, which drops it).  The throughput sample that
  * keeps the step-aside decision current is taken once every
- * ASIDE_SAMPLE_NS and only if the engine lock is free: losing some
- * samples under contention costs the estimate nothing (it is a moving
- * average over many reads), waiting for the lock would serialise the
- * reads this path exists to spread.
+ * ASIDE_SAMPLE_NS, by the read that claims it (a compare-and-swap of
+ * the volume's aside_sampled_ns) and only if the engine lock is free:
+ * losing some samples under contention costs the estimate nothing (it
+ * is a moving average over many reads), waiting for the lock would
+ * serialise the reads this path exists to spread.  Only the claiming
+ * read asks what its thread had of the CPUs (on Linux two system
+ * calls, about 2 us), just before and just after the backend's read,
+ * and times the read between the two: the step-aside test leaves out
+ * what the machine took of it (machine_ns, ADAPTRA_MODEL_FAST_*).
  */
 static int
 read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
             const struct adaptra_request *r, uint64_t p, uint64_t n)
 {
   uint64_t bytes = request_bytes (e, r, p, n);
-  uint64_t t0, t1;
+  uint64_t t0, t1 = 0, last, machine = 0;
+  struct adaptra_cpu_use before, after;
+  bool sample, known = false;
   int err;
 
   assert_unlocked (e);
   t0 = adaptra_now (e);
-  err = read_straight (e, c, ctx, r, p, n);
-  /* Samples are timed by the reads' starts, so that a read not sampled
-   * costs one clock reading, not two; signed, since a concurrent read
-   * that started later may have stored its start first.
+  /* Samples are claimed by the reads' starts, so that a read not
+   * sampled costs one clock reading, not two; signed, since a
+   * concurrent read that started later may have claimed its sample
+   * first.
    */
+  last = __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED);
+  sample = (int64_t) (t0 - last) >= (int64_t) ASIDE_SAMPLE_NS &&
+    __atomic_compare_exchange_n (&c->volume->aside_sampled_ns, &last, t0,
+                                 false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  if (sample && (known = cpu_use (e, &before)))
+    t0 = adaptra_now (e);
+  err = read_straight (e, c, ctx, r, p, n);
   if (err)
     return err;
-  if ((int64_t) (t0 - __atomic_load_n (&c->volume->aside_sampled_ns,
-                                       __ATOMIC_RELAXED))
-      >= (int64_t) ASIDE_SAMPLE_NS && adaptra_trylock (e)) {
+  if (sample) {
     t1 = adaptra_now (e);
-    __atomic_store_n (&c->volume->aside_sampled_ns, t0, __ATOMIC_RELAXED);
-    adaptra_model_sample (&e->model, bytes, t0, t1, ADAPTRA_MODEL_UNKNOWN);
-    adaptra_model_sample (&c->volume->model, bytes, t0, t1,
-                          ADAPTRA_MODEL_UNKNOWN);
+    if (known && cpu_use (e, &after))
+      machine = machine_ns (t1 - t0, &before, &after);
+  }
+  if (sample && adaptra_trylock (e)) {
+    adaptra_model_sample_waited (&e->model, bytes, t0, t1,
+                                 ADAPTRA_MODEL_UNKNOWN, machine);
+    adaptra_model_sample_waited (&c->volume->model, bytes, t0, t1,
+                                 ADAPTRA_MODEL_UNKNOWN, machine);
     adaptra_steps_aside (e, c->volume);
     adaptra_unlock (e);
   }

@@ -44,7 +44,8 @@ struct adaptra_volume {
                                    it */
   bool served;                  /* its read-ahead served a client
                                    (read.c: served) */
-  uint64_t aside_sampled_ns;    /* last throughput sample of the
+  uint64_t aside_sampled_ns;    /* the start of the read that last
+                                   claimed a throughput sample of the
                                    lockless stepped-aside path (atomic,
                                    read.c: read_aside) */
   uint64_t flight_bytes;        /* its prefetch queued or running */

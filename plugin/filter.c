@@ -27,6 +27,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -79,6 +80,10 @@ static bool parallel_handles = true;
 
 /* The engine, from .after_fork to .cleanup. */
 static struct adaptra_engine *engine;
+/* The threads' schedstat files (cpu_use). */
+static pthread_key_t schedstat_key;
+static bool schedstat_key_made;
+static bool schedstat_none;     /* no key, or no file: always 0 */
 static unsigned nworkers;
 
 struct adaptra_handle {
@@ -183,6 +188,8 @@ adaptra_load (void)
 static void
 adaptra_unload (void)
 {
+  if (schedstat_key_made)
+    pthread_key_delete (schedstat_key);
   free (stats_path);
   metrics_stop ();
   params_free ();
@@ -281,6 +288,61 @@ monotonic_ns (void *opaque)
   return adaptra_monotonic_ns ();
 }
 
+/* What the calling thread has had of the CPUs (struct adaptra_clock's
+ * cpu_use): its CPU time from CLOCK_THREAD_CPUTIME_ID (exact for a
+ * running thread), its run-queue delay and how often it was put on a
+ * CPU from /proc/thread-self/schedstat's second and third fields
+ * (Linux's sched_info, Documentation/scheduler/sched-stats.rst; the
+ * first, its CPU time, is brought up to date only at a tick or a
+ * switch).  Each thread opens the file once and keeps it
+ * (schedstat_key closes it when the thread exits): a pread of it costs
+ * about 1.3 us here, opening and closing it every time 10 us, the
+ * clock 0.9 us.  The engine asks only around the reads it samples,
+ * twice a millisecond per volume that stepped aside.  False where
+ * there is no such file (not Linux, or /proc not mounted).
+ */
+static bool
+cpu_use (void *opaque, struct adaptra_cpu_use *use)
+{
+  int fd;
+  char buf[96];
+  ssize_t n;
+  unsigned long long ran, waited, slices;
+  struct timespec ts;
+
+  if (__atomic_load_n (&schedstat_none, __ATOMIC_RELAXED))
+    return false;
+  fd = (int) (intptr_t) pthread_getspecific (schedstat_key) - 1;
+  if (fd < 0) {
+    fd = open ("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      __atomic_store_n (&schedstat_none, true, __ATOMIC_RELAXED);
+      return false;
+    }
+    if (pthread_setspecific (schedstat_key, (void *) (intptr_t) (fd + 1))) {
+      close (fd);
+      return false;
+    }
+  }
+  n = pread (fd, buf, sizeof buf - 1, 0);
+  if (n <= 0 || clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) == -1)
+    return false;
+  buf[n] = '\0';
+  if (sscanf (buf, "%llu %llu %llu", &ran, &waited, &slices) != 3)
+    return false;
+  use->run_ns = (uint64_t) ts.tv_sec * UINT64_C (1000000000) +
+    (uint64_t) ts.tv_nsec;
+  use->wait_ns = waited;
+  use->slices = slices;
+  return true;
+}
+
+static void
+close_schedstat (void *fd)
+{
+  close ((int) (intptr_t) fd - 1);
+}
+
 /* One line per read-ahead decision: to nbdkit's debug log with
  * -D adaptra.trace=1, and to the statistics clients that traced on.
  */
@@ -376,9 +438,15 @@ adaptra_after_fork (nbdkit_backend *backend)
   static const struct adaptra_backend engine_backend = {
     .pread = handles_pread,
   };
-  static const struct adaptra_clock clock = { .now_ns = monotonic_ns };
+  static const struct adaptra_clock clock = {
+    .now_ns = monotonic_ns, .cpu_use = cpu_use,
+  };
   char why[ADAPTRA_WHY_LEN];
   int err;
+
+  schedstat_key_made = pthread_key_create (&schedstat_key,
+                                           close_schedstat) == 0;
+  schedstat_none = !schedstat_key_made;
 
   /* No plugin context is opened here: the exports' contexts open with
    * their first connection (exports.c), when the export name is known.

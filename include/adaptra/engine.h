@@ -40,6 +40,19 @@ struct adaptra_backend {
   int (*pread) (void *ctx, void *buf, uint32_t count, uint64_t offset);
 };
 
+/* What a thread has had of the CPUs since it started (struct
+ * adaptra_clock's cpu_use).  On Linux: run_ns its CPU time
+ * (CLOCK_THREAD_CPUTIME_ID), wait_ns and slices the second and third
+ * fields of /proc/thread-self/schedstat (its run-queue delay, and how
+ * often it was put on a CPU).
+ */
+struct adaptra_cpu_use {
+  uint64_t run_ns;              /* time it ran on a CPU */
+  uint64_t wait_ns;             /* time it was runnable, waiting on a
+                                   run queue */
+  uint64_t slices;              /* times it was put on a CPU */
+};
+
 /* A monotonic clock in nanoseconds (tests pass a fake one). */
 struct adaptra_clock {
   uint64_t (*now_ns) (void *opaque);
@@ -54,6 +67,14 @@ struct adaptra_clock {
    * virtual time.
    */
   void (*wait) (void *opaque, uint64_t deadline_ns);
+  /* Optional.  What the calling thread has had of the CPUs so far
+   * (struct adaptra_cpu_use); false: not known.  Only the difference
+   * of two calls of one thread is used: the step-aside test takes what
+   * the machine took of a sampled read's time out of it (core/read.c:
+   * read_aside), so that a loaded machine does not look like a slow
+   * backend.  NULL: a read is judged by its whole time.
+   */
+  bool (*cpu_use) (void *opaque, struct adaptra_cpu_use *use);
   void *opaque;
 };
 

@@ -32,6 +32,9 @@ sem_t entered, release;
 pthread_mutex_t disk_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t now_ns;
 uint64_t read_ns, read_ns_per_kib;
+uint64_t read_run_ns, read_wait_ns;
+bool read_stolen;
+static struct adaptra_cpu_use cpu;      /* the fake clock's cpu_use */
 struct adaptra_trace traces[FIXTURE_TRACES];
 unsigned ntraces;
 void (*during_trace) (const struct adaptra_trace *t);
@@ -54,6 +57,10 @@ fake_pread (void *ctx, void *buf, uint32_t count, uint64_t offset)
     sem_post (&entered);
     sem_wait (&release);
   }
+  __atomic_fetch_add (&cpu.run_ns, read_run_ns, __ATOMIC_SEQ_CST);
+  __atomic_fetch_add (&cpu.wait_ns, read_wait_ns, __ATOMIC_SEQ_CST);
+  if (!read_stolen)
+    __atomic_fetch_add (&cpu.slices, 1, __ATOMIC_SEQ_CST);
   if (read_ns || read_ns_per_kib)
     __atomic_fetch_add (&now_ns, read_ns + count / 1024 * read_ns_per_kib,
                         __ATOMIC_SEQ_CST);
@@ -82,8 +89,20 @@ fake_now (void *opaque)
   return __atomic_load_n (&now_ns, __ATOMIC_SEQ_CST);
 }
 
+static bool
+fake_cpu_use (void *opaque, struct adaptra_cpu_use *use)
+{
+  (void) opaque;
+  use->run_ns = __atomic_load_n (&cpu.run_ns, __ATOMIC_SEQ_CST);
+  use->wait_ns = __atomic_load_n (&cpu.wait_ns, __ATOMIC_SEQ_CST);
+  use->slices = __atomic_load_n (&cpu.slices, __ATOMIC_SEQ_CST);
+  return true;
+}
+
 const struct adaptra_backend fixture_backend = { .pread = fake_pread };
-const struct adaptra_clock fixture_clock = { .now_ns = fake_now };
+const struct adaptra_clock fixture_clock = {
+  .now_ns = fake_now, .cpu_use = fake_cpu_use,
+};
 
 static void
 record_trace (void *opaque, const struct adaptra_trace *t)
@@ -112,7 +131,8 @@ fixture_setup (uint64_t size)
     disk[i] = (unsigned char) ((i * 2654435761u) >> 13);
   calls = bad_requests = 0;
   client_bytes = worker_bytes = 0;
-  read_ns = read_ns_per_kib = 0;
+  read_ns = read_ns_per_kib = read_run_ns = read_wait_ns = 0;
+  read_stolen = false;
   fail_ctx = NULL;
   during_read = NULL;
   during_trace = NULL;

@@ -62,6 +62,14 @@ extern pthread_mutex_t disk_lock;       /* a read and a write do not
  */
 extern uint64_t now_ns;
 extern uint64_t read_ns, read_ns_per_kib;
+/* Of a backend read's time, what its thread ran on a CPU and what it
+ * waited on a run queue, as the clock's cpu_use (engine.h) counts
+ * them; the rest it slept, and was put on a CPU again (a new slice),
+ * or where read_stolen, a hypervisor took its virtual CPU (no new
+ * slice; read_wait_ns must be 0 then).
+ */
+extern uint64_t read_run_ns, read_wait_ns;
+extern bool read_stolen;
 
 /* The engine's decisions other than step-aside switches (windows,
  * rescues, follows), in order; the records past the array's end are
