@@ -58,7 +58,7 @@ struct adaptra_page {
    * as the seed's mark page carries the stream's window size: the
    * size in pages of the window it marks, and the low 32 bits of the
    * aging clock when that window was issued.  A stream that left the
-   * table resumes from them (core/readahead.c).  0 elsewhere.
+   * table resumes from them (core/recognise.c).  0 elsewhere.
    */
   uint32_t window;
   uint32_t age;

@@ -23,7 +23,7 @@
  *     stream sits in the chain of the granule (2^8 pages) holding its
  *     expected page, so a lookup walks three short chains.
  *
- * Streams are created only on sequential evidence (core/readahead.c):
+ * Streams are created only on sequential evidence (core/recognise.c):
  * a random read never takes a slot, so a random scan cannot flush the
  * table.  A stream leaves the table when a new one needs its slot and
  * it is the least recently used, or after ADAPTRA_STREAM_REAP_NS (10

@@ -69,7 +69,7 @@ struct adaptra_volume {
 };
 
 /* How many of a client's latest lone reads a read right after one
- * continues, starting a stream at its second read (readahead.c:
+ * continues, starting a stream at its second read (recognise.c:
  * adjacent_read): a connection that reads a few files at once
  * interleaves their runs, as one Linux process reads through a few
  * open files, each with its own prev_pos.  A random reader lands
@@ -77,7 +77,7 @@ struct adaptra_volume {
  * of its reads (N the requests its span holds), but rarely twice
  * without a read after none between: such a read starts a stream only
  * when the client's reads lately continued its lone reads
- * (readahead.c: lone_reads_continue).
+ * (recognise.c: lone_reads_continue).
  */
 #define ADAPTRA_CLIENT_LONE_ENDS 16
 
@@ -106,17 +106,17 @@ struct adaptra_client {
   struct adaptra_depth depth;   /* its reads in flight (depth.h) */
   uint64_t lone_next;           /* the page after its last lone read
                                    (a miss that found no stream), plus
-                                   one; 0: none (readahead.c: trail) */
+                                   one; 0: none (recognise.c: trail) */
   uint32_t lone_runs;           /* how many of its lone reads lately
                                    the next page followed (trail) */
   uint64_t lone_ends[ADAPTRA_CLIENT_LONE_ENDS];
                                 /* the pages right after its latest
-                                   lone reads; 0: none (readahead.c:
+                                   lone reads; 0: none (recognise.c:
                                    adjacent_read) */
   uint32_t lone_end_next;       /* the slot of lone_ends written next */
   uint32_t lone_follows;        /* how many of its reads lately came
                                    right after one of its lone_ends
-                                   (readahead.c: lone_reads_continue) */
+                                   (recognise.c: lone_reads_continue) */
 };
 
 /* The client table grows by chunks that never move, so that the hit
