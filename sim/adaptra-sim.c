@@ -890,8 +890,9 @@ load_trace (struct trace *t, const char *path)
     line[strcspn (line, "\r\n")] = '\0';
     k = sim_trace_parse_line (line, &r);
     if (k == -1)
-      cli_die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,conn "
-           "nor an nbdkit log filter line: %.60s", path, lineno, line);
+      cli_die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,"
+               "conn (numbers without a sign) nor an nbdkit log filter "
+               "line: %.60s", path, lineno, line);
     if (k == 0)
       continue;
     if (t->n > 0 && r.t_ns < t->rec[t->n - 1].t_ns)

@@ -672,11 +672,21 @@ log_time (const char *line, uint64_t *ns, int *used)
   return 0;
 }
 
+/* Whether the number scanf reads from s has no sign: its unsigned
+ * conversions take one, and "-4096" would be 2^64 - 4096.
+ */
+static bool
+unsigned_at (const char *s)
+{
+  s += strspn (s, " \t");
+  return *s != '-' && *s != '+';
+}
+
 static int
 parse_log_line (const char *line, struct sim_record *r)
 {
   char op[16];
-  int used;
+  int used, at[2];
 
   if (log_time (line, &r->t_ns, &used) == -1)
     return -1;
@@ -692,8 +702,9 @@ parse_log_line (const char *line, struct sim_record *r)
     return 0;                   /* replies ("...Read"), other calls */
   line = strstr (line, " offset=");
   if (!line ||
-      sscanf (line, " offset=0x%" SCNx64 " count=0x%" SCNx64,
-              &r->offset, &r->length) != 2)
+      sscanf (line, " offset=0x%n%" SCNx64 " count=0x%n%" SCNx64,
+              &at[0], &r->offset, &at[1], &r->length) != 2 ||
+      !unsigned_at (line + at[0]) || !unsigned_at (line + at[1]))
     return -1;
   return 1;
 }
@@ -703,11 +714,13 @@ parse_csv_line (const char *line, struct sim_record *r)
 {
   char op[16];
   double t_ms;
-  int used = 0;
+  int at[3], used = 0;
 
-  if (sscanf (line, "%lf,%15[^,],%" SCNu64 ",%" SCNu64 ",%" SCNu64 " %n",
-              &t_ms, op, &r->offset, &r->length, &r->conn, &used) != 5 ||
-      line[used] != '\0' || t_ms < 0)
+  if (sscanf (line, "%lf,%15[^,],%n%" SCNu64 ",%n%" SCNu64 ",%n%" SCNu64
+              " %n", &t_ms, op, &at[0], &r->offset, &at[1], &r->length,
+              &at[2], &r->conn, &used) != 5 ||
+      !unsigned_at (line + at[0]) || !unsigned_at (line + at[1]) ||
+      !unsigned_at (line + at[2]) || line[used] != '\0' || t_ms < 0)
     return -1;
   if (strcasecmp (op, "read") == 0 || strcasecmp (op, "r") == 0)
     r->op = SIM_OP_READ;

@@ -188,7 +188,8 @@ struct sim_record {
 
 /* Parse one line of a trace: CSV "t_ms,op,offset,length,conn" (op
  * read|write|trim|zero, or r|w; a header line starting with "t_ms" is
- * skipped), or a line of nbdkit's log filter ("YYYY-MM-DD HH:MM:SS.US
+ * skipped; offset, length and conn are numbers without a sign), or a
+ * line of nbdkit's log filter ("YYYY-MM-DD HH:MM:SS.US
  * connection=N Read id=I offset=0xO count=0xC ...").  Returns 1 with
  * *r filled, 0 for a line that is no request (header, comment, log
  * lines of other events or of replies), -1 for a malformed one.

@@ -10,8 +10,8 @@
 # ahead while adaptive windows evict almost nothing; runs are
 # deterministic; --sweep gives one line per pool; --head traces the
 # disk's head; a CSV trace, its gzipped copy and an nbdkit log filter
-# trace replay; bad input is one line naming the option.  No timing is
-# checked.
+# trace replay; bad input (numbers with a sign too) is one line naming
+# the option.  No timing is checked.
 
 source "$(dirname "$0")/functions.sh"
 
@@ -271,6 +271,15 @@ rejects 'nothing to run'
 rejects "--trace=$tmpdir/none" --trace "$tmpdir/none"
 echo "1,read,0" > "$tmpdir/bad.csv"
 rejects "--trace=$tmpdir/bad.csv: line 1" --trace "$tmpdir/bad.csv"
+# scanf's unsigned conversions take "-4096" as 2^64 - 4096: a number
+# with a sign is a malformed line, in CSV and in a log line.
+for bad in "1,read,-4096,4096,1" "1,read,0,-4096,1" "1,read,0,4096,-1" \
+  "2026-12-04 20:48:11.564318 connection=1 Read id=1 offset=0x-10 count=0x10"
+do
+  printf '0,read,0,4096,1\n%s\n' "$bad" > "$tmpdir/bad.csv"
+  rejects "--trace=$tmpdir/bad.csv: line 2 .*without a sign" \
+    --trace "$tmpdir/bad.csv"
+done
 rejects "--head=$tmpdir/h: only the disk model" --head "$tmpdir/h" "${w[@]}"
 rejects "--waits=$tmpdir/w: traces one run" --waits "$tmpdir/w" \
   --sweep pool=1M,2M "${w[@]}"

@@ -360,6 +360,12 @@ test_trace_csv (void **state)
   assert_int_equal (r.op, SIM_OP_WRITE);
   assert_int_equal (sim_trace_parse_line ("13,fly,0,4096,1", &r), -1);
   assert_int_equal (sim_trace_parse_line ("13,read,0,4096", &r), -1);
+  /* scanf's %u conversions take a sign: "-4096" would be 2^64 - 4096. */
+  assert_int_equal (sim_trace_parse_line ("13,read,-4096,4096,1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0, -4096,1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,-1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,+1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read, 0, 4096, 1 ", &r), 1);
   assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,9", &r), -1);
 }
 
@@ -392,6 +398,12 @@ test_trace_log (void **state)
     "count=0x100000 req_one=0 ...", &r), 0);
   assert_int_equal (sim_trace_parse_line (
     "2026-12-04 20:48:11.5 connection=1 Read id=1 offset=zz", &r), -1);
+  assert_int_equal (sim_trace_parse_line (
+    "2026-12-04 20:48:11.5 connection=1 Read id=1 offset=0x-10 "
+    "count=0x200 ...", &r), -1);
+  assert_int_equal (sim_trace_parse_line (
+    "2026-12-04 20:48:11.5 connection=1 Read id=1 offset=0x10 "
+    "count=0x-200 ...", &r), -1);
 }
 
 static void
