@@ -141,6 +141,13 @@ transfer_ns (const struct sim_model *m, uint64_t count)
   return (uint64_t) llround ((double) count * 1e9 / m->bandwidth);
 }
 
+int
+sim_model_fits (const struct sim_model *m, uint64_t span_ns, uint64_t bytes)
+{
+  return (double) span_ns + (double) bytes * 1e9 / m->bandwidth <
+    (double) SIM_HORIZON_NS ? 0 : -1;
+}
+
 /* What a read got from the bucket in a run: the bytes it took from
  * the level (on arrival, or when a debt was repaid), and the intervals
  * the flow was its.
@@ -720,7 +727,8 @@ parse_csv_line (const char *line, struct sim_record *r)
               " %n", &t_ms, op, &at[0], &r->offset, &at[1], &r->length,
               &at[2], &r->conn, &used) != 5 ||
       !unsigned_at (line + at[0]) || !unsigned_at (line + at[1]) ||
-      !unsigned_at (line + at[2]) || line[used] != '\0' || t_ms < 0)
+      !unsigned_at (line + at[2]) || line[used] != '\0' ||
+      !(t_ms >= 0 && t_ms * 1e6 < (double) SIM_HORIZON_NS))
     return -1;
   if (strcasecmp (op, "read") == 0 || strcasecmp (op, "r") == 0)
     r->op = SIM_OP_READ;

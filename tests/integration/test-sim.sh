@@ -10,8 +10,9 @@
 # ahead while adaptive windows evict almost nothing; runs are
 # deterministic; --sweep gives one line per pool; --head traces the
 # disk's head; a CSV trace, its gzipped copy and an nbdkit log filter
-# trace replay; bad input (numbers with a sign too) is one line naming
-# the option.  No timing is checked.
+# trace replay; bad input (numbers with a sign, a trace longer than
+# the clock) is one line naming the option, at once.  No timing is
+# checked.
 
 source "$(dirname "$0")/functions.sh"
 
@@ -229,12 +230,12 @@ check "$tmpdir/fast.json" \
   '1 <= d["amplification"] <= 1.05'
 
 # Bad input: one line on stderr naming the option and what was typed,
-# and a failure status.
+# and a failure status, at once (a refusal that hangs fails too).
 rejects ()
 {
   local pattern=$1 rc=0
   shift
-  sim "$@" > /dev/null 2> "$tmpdir/err" || rc=$?
+  timeout 60 "$ADAPTRA_SIM" "$@" > /dev/null 2> "$tmpdir/err" || rc=$?
   if [ "$rc" -eq 0 ] || [ "$(wc -l < "$tmpdir/err")" -ne 1 ] ||
      ! grep -qE -- "$pattern" "$tmpdir/err"; then
     echo "test-sim: '$*' gave status $rc and:"
@@ -279,6 +280,16 @@ do
   printf '0,read,0,4096,1\n%s\n' "$bad" > "$tmpdir/bad.csv"
   rejects "--trace=$tmpdir/bad.csv: line 2 .*without a sign" \
     --trace "$tmpdir/bad.csv"
+done
+# A trace the backend needs more than the model's clock for (40 GB at
+# 1 byte a second, 1268 years; SIM_HORIZON_NS is 146) is refused: its
+# times would not fit 64 bits of nanoseconds.  So is a time past it.
+printf '0,write,0,40000000000,1\n1,read,0,4096,1\n' > "$tmpdir/long.csv"
+rejects "--trace=$tmpdir/long.csv: its 40000004096 bytes .* 146 years" \
+  --trace "$tmpdir/long.csv" --backend remote:1ms:1
+for bad in "1e13,read,0,4096,1" "nan,read,0,4096,1"; do
+  printf '0,read,0,4096,1\n%s\n' "$bad" > "$tmpdir/bad.csv"
+  rejects "--trace=$tmpdir/bad.csv: line 2 " --trace "$tmpdir/bad.csv"
 done
 rejects "--head=$tmpdir/h: only the disk model" --head "$tmpdir/h" "${w[@]}"
 rejects "--waits=$tmpdir/w: traces one run" --waits "$tmpdir/w" \
