@@ -895,8 +895,8 @@ load_trace (struct trace *t, const char *path, const struct sim_model *m)
     k = sim_trace_parse_line (line, &r);
     if (k == -1)
       cli_die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,"
-               "conn (numbers without a sign) nor an nbdkit log filter "
-               "line: %.60s", path, lineno, line);
+               "conn[,dur_ms] (numbers without a sign) nor an nbdkit log "
+               "filter line: %.60s", path, lineno, line);
     if (k == 0)
       continue;
     if (t->n > 0 && r.t_ns < t->rec[t->n - 1].t_ns)
@@ -1414,8 +1414,9 @@ usage (FILE *f)
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
     "                         random:IOPS:REQ[:SPAN] or\n"
     "                         interleave:N:REQ[:SPAN]\n"
-    "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
-    "                         nbdkit log filter trace, maybe gzipped\n"
+    "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn\n"
+    "                         [,dur_ms]) or nbdkit log filter trace, maybe\n"
+    "                         gzipped\n"
     "  --duration SECONDS     virtual time (60, or until the trace's last\n"
     "                         read completes)\n"
     "  --client-rtt TIME      a request's round trip outside the backend (0)\n"

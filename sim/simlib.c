@@ -719,17 +719,29 @@ parse_log_line (const char *line, struct sim_record *r)
 static int
 parse_csv_line (const char *line, struct sim_record *r)
 {
-  char op[16];
-  double t_ms;
+  char op[16], *end;
+  double t_ms, dur_ms;
   int at[3], used = 0;
 
   if (sscanf (line, "%lf,%15[^,],%n%" SCNu64 ",%n%" SCNu64 ",%n%" SCNu64
-              " %n", &t_ms, op, &at[0], &r->offset, &at[1], &r->length,
+              "%n", &t_ms, op, &at[0], &r->offset, &at[1], &r->length,
               &at[2], &r->conn, &used) != 5 ||
       !unsigned_at (line + at[0]) || !unsigned_at (line + at[1]) ||
-      !unsigned_at (line + at[2]) || line[used] != '\0' ||
+      !unsigned_at (line + at[2]) ||
       !(t_ms >= 0 && t_ms * 1e6 < (double) SIM_HORIZON_NS))
     return -1;
+  line += used;
+  if (*line == ',') {           /* dur_ms, as the fleet's traces have */
+    dur_ms = strtod (line + 1, &end);
+    if (!(dur_ms >= 0) || end == line + 1)
+      return -1;
+    line = end;
+  }
+  line += strspn (line, " \t");
+  if (*line != '\0')
+    return -1;
+  if (strcasecmp (op, "flush") == 0 || strcasecmp (op, "f") == 0)
+    return 0;
   if (strcasecmp (op, "read") == 0 || strcasecmp (op, "r") == 0)
     r->op = SIM_OP_READ;
   else if (strcasecmp (op, "write") == 0 || strcasecmp (op, "w") == 0 ||

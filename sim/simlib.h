@@ -205,14 +205,16 @@ struct sim_record {
   uint64_t conn;
 };
 
-/* Parse one line of a trace: CSV "t_ms,op,offset,length,conn" (op
- * read|write|trim|zero, or r|w; a header line starting with "t_ms" is
- * skipped; offset, length and conn are numbers without a sign, t_ms
- * under SIM_HORIZON_NS), or a line of nbdkit's log filter
- * ("YYYY-MM-DD HH:MM:SS.US connection=N Read id=I offset=0xO
- * count=0xC ...").  Returns 1 with
- * *r filled, 0 for a line that is no request (header, comment, log
- * lines of other events or of replies), -1 for a malformed one.
+/* Parse one line of a trace: CSV "t_ms,op,offset,length,conn[,dur_ms]"
+ * (op read|write|trim|zero, or r|w; flush or f is no request, as in
+ * the fleet's replayer; dur_ms, the time the request took where it
+ * was recorded, is ignored: the model says how long it takes here; a
+ * header line starting with "t_ms" is skipped; offset, length and
+ * conn are numbers without a sign, t_ms under SIM_HORIZON_NS), or a
+ * line of nbdkit's log filter ("YYYY-MM-DD HH:MM:SS.US connection=N
+ * Read id=I offset=0xO count=0xC ...").  Returns 1 with *r filled, 0
+ * for a line that is no request (header, comment, flush, log lines of
+ * other events or of replies), -1 for a malformed one.
  */
 extern int sim_trace_parse_line (const char *line, struct sim_record *r);
 

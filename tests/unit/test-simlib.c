@@ -394,7 +394,23 @@ test_trace_csv (void **state)
   /* Past the clock's horizon (1e13 ms is 317 years), or no time. */
   assert_int_equal (sim_trace_parse_line ("1e13,read,0,4096,1", &r), -1);
   assert_int_equal (sim_trace_parse_line ("nan,read,0,4096,1", &r), -1);
-  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,9", &r), -1);
+  /* The fleet's traces: a sixth column, dur_ms, ignored; F (flush)
+   * lines no request.
+   */
+  assert_int_equal (sim_trace_parse_line ("t_ms,op,offset,length,conn,dur_ms",
+                                          &r), 0);
+  assert_int_equal (sim_trace_parse_line ("13,R,8192,512,2,0.056", &r), 1);
+  assert_int_equal (r.t_ns, 13000000);
+  assert_int_equal (r.op, SIM_OP_READ);
+  assert_int_equal (r.offset, 8192);
+  assert_int_equal (r.length, 512);
+  assert_int_equal (r.conn, 2);
+  assert_int_equal (sim_trace_parse_line ("14,F,0,0,1,422.961", &r), 0);
+  assert_int_equal (sim_trace_parse_line ("14,flush,0,0,1", &r), 0);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,-9", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,9,9", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("14,F,0,0,1,x", &r), -1);
 }
 
 static void
