@@ -873,12 +873,16 @@ on_sample (struct sim *s)
 /* ------------------------------------------------------------------ */
 /* Set-up and one run. */
 
+/* Load a trace for a model: refused if it needs more than the
+ * model's clock (SIM_HORIZON_NS).
+ */
 static void
-load_trace (struct trace *t, const char *path)
+load_trace (struct trace *t, const char *path, const struct sim_model *m)
 {
   gzFile f = gzopen (path, "rb");
   char line[4096];
   size_t cap = 0, lineno = 0;
+  uint64_t bytes = 0;           /* all its requests move, saturated */
 
   if (!f)
     cli_die ("--trace=%s: %s", path, strerror (errno ? errno : ENOENT));
@@ -890,8 +894,9 @@ load_trace (struct trace *t, const char *path)
     line[strcspn (line, "\r\n")] = '\0';
     k = sim_trace_parse_line (line, &r);
     if (k == -1)
-      cli_die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,conn "
-           "nor an nbdkit log filter line: %.60s", path, lineno, line);
+      cli_die ("--trace=%s: line %zu is neither CSV t_ms,op,offset,length,"
+               "conn[,dur_ms] (numbers without a sign) nor an nbdkit log "
+               "filter line: %.60s", path, lineno, line);
     if (k == 0)
       continue;
     if (t->n > 0 && r.t_ns < t->rec[t->n - 1].t_ns)
@@ -905,11 +910,16 @@ load_trace (struct trace *t, const char *path)
     if (r.offset + r.length > t->end)
       t->end = r.offset + r.length;
     t->rec[t->n++] = r;
+    bytes = bytes + r.length < bytes ? UINT64_MAX : bytes + r.length;
   }
   gzclose (f);
   if (t->n == 0)
     cli_die ("--trace=%s: no read or write in it", path);
   t->t0 = t->rec[0].t_ns;
+  if (sim_model_fits (m, t->rec[t->n - 1].t_ns - t->t0, bytes) == -1)
+    cli_die ("--trace=%s: its %" PRIu64 " bytes at the backend's %.0f "
+             "bytes a second take longer than the simulator's clock "
+             "(SIM_HORIZON_NS, 146 years)", path, bytes, m->bandwidth);
 }
 
 static uint64_t
@@ -1404,8 +1414,9 @@ usage (FILE *f)
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
     "                         random:IOPS:REQ[:SPAN] or\n"
     "                         interleave:N:REQ[:SPAN]\n"
-    "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn) or\n"
-    "                         nbdkit log filter trace, maybe gzipped\n"
+    "  --trace FILE           replay a CSV (t_ms,op,offset,length,conn\n"
+    "                         [,dur_ms]) or nbdkit log filter trace, maybe\n"
+    "                         gzipped\n"
     "  --duration SECONDS     virtual time (60, or until the trace's last\n"
     "                         read completes)\n"
     "  --client-rtt TIME      a request's round trip outside the backend (0)\n"
@@ -1718,7 +1729,7 @@ main (int argc, char **argv)
   parse_options (argc, argv, &o);
   memset (&trace, 0, sizeof trace);
   if (o.trace) {
-    load_trace (&trace, o.trace);
+    load_trace (&trace, o.trace, &o.model);
     if (!o.duration_set)
       o.duration_ns = trace.rec[trace.n - 1].t_ns - trace.t0 + 1;
   }

@@ -141,6 +141,13 @@ transfer_ns (const struct sim_model *m, uint64_t count)
   return (uint64_t) llround ((double) count * 1e9 / m->bandwidth);
 }
 
+int
+sim_model_fits (const struct sim_model *m, uint64_t span_ns, uint64_t bytes)
+{
+  return (double) span_ns + (double) bytes * 1e9 / m->bandwidth <
+    (double) SIM_HORIZON_NS ? 0 : -1;
+}
+
 /* What a read got from the bucket in a run: the bytes it took from
  * the level (on arrival, or when a debt was repaid), and the intervals
  * the flow was its.
@@ -672,11 +679,21 @@ log_time (const char *line, uint64_t *ns, int *used)
   return 0;
 }
 
+/* Whether the number scanf reads from s has no sign: its unsigned
+ * conversions take one, and "-4096" would be 2^64 - 4096.
+ */
+static bool
+unsigned_at (const char *s)
+{
+  s += strspn (s, " \t");
+  return *s != '-' && *s != '+';
+}
+
 static int
 parse_log_line (const char *line, struct sim_record *r)
 {
   char op[16];
-  int used;
+  int used, at[2];
 
   if (log_time (line, &r->t_ns, &used) == -1)
     return -1;
@@ -692,8 +709,9 @@ parse_log_line (const char *line, struct sim_record *r)
     return 0;                   /* replies ("...Read"), other calls */
   line = strstr (line, " offset=");
   if (!line ||
-      sscanf (line, " offset=0x%" SCNx64 " count=0x%" SCNx64,
-              &r->offset, &r->length) != 2)
+      sscanf (line, " offset=0x%n%" SCNx64 " count=0x%n%" SCNx64,
+              &at[0], &r->offset, &at[1], &r->length) != 2 ||
+      !unsigned_at (line + at[0]) || !unsigned_at (line + at[1]))
     return -1;
   return 1;
 }
@@ -701,14 +719,29 @@ parse_log_line (const char *line, struct sim_record *r)
 static int
 parse_csv_line (const char *line, struct sim_record *r)
 {
-  char op[16];
-  double t_ms;
-  int used = 0;
+  char op[16], *end;
+  double t_ms, dur_ms;
+  int at[3], used = 0;
 
-  if (sscanf (line, "%lf,%15[^,],%" SCNu64 ",%" SCNu64 ",%" SCNu64 " %n",
-              &t_ms, op, &r->offset, &r->length, &r->conn, &used) != 5 ||
-      line[used] != '\0' || t_ms < 0)
+  if (sscanf (line, "%lf,%15[^,],%n%" SCNu64 ",%n%" SCNu64 ",%n%" SCNu64
+              "%n", &t_ms, op, &at[0], &r->offset, &at[1], &r->length,
+              &at[2], &r->conn, &used) != 5 ||
+      !unsigned_at (line + at[0]) || !unsigned_at (line + at[1]) ||
+      !unsigned_at (line + at[2]) ||
+      !(t_ms >= 0 && t_ms * 1e6 < (double) SIM_HORIZON_NS))
     return -1;
+  line += used;
+  if (*line == ',') {           /* dur_ms, as the fleet's traces have */
+    dur_ms = strtod (line + 1, &end);
+    if (!(dur_ms >= 0) || end == line + 1)
+      return -1;
+    line = end;
+  }
+  line += strspn (line, " \t");
+  if (*line != '\0')
+    return -1;
+  if (strcasecmp (op, "flush") == 0 || strcasecmp (op, "f") == 0)
+    return 0;
   if (strcasecmp (op, "read") == 0 || strcasecmp (op, "r") == 0)
     r->op = SIM_OP_READ;
   else if (strcasecmp (op, "write") == 0 || strcasecmp (op, "w") == 0 ||

@@ -139,6 +139,25 @@ struct sim_model {
 extern int sim_model_parse (const char *spec, struct sim_model *m,
                             char *why, size_t len);
 
+/* The model's clock horizon: 2^62 ns, 146 years.  Its times are
+ * nanoseconds in a uint64_t, and a completion is a sum of them (the
+ * start, a seek, a transfer; the bucket's next step), so each part
+ * must stay well under 2^64: a quarter leaves room for the sums and
+ * for the engine's read-ahead on top of what a trace asks.  A trace
+ * that needs more is refused (sim_model_fits), not saturated: no run
+ * that long says anything, and a clock stopped at the horizon would
+ * replay the trace at a pace it never had.
+ */
+#define SIM_HORIZON_NS (UINT64_C (1) << 62)
+
+/* 0 if the model can time a trace that spans span_ns and moves bytes
+ * in all: its span plus the backend's time to transfer them at its
+ * bandwidth stays under SIM_HORIZON_NS.  -1 if not (1 byte a second
+ * and a 40 GB write: 1268 years).
+ */
+extern int sim_model_fits (const struct sim_model *m, uint64_t span_ns,
+                           uint64_t bytes);
+
 /* A client's read of count bytes at offset issued at now: when it
  * completes, which no later read changes; UINT64_MAX when out of
  * memory.  On the disk, with head_log set, each read (a worker's too)
@@ -186,12 +205,16 @@ struct sim_record {
   uint64_t conn;
 };
 
-/* Parse one line of a trace: CSV "t_ms,op,offset,length,conn" (op
- * read|write|trim|zero, or r|w; a header line starting with "t_ms" is
- * skipped), or a line of nbdkit's log filter ("YYYY-MM-DD HH:MM:SS.US
- * connection=N Read id=I offset=0xO count=0xC ...").  Returns 1 with
- * *r filled, 0 for a line that is no request (header, comment, log
- * lines of other events or of replies), -1 for a malformed one.
+/* Parse one line of a trace: CSV "t_ms,op,offset,length,conn[,dur_ms]"
+ * (op read|write|trim|zero, or r|w; flush or f is no request, as in
+ * the fleet's replayer; dur_ms, the time the request took where it
+ * was recorded, is ignored: the model says how long it takes here; a
+ * header line starting with "t_ms" is skipped; offset, length and
+ * conn are numbers without a sign, t_ms under SIM_HORIZON_NS), or a
+ * line of nbdkit's log filter ("YYYY-MM-DD HH:MM:SS.US connection=N
+ * Read id=I offset=0xO count=0xC ...").  Returns 1 with *r filled, 0
+ * for a line that is no request (header, comment, flush, log lines of
+ * other events or of replies), -1 for a malformed one.
  */
 extern int sim_trace_parse_line (const char *line, struct sim_record *r);
 

@@ -106,6 +106,7 @@ load (const char *path)
   double t, dur;
   uint64_t offset, length;
   long conn;
+  int at[2];                    /* where offset and length start */
   size_t cap = 0, lineno = 0;
 
   if (f == NULL) {
@@ -115,11 +116,17 @@ load (const char *path)
   while (gzgets (f, line, sizeof line) != NULL) {
     if (lineno++ == 0 && strncmp (line, "t_ms,", 5) == 0)
       continue;
-    if (sscanf (line, "%lf,%c,%" SCNu64 ",%" SCNu64 ",%ld,%lf",
-                &t, &op, &offset, &length, &conn, &dur) != 6 ||
-        length > UINT32_MAX || dur < 0) {
+    /* scanf's %u conversions take a sign ("-4096" is 2^64 - 4096):
+     * where offset and length start, after blanks, is no '-'.
+     */
+    if (sscanf (line, "%lf,%c,%n%" SCNu64 ",%n%" SCNu64 ",%ld,%lf",
+                &t, &op, &at[0], &offset, &at[1], &length, &conn,
+                &dur) != 6 ||
+        line[at[0] + strspn (line + at[0], " \t")] == '-' ||
+        line[at[1] + strspn (line + at[1], " \t")] == '-' ||
+        length > UINT32_MAX || !(dur >= 0)) {
       fprintf (stderr, "replay: %s:%zu: not t_ms,op,offset,length,conn,"
-               "dur_ms\n", path, lineno);
+               "dur_ms (offset and length without a sign)\n", path, lineno);
       exit (1);
     }
     if (nreqs == cap) {

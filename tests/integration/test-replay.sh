@@ -13,7 +13,8 @@
 #  - causality, on a four-request trace under nbdkit's log filter: a
 #    read that started after another had finished waits for it in the
 #    replay, reads that overlapped in the trace overlap in the replay,
-#    and a write is not sent.
+#    and a write is not sent;
+#  - an offset with a sign is a malformed line.
 
 source "$(dirname "$0")/functions.sh"
 requires adaptra-stat --help
@@ -80,4 +81,13 @@ test "$start1" -lt "$end0" ||
 # ... the dependent one only after.
 test "$start2" -gt "$end0" ||
   { cat "$tmpdir/nbd.log"; echo "FAIL: dependency not kept"; exit 1; }
+
+# A sign is a malformed line (scanf's %u takes "-4096" as 2^64 - 4096),
+# refused with its number before any connection.
+printf 't_ms,op,offset,length,conn,dur_ms\n0.000,R,-4096,4096,1,1.000\n' \
+  > "$tmpdir/neg.csv"
+fails "$replay" "$tmpdir/neg.csv" "nbd+unix:///?socket=$tmpdir/none" \
+  2> "$tmpdir/err"
+grep -q "neg.csv:2: not t_ms,.* without a sign" "$tmpdir/err" ||
+  { cat "$tmpdir/err"; echo "FAIL: a negative offset was not refused"; exit 1; }
 echo "test-replay: ok"

@@ -9,9 +9,10 @@
 # fixed 128K windows (3200 pages wanted) evict most of what they read
 # ahead while adaptive windows evict almost nothing; runs are
 # deterministic; --sweep gives one line per pool; --head traces the
-# disk's head; a CSV trace, its gzipped copy and an nbdkit log filter
-# trace replay; bad input is one line naming the option.  No timing is
-# checked.
+# disk's head; a CSV trace, its gzipped copy, an nbdkit log filter
+# trace and the fleet's guest traces replay; bad input (numbers with a
+# sign, a trace longer than the clock) is one line naming the option,
+# at once.  No timing is checked.
 
 source "$(dirname "$0")/functions.sh"
 
@@ -228,13 +229,26 @@ check "$tmpdir/fast.json" \
   'd["virtual_s"] >= 0.27' \
   '1 <= d["amplification"] <= 1.05'
 
+# The fleet's guest traces (scripts/bench/traces) replay as they are:
+# gzipped, with a sixth column (dur_ms, how long the request took
+# where it was recorded: ignored) and F lines (a flush: no request,
+# as the fleet's replayer skips it).  Every R line is a client read.
+traces="$(dirname "$0")/../../scripts/bench/traces"
+for t in "$traces"/boot-web.csv.gz "$traces"/boot-batch.csv.gz; do
+  read -r reads bytes < <(gzip -dc "$t" |
+    awk -F, '$2 == "R" { n++; b += $4 } END { print n, b }')
+  sim --trace "$t" --backend disk --json > "$tmpdir/boot.json"
+  check "$tmpdir/boot.json" "d['client_requests'] == $reads" \
+    "d['client_bytes'] == $bytes"
+done
+
 # Bad input: one line on stderr naming the option and what was typed,
-# and a failure status.
+# and a failure status, at once (a refusal that hangs fails too).
 rejects ()
 {
   local pattern=$1 rc=0
   shift
-  sim "$@" > /dev/null 2> "$tmpdir/err" || rc=$?
+  timeout 60 "$ADAPTRA_SIM" "$@" > /dev/null 2> "$tmpdir/err" || rc=$?
   if [ "$rc" -eq 0 ] || [ "$(wc -l < "$tmpdir/err")" -ne 1 ] ||
      ! grep -qE -- "$pattern" "$tmpdir/err"; then
     echo "test-sim: '$*' gave status $rc and:"
@@ -271,6 +285,27 @@ rejects 'nothing to run'
 rejects "--trace=$tmpdir/none" --trace "$tmpdir/none"
 echo "1,read,0" > "$tmpdir/bad.csv"
 rejects "--trace=$tmpdir/bad.csv: line 1" --trace "$tmpdir/bad.csv"
+# scanf's unsigned conversions take "-4096" as 2^64 - 4096: a number
+# with a sign is a malformed line, in CSV (dur_ms too) and in a log
+# line.
+for bad in "1,read,-4096,4096,1" "1,read,0,-4096,1" "1,read,0,4096,-1" \
+  "1,read,0,4096,1,-0.5" \
+  "2026-12-04 20:48:11.564318 connection=1 Read id=1 offset=0x-10 count=0x10"
+do
+  printf '0,read,0,4096,1\n%s\n' "$bad" > "$tmpdir/bad.csv"
+  rejects "--trace=$tmpdir/bad.csv: line 2 .*without a sign" \
+    --trace "$tmpdir/bad.csv"
+done
+# A trace the backend needs more than the model's clock for (40 GB at
+# 1 byte a second, 1268 years; SIM_HORIZON_NS is 146) is refused: its
+# times would not fit 64 bits of nanoseconds.  So is a time past it.
+printf '0,write,0,40000000000,1\n1,read,0,4096,1\n' > "$tmpdir/long.csv"
+rejects "--trace=$tmpdir/long.csv: its 40000004096 bytes .* 146 years" \
+  --trace "$tmpdir/long.csv" --backend remote:1ms:1
+for bad in "1e13,read,0,4096,1" "nan,read,0,4096,1"; do
+  printf '0,read,0,4096,1\n%s\n' "$bad" > "$tmpdir/bad.csv"
+  rejects "--trace=$tmpdir/bad.csv: line 2 " --trace "$tmpdir/bad.csv"
+done
 rejects "--head=$tmpdir/h: only the disk model" --head "$tmpdir/h" "${w[@]}"
 rejects "--waits=$tmpdir/w: traces one run" --waits "$tmpdir/w" \
   --sweep pool=1M,2M "${w[@]}"

@@ -132,6 +132,31 @@ test_remote_burst (void **state)
   assert_int_equal (sim_model_parse ("tape", &m, why, sizeof why), -1);
 }
 
+/* What the model's clock can time: a trace's span plus its bytes at
+ * the bandwidth, under SIM_HORIZON_NS (146 years).
+ */
+static void
+test_model_fits (void **state)
+{
+  struct sim_model m;
+
+  (void) state;
+  parse_model ("remote:1ms:1", &m);      /* a byte a second */
+  /* 1e9 bytes: 31.7 years; 4e10: 1268. */
+  assert_int_equal (sim_model_fits (&m, 0, UINT64_C (1000000000)), 0);
+  assert_int_equal (sim_model_fits (&m, 0, UINT64_C (40000000000)), -1);
+  /* The span counts too: 100 years of it and 50 of transfer. */
+  assert_int_equal (sim_model_fits (&m, SIM_HORIZON_NS / 146 * 100,
+                                    UINT64_C (1577880000)), -1);
+  assert_int_equal (sim_model_fits (&m, SIM_HORIZON_NS, 0), -1);
+  assert_int_equal (sim_model_fits (&m, UINT64_MAX, UINT64_MAX), -1);
+  sim_model_free (&m);
+  parse_model ("disk", &m);             /* 150 MiB/s: 1 TiB in 2 hours */
+  assert_int_equal (sim_model_fits (&m, SIM_HORIZON_NS / 2,
+                                    UINT64_C (1) << 40), 0);
+  sim_model_free (&m);
+}
+
 /* A saturated link (burst 0: an empty bucket; no copy cost) in *m;
  * on it a worker's 4 MiB, open read key, issued at 0 (5 ms, then 20 ms
  * of flow: done at 25 ms), and final if pinned (sim_model_pin); then
@@ -360,7 +385,32 @@ test_trace_csv (void **state)
   assert_int_equal (r.op, SIM_OP_WRITE);
   assert_int_equal (sim_trace_parse_line ("13,fly,0,4096,1", &r), -1);
   assert_int_equal (sim_trace_parse_line ("13,read,0,4096", &r), -1);
-  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,9", &r), -1);
+  /* scanf's %u conversions take a sign: "-4096" would be 2^64 - 4096. */
+  assert_int_equal (sim_trace_parse_line ("13,read,-4096,4096,1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0, -4096,1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,-1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,+1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read, 0, 4096, 1 ", &r), 1);
+  /* Past the clock's horizon (1e13 ms is 317 years), or no time. */
+  assert_int_equal (sim_trace_parse_line ("1e13,read,0,4096,1", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("nan,read,0,4096,1", &r), -1);
+  /* The fleet's traces: a sixth column, dur_ms, ignored; F (flush)
+   * lines no request.
+   */
+  assert_int_equal (sim_trace_parse_line ("t_ms,op,offset,length,conn,dur_ms",
+                                          &r), 0);
+  assert_int_equal (sim_trace_parse_line ("13,R,8192,512,2,0.056", &r), 1);
+  assert_int_equal (r.t_ns, 13000000);
+  assert_int_equal (r.op, SIM_OP_READ);
+  assert_int_equal (r.offset, 8192);
+  assert_int_equal (r.length, 512);
+  assert_int_equal (r.conn, 2);
+  assert_int_equal (sim_trace_parse_line ("14,F,0,0,1,422.961", &r), 0);
+  assert_int_equal (sim_trace_parse_line ("14,flush,0,0,1", &r), 0);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,-9", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("13,read,0,4096,1,9,9", &r), -1);
+  assert_int_equal (sim_trace_parse_line ("14,F,0,0,1,x", &r), -1);
 }
 
 static void
@@ -392,6 +442,12 @@ test_trace_log (void **state)
     "count=0x100000 req_one=0 ...", &r), 0);
   assert_int_equal (sim_trace_parse_line (
     "2026-12-04 20:48:11.5 connection=1 Read id=1 offset=zz", &r), -1);
+  assert_int_equal (sim_trace_parse_line (
+    "2026-12-04 20:48:11.5 connection=1 Read id=1 offset=0x-10 "
+    "count=0x200 ...", &r), -1);
+  assert_int_equal (sim_trace_parse_line (
+    "2026-12-04 20:48:11.5 connection=1 Read id=1 offset=0x10 "
+    "count=0x-200 ...", &r), -1);
 }
 
 static void
@@ -470,6 +526,7 @@ main (void)
     cmocka_unit_test (test_remote_bandwidth),
     cmocka_unit_test (test_disk_model),
     cmocka_unit_test (test_disk_head_log),
+    cmocka_unit_test (test_model_fits),
     cmocka_unit_test (test_trace_csv),
     cmocka_unit_test (test_trace_log),
     cmocka_unit_test (test_latency),
