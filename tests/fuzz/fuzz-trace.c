@@ -42,11 +42,6 @@
 /* adaptra-sim's largest client request (REQ_MAX): NBD's usual 32 MiB. */
 #define FUZZ_TRACE_REQ_MAX (UINT64_C (32) << 20)
 
-/* The times the model is asked about: below 2^62 ns (146 years), with
- * room to add one more such span without overflow.
- */
-#define FUZZ_TRACE_CLOCK_NS 4611686018427387904.0
-
 static void
 check_first_line (const char *line, struct sim_model *m, int *have_model)
 {
@@ -118,16 +113,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
          left -= n, reads++) {
       n = r.op == SIM_OP_WRITE || left < FUZZ_TRACE_REQ_MAX
         ? left : FUZZ_TRACE_REQ_MAX;
-      /* The model's clock is nanoseconds in 64 bits: transfers that
-       * add up to more than 2^62 ns (146 years; 40 GB at 1 byte a
-       * second, or a few lengths of "-4096", which the CSV reader
-       * takes as 2^64 - 4096) are past what it can say: its
-       * transfer_ns and ns_for cast such a time out of a uint64_t's
-       * range (undefined), and its sums wrap.  So is a time past
-       * 2^62 ns.
+      /* The model's clock stops at SIM_HORIZON_NS (146 years; 40 GB
+       * at 1 byte a second): adaptra-sim refuses a trace whose span
+       * and transfers reach it (sim_model_fits), so the harness stops
+       * where adaptra-sim would not have started.
        */
       busy += (double) n * 1e9 / m.bandwidth;
-      if (busy >= FUZZ_TRACE_CLOCK_NS || now >= (uint64_t) FUZZ_TRACE_CLOCK_NS)
+      if (busy >= (double) SIM_HORIZON_NS || now >= SIM_HORIZON_NS)
         break;
       done = sim_model_read (&m, now, r.offset, n);
       expect (done != UINT64_MAX, "out of memory");
