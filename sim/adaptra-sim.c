@@ -53,10 +53,10 @@
  * Simplifications: the model is the rate filter's mechanism as a fluid
  * (the waiting read that lacks least takes the flow), not its sleeps
  * and wake-ups; a client's request costs nothing outside the backend
- * unless --client-rtt (and --client-spread, a random part) says so,
- * and nothing models the filter's thread wake-ups or the jitter of the
- * delay filter's sleep, so a reader and its window's completion that
- * tie in virtual time tie every time.
+ * unless --client-rtt (and --client-spread, a random part) says so; a
+ * reader woken from a wait resumes --wake-delay (and --wake-growth per
+ * millisecond asleep) later, every time, and the delay filter's sleep
+ * overshoots by its mean (--delay-overshoot), without its jitter.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -118,6 +118,34 @@
  * cells measure.
  */
 #define BACKEND_DEFAULT "remote:5ms:200M"
+/* What the filter's reader pays after a wait, beyond a hit's cycle:
+ * from the return of the backend read it waited for to its client's
+ * next request, WAKE_DEFAULT_NS after a short sleep and
+ * WAKE_GROWTH_DEFAULT_NS more per millisecond asleep (--wake-delay,
+ * --wake-growth).  Measured with sim/filter-delays over
+ * scripts/bench/run W1 and W3 on the remote model, adaptive and fixed,
+ * on the bench's machine (2 shared CPUs, load 5.6 to 8): the condvar's
+ * wake-up (26-40 us at the median from the worker's backend read's
+ * return to the reader's return from pthread_cond_timedwait), its copy
+ * out (5-16 us) and a next request that comes later after a long wait
+ * than after a hit (the client slept too).  Over a hit's median cycle,
+ * medians per workload: 26-50 us after a sleep under 1 ms (median of
+ * the four 43), 75-110 after one over 3 ms (about 4.5 ms; 83): 40 us
+ * more over 4 ms.  The growth is what settles the filter's W1 fixed
+ * reader where it waits one whole fetch in two; a constant delay does
+ * not (docs/bench/history/beside-the-matrix.md, "simtime").
+ */
+#define WAKE_DEFAULT_NS UINT64_C (43000)
+#define WAKE_GROWTH_DEFAULT_NS UINT64_C (10000)
+/* How long nbdkit's delay filter's 5 ms sleep overshoots, which the
+ * remote model adds to its latency (--delay-overshoot):
+ * nbdkit_nanosleep is a ppoll, which the timer wakes after the timer
+ * slack (50 us) and the scheduler's delay.  Measured with
+ * sim/filter-delays (the 5 ms ppoll calls of W1 and W3's nbdkit):
+ * 100-123 us at the median (median of the four 114), p5 58-95, p95
+ * 240-424.
+ */
+#define DELAY_OVERSHOOT_DEFAULT_NS UINT64_C (114000)
 /* Points in a --plot. */
 #define PLOT_POINTS 400
 
@@ -162,6 +190,9 @@ struct options {
   bool duration_set;
   uint64_t client_rtt_ns;       /* a request's time outside the engine */
   uint64_t client_spread_ns;    /* and the mean of its random part */
+  uint64_t wake_ns;             /* a waiter's wake-up after a short sleep */
+  uint64_t wake_growth_ns;      /* and more per millisecond asleep */
+  uint64_t delay_overshoot_ns;  /* remote: added to the latency */
   bool json;
   const char *plot;
   const char *head;             /* --head: the disk's head trace */
@@ -211,6 +242,7 @@ struct request {
   bool finished;
   bool sleeping;                /* in sim_wait: a completion wakes it */
   uint64_t wake_seq;            /* its one live EV_RESUME event */
+  uint64_t slept_at;            /* when it last went to sleep */
   enum ev_kind then;            /* whose workload issued it, and which */
   size_t then_idx;
   size_t id;                    /* its index in struct sim.reqs */
@@ -504,6 +536,7 @@ request_sleep (struct sim *s, uint64_t t, bool sleeping)
   struct request *q = s->cur;
 
   q->sleeping = sleeping;
+  q->slept_at = s->now;
   q->wake_seq = t == UINT64_MAX ? 0 : ev_push (s, t, EV_RESUME, q->id);
   if (swapcontext (&q->uc, &s->loop) == -1)
     cli_die ("swapcontext: %s", strerror (errno));
@@ -719,23 +752,35 @@ retime_workers (struct sim *s)
   s->retimed = s->model.generation;
 }
 
+/* When a request asleep since slept_at, woken now by a completion,
+ * runs again: after the filter's wake-up (WAKE_DEFAULT_NS).
+ */
+static uint64_t
+wake_time (const struct sim *s, uint64_t slept_at)
+{
+  double asleep_ms = (double) (s->now - slept_at) / 1e6;
+
+  return s->now + s->o->wake_ns +
+    (uint64_t) (asleep_ms * (double) s->o->wake_growth_ns);
+}
+
 static void
 finish_worker (struct sim *s, size_t i)
 {
   struct worker *w = &s->workers[i];
-
   size_t k;
 
   engine_complete_job (s, w);
   free_worker (s, w);
   s->now = w->done;
   /* Its pages are there: the readers asleep on pages in flight look
-   * again.
+   * again, once awake.
    */
   for (k = 0; k < s->nreqs; k++)
     if (s->reqs[k]->sleeping) {
       s->reqs[k]->sleeping = false;
-      s->reqs[k]->wake_seq = ev_push (s, s->now, EV_RESUME, k);
+      s->reqs[k]->wake_seq =
+        ev_push (s, wake_time (s, s->reqs[k]->slept_at), EV_RESUME, k);
     }
 }
 
@@ -1566,6 +1611,9 @@ usage (FILE *f)
     "                         read completes)\n"
     "  --client-rtt TIME      a request's round trip outside the backend (0)\n"
     "  --client-spread TIME   and a random part of this mean (0)\n"
+    "  --wake-delay TIME      a reader's wake-up after a wait (%gus)\n"
+    "  --wake-growth TIME     and more per millisecond asleep (%gus)\n"
+    "  --delay-overshoot TIME remote: added to the latency (%gus)\n"
     "  --sweep KEY=V1,V2,...  one run per value of KEY: pool, duration or\n"
     "                         client-rtt; several: every combination\n"
     "  --json                 one JSON object per run, the last line\n"
@@ -1577,7 +1625,9 @@ usage (FILE *f)
     "  --help\n",
     param_default ("pool"), param_default ("page"), param_default ("ratio"),
     param_default ("mode"), param_default ("min"), param_default ("max"),
-    param_default ("streams"), param_default ("workers"));
+    param_default ("streams"), param_default ("workers"),
+    (double) WAKE_DEFAULT_NS / 1e3, (double) WAKE_GROWTH_DEFAULT_NS / 1e3,
+    (double) DELAY_OVERSHOOT_DEFAULT_NS / 1e3);
 }
 
 static uint64_t
@@ -1744,7 +1794,8 @@ parse_sweep (struct options *o, const char *arg)
 enum {
   OPT_POOL = 256, OPT_PAGE, OPT_RATIO, OPT_MODE, OPT_MIN, OPT_MAX,
   OPT_STREAMS, OPT_WORKERS, OPT_BACKEND, OPT_WORKLOAD, OPT_TRACE,
-  OPT_DURATION, OPT_CLIENT_RTT, OPT_CLIENT_SPREAD, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_HEAD,
+  OPT_DURATION, OPT_CLIENT_RTT, OPT_CLIENT_SPREAD, OPT_WAKE_DELAY,
+  OPT_WAKE_GROWTH, OPT_DELAY_OVERSHOOT, OPT_SWEEP, OPT_JSON, OPT_PLOT, OPT_HEAD,
   OPT_WAITS,
   OPT_SEED,
   OPT_VERSION,
@@ -1766,6 +1817,9 @@ static const struct option long_options[] = {
   { "duration", required_argument, NULL, OPT_DURATION },
   { "client-rtt", required_argument, NULL, OPT_CLIENT_RTT },
   { "client-spread", required_argument, NULL, OPT_CLIENT_SPREAD },
+  { "wake-delay", required_argument, NULL, OPT_WAKE_DELAY },
+  { "wake-growth", required_argument, NULL, OPT_WAKE_GROWTH },
+  { "delay-overshoot", required_argument, NULL, OPT_DELAY_OVERSHOOT },
   { "sweep", required_argument, NULL, OPT_SWEEP },
   { "json", no_argument, NULL, OPT_JSON },
   { "plot", required_argument, NULL, OPT_PLOT },
@@ -1789,6 +1843,9 @@ parse_options (int argc, char **argv, struct options *o)
   o->backend = BACKEND_DEFAULT;
   o->duration_ns = 60 * SEC;
   o->seed = 1;
+  o->wake_ns = WAKE_DEFAULT_NS;
+  o->wake_growth_ns = WAKE_GROWTH_DEFAULT_NS;
+  o->delay_overshoot_ns = DELAY_OVERSHOOT_DEFAULT_NS;
   opterr = 0;
   while ((c = getopt_long (argc, argv, ":", long_options, NULL)) != -1) {
     switch (c) {
@@ -1841,6 +1898,18 @@ parse_options (int argc, char **argv, struct options *o)
       if (sim_parse_duration (optarg, &o->client_spread_ns) == -1)
         cli_die ("--client-spread=%s: not a time (e.g. 130us)", optarg);
       break;
+    case OPT_WAKE_DELAY:
+      if (sim_parse_duration (optarg, &o->wake_ns) == -1)
+        cli_die ("--wake-delay=%s: not a time (e.g. 65us)", optarg);
+      break;
+    case OPT_WAKE_GROWTH:
+      if (sim_parse_duration (optarg, &o->wake_growth_ns) == -1)
+        cli_die ("--wake-growth=%s: not a time (e.g. 23us)", optarg);
+      break;
+    case OPT_DELAY_OVERSHOOT:
+      if (sim_parse_duration (optarg, &o->delay_overshoot_ns) == -1)
+        cli_die ("--delay-overshoot=%s: not a time (e.g. 120us)", optarg);
+      break;
     case OPT_SWEEP: parse_sweep (o, optarg); break;
     case OPT_JSON: o->json = true; break;
     case OPT_PLOT: o->plot = optarg; break;
@@ -1863,6 +1932,9 @@ parse_options (int argc, char **argv, struct options *o)
     cli_die ("nothing to run: give --workload or --trace (see --help)");
   if (sim_model_parse (o->backend, &o->model, why, sizeof why) == -1)
     cli_die ("%s", why);
+  /* The delay filter sleeps the latency and then some. */
+  if (o->model.kind == SIM_REMOTE)
+    o->model.latency_ns += o->delay_overshoot_ns;
   if (o->head && o->model.kind != SIM_DISK)
     cli_die ("--head=%s: only the disk model has a head", o->head);
 }
