@@ -50,13 +50,16 @@
  * passes (simlib.h).  Requests still in progress at the run's end are
  * finished past it, uncounted, before the engine closes.
  *
- * Simplifications: the model is the rate filter's mechanism as a fluid
- * (the waiting read that lacks least takes the flow), not its sleeps
- * and wake-ups; a client's request costs nothing outside the backend
- * unless --client-rtt (and --client-spread, a random part) says so; a
- * reader woken from a wait resumes --wake-delay (and --wake-growth per
- * millisecond asleep) later, every time, and the delay filter's sleep
- * overshoots by its mean (--delay-overshoot), without its jitter.
+ * Simplifications: a client's own read, once booked, keeps its takes
+ * from the bucket (simlib.h), so a smaller read booked after it (a
+ * worker's) cannot slip past it as the filter's might; the rate
+ * filter's sleeps all wake the same overshoot late (simlib.h,
+ * SIM_RATE_OVERSHOOT_NS), without its jitter; a client's request costs
+ * nothing outside the backend unless --client-rtt (and
+ * --client-spread, a random part) says so; a reader woken from a wait
+ * resumes --wake-delay (and --wake-growth per millisecond asleep)
+ * later, every time, and the delay filter's sleep overshoots by its
+ * mean (--delay-overshoot), without its jitter.
  *
  * The engine calls are all in the "engine adapter" section below.
  */
@@ -1599,7 +1602,8 @@ usage (FILE *f)
     "  --max SIZE|auto        largest window (%s)\n"
     "  --streams N            stream table size (%s)\n"
     "  --workers N            prefetch workers (%s)\n"
-    "  --backend SPEC         remote:LATENCY:BANDWIDTH[:BURST[:COPY]]\n"
+    "  --backend SPEC         remote:LATENCY:BANDWIDTH[:BURST[:COPY\n"
+    "                         [:OVERSHOOT]]]\n"
     "                         (" BACKEND_DEFAULT ") or disk\n"
     "  --workload SPEC        streams:N:RATE:REQ[:RAMP] or\n"
     "                         random:IOPS:REQ[:SPAN] or\n"

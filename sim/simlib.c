@@ -89,6 +89,7 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
                  size_t len)
 {
   char latency[64], bandwidth[64], burst[64] = "0.05", copy[64] = "3G";
+  char overshoot[64] = "";
   uint64_t bw, burst_ns, copy_rate;
 
   memset (m, 0, sizeof *m);
@@ -100,11 +101,12 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
     m->max_seek_ns = 8000000;
     return 0;
   }
-  if (sscanf (spec, "remote:%63[^:]:%63[^:]:%63[^:]:%63s", latency,
-              bandwidth, burst, copy) < 2 ||
+  if (sscanf (spec, "remote:%63[^:]:%63[^:]:%63[^:]:%63[^:]:%63s", latency,
+              bandwidth, burst, copy, overshoot) < 2 ||
       strncmp (spec, "remote:", 7) != 0) {
     snprintf (why, len, "--backend=%s: expected remote:LATENCY:BANDWIDTH"
-              "[:BURST[:COPY]] (e.g. remote:5ms:200M) or disk", spec);
+              "[:BURST[:COPY[:OVERSHOOT]]] (e.g. remote:5ms:200M) or disk",
+              spec);
     return -1;
   }
   m->kind = SIM_REMOTE;
@@ -119,9 +121,10 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
     return -1;
   }
   m->bandwidth = (double) bw;
-  if (sim_parse_duration (burst, &burst_ns) == -1) {
+  /* An empty bucket passes no read: each run adds nothing to it. */
+  if (sim_parse_duration (burst, &burst_ns) == -1 || burst_ns == 0) {
     snprintf (why, len, "--backend=%s: cannot parse burst '%s' "
-              "(seconds of bandwidth, e.g. 0.05)", spec, burst);
+              "(seconds of bandwidth, more than 0, e.g. 0.05)", spec, burst);
     return -1;
   }
   /* The bucket starts full (bucket_init). */
@@ -132,6 +135,12 @@ sim_model_parse (const char *spec, struct sim_model *m, char *why,
     return -1;
   }
   m->copy_rate = (double) copy_rate;
+  m->overshoot_ns = SIM_RATE_OVERSHOOT_NS;
+  if (*overshoot && sim_parse_duration (overshoot, &m->overshoot_ns) == -1) {
+    snprintf (why, len, "--backend=%s: cannot parse overshoot '%s' "
+              "(e.g. 100us, or 0)", spec, overshoot);
+    return -1;
+  }
   return 0;
 }
 
@@ -148,15 +157,12 @@ sim_model_fits (const struct sim_model *m, uint64_t span_ns, uint64_t bytes)
     (double) SIM_HORIZON_NS ? 0 : -1;
 }
 
-/* What a read got from the bucket in a run: the bytes it took from
- * the level (on arrival, or when a debt was repaid), and the intervals
- * the flow was its.
+/* What a read got from the bucket in a run: the bytes it took at
+ * each of its runs of it.
  */
 struct share {
   struct sim_grab *grabs;
   size_t ngrabs, capgrabs;
-  struct sim_flow *flows;
-  size_t nflows, capflows;
 };
 
 /* A thousandth of a byte: what a read may lack and be complete, so
@@ -166,7 +172,8 @@ struct share {
 #define BYTE_EPS 1e-3
 
 /* Nanoseconds for the bucket's flow to bring bytes (> 0), at least 1
- * so that every step of a run moves on.
+ * so that every sleep moves on: the filter's sleep for what a read
+ * lacks (bucket_run's nsec = 1e9 * n / rate).
  */
 static uint64_t
 ns_for (double bytes, double rate)
@@ -174,23 +181,6 @@ ns_for (double bytes, double rate)
   double ns = ceil ((bytes - BYTE_EPS) / rate);
 
   return ns < 1 ? 1 : (uint64_t) ns;
-}
-
-/* The first pinned flow that ends after t. */
-static size_t
-first_flow (const struct sim_model *m, uint64_t t)
-{
-  size_t lo = 0, hi = m->nflows;
-
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-
-    if (m->flows[mid].end <= t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
 }
 
 /* The first pinned grab at or after t. */
@@ -208,28 +198,6 @@ first_grab (const struct sim_model *m, uint64_t t)
       hi = mid;
   }
   return lo;
-}
-
-/* The waiting open read that lacks least (ties: the first to arrive,
- * then the first booked), which the bucket's flow serves; -1 if none.
- */
-static ssize_t
-shortest (const struct sim_model *m)
-{
-  ssize_t best = -1;
-  size_t i;
-
-  for (i = 0; i < m->nopen; i++) {
-    const struct sim_open *o = &m->open[i];
-
-    if (o->pinned || !o->run_arrived || o->run_left <= BYTE_EPS)
-      continue;
-    if (best < 0 || o->run_left < m->open[best].run_left ||
-        (o->run_left == m->open[best].run_left &&
-         o->arrival < m->open[best].arrival))
-      best = (ssize_t) i;
-  }
-  return best;
 }
 
 static int
@@ -261,22 +229,6 @@ share_grab (struct share *rec, uint64_t at, double bytes)
   return 0;
 }
 
-static int
-share_flow (struct share *rec, uint64_t start, uint64_t end)
-{
-  if (rec->nflows > 0 && rec->flows[rec->nflows - 1].end == start) {
-    rec->flows[rec->nflows - 1].end = end;
-    return 0;
-  }
-  if (grow ((void **) &rec->flows, &rec->capflows, rec->nflows,
-            sizeof *rec->flows) == -1)
-    return -1;
-  rec->flows[rec->nflows].start = start;
-  rec->flows[rec->nflows].end = end;
-  rec->nflows++;
-  return 0;
-}
-
 /* Open read o completes at t in this run. */
 static void
 complete (struct sim_model *m, struct sim_open *o, uint64_t t,
@@ -290,14 +242,60 @@ complete (struct sim_model *m, struct sim_open *o, uint64_t t,
   (*pending)--;
 }
 
-/* Run the bucket from the checkpoint (simlib.h), event by event: the
- * pinned reads' grabs and flow as booked, the open reads' arrivals,
- * the rest of the flow to the waiting open read that lacks least, or
- * into the bucket.  It runs up to stop, or with stop UINT64_MAX until
- * every open read has completed (setting their done); with a target
- * (an index into m->open, else -1) until that one has, recording its
- * share in rec.  commit: the state at stop becomes the checkpoint.
- * Returns 0, or -1 when out of memory.
+/* The bytes the bucket holding level at t must keep for the pinned
+ * reads' takes from grab gi on: what the flow cannot bring before
+ * them.  A read booked later takes only the rest, so that a pinned
+ * read's completion, final, never takes bytes the link did not carry
+ * (the bucket's capacity aside, which a saturated link does not reach).
+ */
+static double
+reserved (const struct sim_model *m, size_t gi, uint64_t t, double rate)
+{
+  double sum = 0, most = 0;
+
+  for (; gi < m->ngrabs; gi++) {
+    double need;
+
+    sum += m->grabs[gi].bytes;
+    need = sum - (double) (m->grabs[gi].at - t) * rate;
+    if (need > most)
+      most = need;
+  }
+  return most;
+}
+
+/* Open read o runs the bucket at t, as bucket_run does: takes what it
+ * lacks if the bucket has it to give, else all it has and sleeps for
+ * the rest (nbdkit_nanosleep, which wakes m->overshoot_ns late).
+ * Returns the bytes it took.
+ */
+static double
+run_once (struct sim_model *m, struct sim_open *o, uint64_t t, double *level,
+          double reserve, size_t *pending)
+{
+  double give = *level - reserve;
+  double take = give <= 0 ? 0
+    : give >= o->run_left - BYTE_EPS ? o->run_left : give;
+
+  o->run_left -= take;
+  *level -= take;
+  if (o->run_left <= BYTE_EPS)
+    complete (m, o, t, pending);
+  else
+    o->run_wake = t + ns_for (o->run_left, m->bandwidth / 1e9) +
+      m->overshoot_ns;
+  return take;
+}
+
+/* Run the rate filter from the checkpoint (simlib.h), event by event:
+ * the pinned reads' takes as booked and the open reads' runs of the
+ * bucket, in time order (the pinned first at a tie: they were booked
+ * first; open reads in booking order), the bucket filling at the rate
+ * between them up to its capacity.  It runs up to stop, or with stop
+ * UINT64_MAX until every open read has completed (setting their done);
+ * with a target (an index into m->open, else -1) until that one has,
+ * recording its takes in rec.  commit: the state at stop becomes the
+ * checkpoint.  Returns 0, or -1 when out of memory.
  */
 static int
 run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
@@ -306,110 +304,51 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
   const double rate = m->bandwidth / 1e9;       /* bytes a ns */
   uint64_t t = m->checkpoint;
   double level = m->level;
-  size_t fi = first_flow (m, t), gi = first_grab (m, t), pending = 0, i;
+  size_t gi = first_grab (m, t), pending = 0, i;
   bool target_done = false;
 
   for (i = 0; i < m->nopen; i++) {
     struct sim_open *o = &m->open[i];
 
     o->run_left = o->left;
-    o->run_arrived = o->arrived;
-    if (!o->pinned && (o->left > BYTE_EPS || !o->arrived))
+    o->run_wake = o->wake;
+    if (!o->pinned && o->left > BYTE_EPS)
       pending++;
   }
-  if (target >= 0 && m->open[target].left <= BYTE_EPS &&
-      m->open[target].arrived)
+  if (target >= 0 && m->open[target].left <= BYTE_EPS)
     return 0;                   /* complete before the checkpoint */
   while (!target_done && (stop != UINT64_MAX || pending > 0)) {
     uint64_t next = stop;
-    bool in_flow = fi < m->nflows && m->flows[fi].start <= t;
-    ssize_t serving = -1;
-    double bytes;
 
     if (gi < m->ngrabs && m->grabs[gi].at < next)
       next = m->grabs[gi].at;
     for (i = 0; i < m->nopen; i++)
-      if (!m->open[i].pinned && !m->open[i].run_arrived &&
-          m->open[i].arrival < next)
-        next = m->open[i].arrival;
-    if (in_flow) {
-      if (m->flows[fi].end < next)
-        next = m->flows[fi].end;
-    }
-    else {
-      if (fi < m->nflows && m->flows[fi].start < next)
-        next = m->flows[fi].start;
-      if (level < -BYTE_EPS) {
-        if (t + ns_for (-level, rate) < next)
-          next = t + ns_for (-level, rate);
-      }
-      else if ((serving = shortest (m)) >= 0 &&
-               t + ns_for (m->open[serving].run_left, rate) < next)
-        next = t + ns_for (m->open[serving].run_left, rate);
-    }
+      if (!m->open[i].pinned && m->open[i].run_left > BYTE_EPS &&
+          m->open[i].run_wake < next)
+        next = m->open[i].run_wake;
 
-    /* The flow from t to next. */
-    bytes = (double) (next - t) * rate;
-    if (in_flow)
-      ;                         /* a pinned read's */
-    else if (level < -BYTE_EPS)
-      level += bytes;           /* repays what pinned reads took */
-    else if (serving >= 0) {
-      struct sim_open *o = &m->open[serving];
-
-      o->run_left -= bytes;
-      if (serving == target && next > t && rec &&
-          share_flow (rec, t, next) == -1)
-        return -1;
-      if (o->run_left <= BYTE_EPS) {
-        complete (m, o, next, &pending);
-        target_done = serving == target;
-      }
-    }
-    else if ((level += bytes) > m->burst_bytes)
-      level = m->burst_bytes;   /* a full bucket drops what comes in */
+    /* The flow from t to next; a full bucket drops what comes in. */
+    level += (double) (next - t) * rate;
+    if (level > m->burst_bytes)
+      level = m->burst_bytes;
     t = next;
     if (t >= stop)
       break;
 
-    /* The events at t: pinned reads' and open reads' arrivals. */
+    /* The runs of the bucket at t. */
     while (gi < m->ngrabs && m->grabs[gi].at <= t)
       level -= m->grabs[gi++].bytes;
-    while (fi < m->nflows && m->flows[fi].end <= t)
-      fi++;
     for (i = 0; i < m->nopen; i++) {
       struct sim_open *o = &m->open[i];
+      double take;
 
-      if (o->pinned || o->run_arrived || o->arrival > t)
+      if (o->pinned || o->run_left <= BYTE_EPS || o->run_wake > t)
         continue;
-      o->run_arrived = true;
-      if (level > 0) {
-        double take = level < o->run_left ? level : o->run_left;
-
-        o->run_left -= take;
-        level -= take;
-        if ((ssize_t) i == target && rec && share_grab (rec, t, take) == -1)
+      take = run_once (m, o, t, &level, reserved (m, gi, t, rate), &pending);
+      if ((ssize_t) i == target) {
+        if (rec && take > 0 && share_grab (rec, t, take) == -1)
           return -1;
-      }
-      if (o->run_left <= BYTE_EPS) {
-        complete (m, o, t, &pending);
-        target_done |= (ssize_t) i == target;
-      }
-    }
-    /* What the bucket holds goes to the waiting reads, least first
-     * (after a debt is repaid, a step may bring a few bytes more).
-     */
-    while (level > BYTE_EPS && !in_flow && (serving = shortest (m)) >= 0) {
-      struct sim_open *o = &m->open[serving];
-      double take = level < o->run_left ? level : o->run_left;
-
-      o->run_left -= take;
-      level -= take;
-      if (serving == target && rec && share_grab (rec, t, take) == -1)
-        return -1;
-      if (o->run_left <= BYTE_EPS) {
-        complete (m, o, t, &pending);
-        target_done |= serving == target;
+        target_done = o->run_left <= BYTE_EPS;
       }
     }
   }
@@ -418,13 +357,13 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
     m->level = level;
     for (i = 0; i < m->nopen; i++) {
       m->open[i].left = m->open[i].run_left;
-      m->open[i].arrived = m->open[i].run_arrived;
+      m->open[i].wake = m->open[i].run_wake;
     }
   }
   return 0;
 }
 
-/* Pin a read's share: its grabs and flow join the calendars. */
+/* Pin a read's share: its takes join the calendar. */
 static int
 pin_share (struct sim_model *m, const struct share *rec)
 {
@@ -441,35 +380,6 @@ pin_share (struct sim_model *m, const struct share *rec)
     m->grabs[k] = rec->grabs[i];
     m->ngrabs++;
   }
-  for (i = 0; i < rec->nflows; i++) {
-    const struct sim_flow *f = &rec->flows[i];
-
-    /* The run gave it only flow no pinned read had: it goes between
-     * them, joining its neighbours where it touches them.
-     */
-    k = first_flow (m, f->start);
-    if (k > 0 && m->flows[k - 1].end == f->start) {
-      m->flows[k - 1].end = f->end;
-      if (k < m->nflows && m->flows[k].start == f->end) {
-        m->flows[k - 1].end = m->flows[k].end;
-        memmove (&m->flows[k], &m->flows[k + 1],
-                 (m->nflows - k - 1) * sizeof *m->flows);
-        m->nflows--;
-      }
-      continue;
-    }
-    if (k < m->nflows && m->flows[k].start == f->end) {
-      m->flows[k].start = f->start;
-      continue;
-    }
-    if (grow ((void **) &m->flows, &m->capflows, m->nflows,
-              sizeof *m->flows) == -1)
-      return -1;
-    memmove (&m->flows[k + 1], &m->flows[k],
-             (m->nflows - k) * sizeof *m->flows);
-    m->flows[k] = *f;
-    m->nflows++;
-  }
   return 0;
 }
 
@@ -483,7 +393,6 @@ pin_open (struct sim_model *m, size_t i)
   if (r == 0)
     r = pin_share (m, &rec);
   free (rec.grabs);
-  free (rec.flows);
   m->open[i].pinned = true;
   m->stale = true;
   return r;
@@ -500,10 +409,10 @@ add_open (struct sim_model *m, uint64_t now, uint64_t count, unsigned key)
   o = &m->open[m->nopen++];
   memset (o, 0, sizeof *o);
   o->key = key;
-  o->arrival = now + m->latency_ns;
+  o->wake = now + m->latency_ns;
   /* No read arrives before the checkpoint (sim_model_forget). */
-  if (o->arrival < m->checkpoint)
-    o->arrival = m->checkpoint;
+  if (o->wake < m->checkpoint)
+    o->wake = m->checkpoint;
   o->left = (double) count;
   if (m->copy_rate > 0)
     o->copy_ns = (uint64_t) llround ((double) count * 1e9 / m->copy_rate);
@@ -638,8 +547,6 @@ sim_model_forget (struct sim_model *m, uint64_t now)
    * without a target.)
    */
   run_bucket (m, checkpoint, -1, NULL, true);
-  drop_past (m->flows, &m->nflows, first_flow (m, checkpoint),
-             sizeof *m->flows);
   drop_past (m->grabs, &m->ngrabs, first_grab (m, checkpoint),
              sizeof *m->grabs);
 }
@@ -647,13 +554,11 @@ sim_model_forget (struct sim_model *m, uint64_t now)
 void
 sim_model_free (struct sim_model *m)
 {
-  free (m->flows);
   free (m->grabs);
   free (m->open);
-  m->flows = NULL;
   m->grabs = NULL;
   m->open = NULL;
-  m->nflows = m->capflows = m->ngrabs = m->capgrabs = 0;
+  m->ngrabs = m->capgrabs = 0;
   m->nopen = m->capopen = 0;
 }
 

@@ -32,19 +32,20 @@ extern int sim_parse_duration (const char *s, uint64_t *ns);
  *           read sleeps latency_ns), then its rate filter, a token
  *           bucket (filters/rate/bucket.c) of bandwidth bytes a second
  *           that holds burst_ns of them (the bench's burstiness=0.05:
- *           10 MiB at 200 MiB/s) and starts full.  A read that arrives
- *           (issue + latency) takes what the bucket holds, up to its
- *           size; if that is short it sleeps for what it lacks at the
- *           rate, wakes, takes what has come in since, and so on.  So
- *           on an idle link a read costs its latency only, and on a
- *           saturated one the tokens go to whichever waiting read
- *           wakes first: one that lacks less sleeps less, so a 64 KiB
- *           read (0.3 ms of tokens) slips past a 4 MiB one (20 ms) that
- *           arrived before it, and reads of one size go about in
- *           arrival order.  The model is that mechanism as a fluid:
- *           arrivals take the bucket's level, and its flow goes to the
- *           waiting read that lacks least (shortest remaining first,
- *           ties in arrival order).  Then the file plugin copies the
+ *           10 MiB at 200 MiB/s) and starts full.  The model is the
+ *           filter's loop (rate.c, maybe_sleep), event by event: a read
+ *           that arrives (issue + latency) runs the bucket: it adds
+ *           what came in since the last run (up to the capacity) and
+ *           takes what it lacks if the bucket holds it, done; else it
+ *           takes all there is, and sleeps for what it still lacks at
+ *           the rate, then runs the bucket again, and so on.  Each
+ *           waiting read sleeps for its own shortfall and takes what
+ *           has come in when it wakes, whoever else ran the bucket in
+ *           between: a large read progresses between smaller ones that
+ *           arrive after it instead of waiting for them all.  So on an
+ *           idle link a read costs its latency only, and on a saturated
+ *           one the tokens go to whichever read runs the bucket first
+ *           after they come in.  Then the file plugin copies the
  *           bytes from the page cache, each read in its own thread:
  *           count / copy_rate more (64 KiB in 15-30 us on the bench's
  *           machine, model.h; 3 GiB/s unless given).  Small as it is,
@@ -56,11 +57,12 @@ extern int sim_parse_duration (const char *s, uint64_t *ns);
  *
  *           Reads of two kinds.  A client's read (sim_model_read) is
  *           synchronous in the simulator: its completion is returned
- *           once and stays, so its share of the flow is pinned (a
- *           calendar of the intervals the flow was its, and what it
- *           took on arrival); a read booked later cannot take from it,
- *           even if the filter's would have.  A prefetch worker's read
- *           (sim_model_start) stays open: its completion
+ *           once and stays, so what it took from the bucket is pinned
+ *           (a calendar of its runs' takes); a read booked later takes
+ *           only what is left, and when a pinned take finds the bucket
+ *           emptied by a later booking, the bucket owes it (its level
+ *           goes below 0 until the flow repays it).  A prefetch
+ *           worker's read (sim_model_start) stays open: its completion
  *           (sim_model_done) is recomputed as reads that go ahead of it
  *           are booked, until a client waits for it (sim_model_pin) or
  *           its time passes.
@@ -72,14 +74,7 @@ extern int sim_parse_duration (const char *s, uint64_t *ns);
  */
 enum sim_model_kind { SIM_REMOTE, SIM_DISK };
 
-/* [start, end) in nanoseconds: the remote bucket's flow belongs to a
- * pinned read.
- */
-struct sim_flow {
-  uint64_t start, end;
-};
-
-/* A pinned read took bytes from the bucket's level when it arrived. */
+/* A pinned read took bytes from the bucket when it ran it. */
 struct sim_grab {
   uint64_t at;
   double bytes;
@@ -89,13 +84,14 @@ struct sim_grab {
 struct sim_open {
   unsigned key;                 /* the caller's name for it */
   bool pinned;                  /* final: done no longer moves */
-  bool arrived;                 /* took the level, before the checkpoint */
-  uint64_t arrival;             /* issue + latency */
+  uint64_t wake;                /* its next run of the bucket, as at the
+                                   checkpoint: issue + latency, then
+                                   after each sleep */
   double left;                  /* bytes it lacked at the checkpoint */
   uint64_t done;                /* its tokens' arrival, as last computed */
   uint64_t copy_ns;             /* then the plugin's copy */
   /* The same two during a run of the bucket from the checkpoint. */
-  bool run_arrived;
+  uint64_t run_wake;
   double run_left;
 };
 
@@ -115,10 +111,9 @@ struct sim_model {
    */
   double burst_bytes;           /* the bucket's capacity */
   double copy_rate;             /* bytes per second; 0: no copy cost */
+  uint64_t overshoot_ns;        /* a sleeping read wakes this late */
   uint64_t checkpoint;
   double level;                 /* bytes in the bucket then (< 0: owed) */
-  struct sim_flow *flows;       /* pinned reads' flow, in order */
-  size_t nflows, capflows;
   struct sim_grab *grabs;       /* pinned reads' arrivals, in order */
   size_t ngrabs, capgrabs;
   /* Both: the open reads. */
@@ -130,10 +125,23 @@ struct sim_model {
                                    sim_model_done says what it said */
 };
 
-/* "remote:LATENCY:BANDWIDTH[:BURST[:COPY]]" (e.g. remote:5ms:200M,
- * bandwidth per second in binary units, burst the seconds of bandwidth
- * the bucket holds, 0.05 unless given, copy the plugin's bytes per
- * second, 3G unless given, 0 for none) or "disk" (150M/s, 0.5 ms to
+/* How late the rate filter's sleeps wake (nbdkit_nanosleep, ppoll):
+ * 100 us, between the medians sim/filter-delays measured in the bench's
+ * remote model at d4a7875 (107 us under W1, 93 under W3; load 3.8 to
+ * 13, docs/bench/history/beside-the-matrix.md, simtime's section).
+ * Not a detail: a waiting read wakes only when its shortfall has come
+ * in, so without it the sleeps of reads lock in step and one wakes just
+ * after another every time, taking crumbs (W1's longest wait in the
+ * simulator goes from 19 to 47 ms).
+ */
+#define SIM_RATE_OVERSHOOT_NS UINT64_C (100000)
+
+/* "remote:LATENCY:BANDWIDTH[:BURST[:COPY[:OVERSHOOT]]]" (e.g.
+ * remote:5ms:200M, bandwidth per second in binary units, burst the
+ * seconds of bandwidth the bucket holds, more than 0, 0.05 unless
+ * given, copy the plugin's bytes per second, 3G unless given, 0 for
+ * none, overshoot how late a sleeping read wakes,
+ * SIM_RATE_OVERSHOOT_NS unless given) or "disk" (150M/s, 0.5 ms to
  * 8 ms seeks, as the bench).  Returns 0, or -1 with a message in why.
  */
 extern int sim_model_parse (const char *spec, struct sim_model *m,

@@ -83,7 +83,7 @@ parse_model (const char *spec, struct sim_model *m)
 #define XFER_64K UINT64_C (312500)
 #define XFER_1M (5 * MS)
 
-/* remote:5ms:200M:0.05:0: 5 ms, then nbdkit's rate filter, a bucket of
+/* remote:5ms:200M:0.05:0:0: 5 ms, then nbdkit's rate filter, a bucket of
  * 10 MiB (0.05 s of 200 MiB/s) that starts full; no copy cost.
  */
 static void
@@ -95,7 +95,7 @@ test_remote_burst (void **state)
   int i;
 
   (void) state;
-  parse_model ("remote:5ms:200M:0.05:0", &m);
+  parse_model ("remote:5ms:200M:0.05:0:0", &m);
   /* An idle link: a read costs the latency only, 10 of 1 MiB at once
    * too (the bucket holds them).
    */
@@ -123,10 +123,14 @@ test_remote_burst (void **state)
   assert_non_null (strstr (why, "latency 'x'"));
   assert_int_equal (sim_model_parse ("remote:5ms:0", &m, why, sizeof why),
                     -1);
+  /* A bucket of 0 passes no read in the filter. */
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0", &m, why,
+                                     sizeof why), -1);
+  assert_non_null (strstr (why, "burst '0'"));
   assert_int_equal (sim_model_parse ("remote:5ms:200M:x", &m, why,
                                      sizeof why), -1);
   assert_non_null (strstr (why, "burst 'x'"));
-  assert_int_equal (sim_model_parse ("remote:5ms:200M:0:y", &m, why,
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0.05:y", &m, why,
                                      sizeof why), -1);
   assert_non_null (strstr (why, "copy rate 'y'"));
   assert_int_equal (sim_model_parse ("tape", &m, why, sizeof why), -1);
@@ -157,54 +161,81 @@ test_model_fits (void **state)
   sim_model_free (&m);
 }
 
-/* A saturated link (burst 0: an empty bucket; no copy cost) in *m;
- * on it a worker's 4 MiB, open read key, issued at 0 (5 ms, then 20 ms
- * of flow: done at 25 ms), and final if pinned (sim_model_pin); then
- * a client's 64 KiB issued at 1 ms.  Returns when the client's read
- * completes.
+/* A saturated link in *m: the bench's bucket (10 MiB), which a read
+ * emptied at 0; no copy cost, no overshoot.  On it a worker's 4 MiB,
+ * open read key, issued at 0: at 5 ms it takes the 1 MiB that came in
+ * since and sleeps 15 ms for the rest, done at 20 ms; final if pinned
+ * (sim_model_pin).  Then a client's 64 KiB issued at 1 ms, arriving at
+ * 6 ms.  Returns when the client's read completes.
  */
 static uint64_t
 client_after_4m (struct sim_model *m, unsigned key, bool pinned)
 {
-  parse_model ("remote:5ms:200M:0:0", m);
+  parse_model ("remote:5ms:200M:0.05:0:0", m);
+  m->level = 0;
   assert_int_equal (sim_model_start (m, 0, 0, 4 << 20, key), 0);
   assert_int_equal (pinned ? sim_model_pin (m, key)
-                    : sim_model_done (m, key), 25 * MS);
+                    : sim_model_done (m, key), 20 * MS);
   return sim_model_read (m, 1 * MS, 0, 64 << 10);
 }
 
-/* On a saturated link the flow goes to the waiting read that lacks
- * least, as the rate filter's sleeps give it.
+/* On a saturated link each waiting read sleeps for what it lacks and
+ * takes what came in when it wakes, as the rate filter's do: whoever
+ * runs the bucket first after the tokens come in has them.
  */
 static void
-test_remote_shortest_first (void **state)
+test_remote_sleeps (void **state)
 {
   struct sim_model m;
 
   (void) state;
-  /* The client's 64 KiB arrives when the 4 MiB still lack 3.8: it
-   * goes first, in its own transfer time, and the worker's read ends
-   * that much later.
+  /* The client's 64 KiB takes them from the 1 ms that came in since
+   * the 4 MiB ran the bucket: done at once.  The 4 MiB wakes at 20 ms
+   * to find 64 KiB fewer than it lacks, and sleeps for them.
    */
-  assert_int_equal (client_after_4m (&m, 7, false), 6 * MS + XFER_64K);
-  assert_int_equal (sim_model_done (&m, 7), 25 * MS + XFER_64K);
-  /* A second worker's 1 MiB issued at 2 ms lacks less than the 4 MiB
-   * from its arrival on: 7 ms + 5 ms; the 4 MiB, 5 ms later again.
+  assert_int_equal (client_after_4m (&m, 7, false), 6 * MS);
+  assert_int_equal (sim_model_done (&m, 7), 20 * MS + XFER_64K);
+  /* A second worker's 1 MiB issued at 2 ms arrives at 7 ms, takes
+   * what came in since the client's (144 KiB), and sleeps for the
+   * rest: done at 10.3125 ms.  The 4 MiB takes the 9.6875 ms of flow
+   * since when it wakes at 20 ms and sleeps for the 1.0625 MiB it
+   * still lacks: it ends when the link has carried all 5.0625 MiB.
    */
   assert_int_equal (sim_model_start (&m, 2 * MS, 0, 1 << 20, 8), 0);
-  assert_int_equal (sim_model_done (&m, 8), 12 * MS);
-  assert_int_equal (sim_model_done (&m, 7), 30 * MS + XFER_64K);
+  assert_int_equal (sim_model_done (&m, 8), 10 * MS + XFER_64K);
+  assert_int_equal (sim_model_done (&m, 7), 25 * MS + XFER_64K);
   /* Settling the past changes no completion. */
   sim_model_forget (&m, 3 * MS);
-  assert_int_equal (sim_model_done (&m, 8), 12 * MS);
-  assert_int_equal (sim_model_done (&m, 7), 30 * MS + XFER_64K);
-  sim_model_finish (&m, 8);
-  /* Reads of one size go in arrival order. */
-  assert_int_equal (sim_model_start (&m, 3 * MS, 0, 1 << 20, 9), 0);
-  assert_int_equal (sim_model_start (&m, 3 * MS, 0, 1 << 20, 10), 0);
-  assert_int_equal (sim_model_done (&m, 9), 13 * MS);
-  assert_int_equal (sim_model_done (&m, 10), 18 * MS);
+  assert_int_equal (sim_model_done (&m, 8), 10 * MS + XFER_64K);
+  assert_int_equal (sim_model_done (&m, 7), 25 * MS + XFER_64K);
   sim_model_free (&m);
+}
+
+/* A sleeping read wakes late (nbdkit_nanosleep): by
+ * SIM_RATE_OVERSHOOT_NS unless the spec says.
+ */
+static void
+test_remote_overshoot (void **state)
+{
+  struct sim_model m;
+  char why[128];
+  int i;
+
+  (void) state;
+  parse_model ("remote:5ms:200M:0.05:0", &m);
+  for (i = 0; i < 10; i++)
+    assert_int_equal (sim_model_read (&m, 0, 0, 1 << 20), 5 * MS);
+  assert_int_equal (sim_model_read (&m, 0, 0, 1 << 20),
+                    5 * MS + XFER_1M + SIM_RATE_OVERSHOOT_NS);
+  sim_model_free (&m);
+  parse_model ("remote:5ms:200M:0.05:0:1ms", &m);
+  m.level = 0;
+  assert_int_equal (sim_model_read (&m, 0, 0, 2 << 20),
+                    5 * MS + XFER_1M + 1 * MS);
+  sim_model_free (&m);
+  assert_int_equal (sim_model_parse ("remote:5ms:200M:0.05:0:z", &m, why,
+                                     sizeof why), -1);
+  assert_non_null (strstr (why, "overshoot 'z'"));
 }
 
 /* A read a client waits for is final: later reads cannot take from it. */
@@ -212,21 +243,13 @@ static void
 test_remote_pin (void **state)
 {
   struct sim_model m;
-  uint64_t t;
 
   (void) state;
-  /* The 64 KiB that went first above now waits for the 4 MiB. */
-  assert_int_equal (client_after_4m (&m, 1, true), 25 * MS + XFER_64K);
-  assert_int_equal (sim_model_done (&m, 1), 25 * MS);
-  /* A client's read issued later than another but simulated first (a
-   * request's second read) is not moved by the other either, which
-   * takes the flow from its arrival to the first's and after it:
-   * 34-35 ms, then 40-44 ms.
+  /* The 64 KiB that went first above now waits for the 4 MiB: the
+   * bucket keeps what the pinned read takes at 20 ms.
    */
-  t = sim_model_read (&m, 30 * MS, 0, 1 << 20);
-  assert_int_equal (t, 40 * MS);
-  t = sim_model_read (&m, 29 * MS, 0, 1 << 20);
-  assert_int_equal (t, 44 * MS);
+  assert_int_equal (client_after_4m (&m, 1, true), 20 * MS + XFER_64K);
+  assert_int_equal (sim_model_done (&m, 1), 20 * MS);
   sim_model_free (&m);
 }
 
@@ -239,12 +262,11 @@ test_remote_copy (void **state)
   struct sim_model m;
 
   (void) state;
-  parse_model ("remote:5ms:200M:0:62.5M", &m);
-  assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10),
-                    6 * MS + XFER_64K);
+  parse_model ("remote:5ms:200M:0.05:62.5M", &m);
+  assert_int_equal (sim_model_read (&m, 0, 0, 64 << 10), 6 * MS);
   assert_int_equal (sim_model_start (&m, 0, 0, 64 << 10, 1), 0);
-  assert_int_equal (sim_model_done (&m, 1), 6 * MS + 2 * XFER_64K);
-  assert_int_equal (sim_model_pin (&m, 1), 6 * MS + 2 * XFER_64K);
+  assert_int_equal (sim_model_done (&m, 1), 6 * MS);
+  assert_int_equal (sim_model_pin (&m, 1), 6 * MS);
   sim_model_free (&m);
   /* The default, 3 GiB/s: 64 KiB in 20 us. */
   parse_model ("remote:5ms:200M", &m);
@@ -520,7 +542,8 @@ main (void)
     cmocka_unit_test (test_sizes),
     cmocka_unit_test (test_durations),
     cmocka_unit_test (test_remote_burst),
-    cmocka_unit_test (test_remote_shortest_first),
+    cmocka_unit_test (test_remote_sleeps),
+    cmocka_unit_test (test_remote_overshoot),
     cmocka_unit_test (test_remote_pin),
     cmocka_unit_test (test_remote_copy),
     cmocka_unit_test (test_remote_bandwidth),
