@@ -244,6 +244,7 @@ struct request {
   bool waited;                  /* it did not complete from the pool */
   bool finished;
   bool sleeping;                /* in sim_wait: a completion wakes it */
+  bool listed;                  /* in struct sim.sleepers */
   uint64_t wake_seq;            /* its one live EV_RESUME event */
   uint64_t slept_at;            /* when it last went to sleep */
   enum ev_kind then;            /* whose workload issued it, and which */
@@ -328,6 +329,9 @@ struct sim {
   struct request *cur;
   struct request **reqs;
   size_t nreqs;
+  struct request **sleepers;    /* asleep in sim_wait (some woken since by
+                                   their deadline), each once */
+  size_t nsleepers;
   struct request *free_reqs;
   ucontext_t loop;
   bool draining;                /* past the end: requests finish
@@ -540,6 +544,10 @@ request_sleep (struct sim *s, uint64_t t, bool sleeping)
 
   q->sleeping = sleeping;
   q->slept_at = s->now;
+  if (sleeping && !q->listed) {
+    q->listed = true;
+    s->sleepers[s->nsleepers++] = q;
+  }
   q->wake_seq = t == UINT64_MAX ? 0 : ev_push (s, t, EV_RESUME, q->id);
   if (swapcontext (&q->uc, &s->loop) == -1)
     cli_die ("swapcontext: %s", strerror (errno));
@@ -767,6 +775,15 @@ wake_time (const struct sim *s, uint64_t slept_at)
     (uint64_t) (asleep_ms * (double) s->o->wake_growth_ns);
 }
 
+static int
+by_id (const void *a, const void *b)
+{
+  const struct request *x = *(struct request *const *) a;
+  const struct request *y = *(struct request *const *) b;
+
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static void
 finish_worker (struct sim *s, size_t i)
 {
@@ -777,29 +794,42 @@ finish_worker (struct sim *s, size_t i)
   free_worker (s, w);
   s->now = w->done;
   /* Its pages are there: the readers asleep on pages in flight look
-   * again, once awake.
+   * again, once awake, in the order of their ids (wake-ups due at one
+   * time run in the order they were scheduled).  Those a deadline
+   * woke since are no longer sleeping.
    */
-  for (k = 0; k < s->nreqs; k++)
-    if (s->reqs[k]->sleeping) {
-      s->reqs[k]->sleeping = false;
-      s->reqs[k]->wake_seq =
-        ev_push (s, wake_time (s, s->reqs[k]->slept_at), EV_RESUME, k);
+  qsort (s->sleepers, s->nsleepers, sizeof *s->sleepers, by_id);
+  for (k = 0; k < s->nsleepers; k++) {
+    struct request *q = s->sleepers[k];
+
+    q->listed = false;
+    if (q->sleeping) {
+      q->sleeping = false;
+      q->wake_seq = ev_push (s, wake_time (s, q->slept_at), EV_RESUME, q->id);
     }
+  }
+  s->nsleepers = 0;
 }
 
-/* A request's stack runs the engine's read, then hands back to the
- * event loop for good (uc_link).
+/* A request's stack runs the engine's read, hands back to the event
+ * loop, and runs the next request given to it when resumed: a stack
+ * is set up once (makecontext), not for every request.
  */
 static void
 request_main (void)
 {
   struct request *q = S->cur;
-  int err = engine_read (S, q->client, q->offset, q->count);
 
-  if (err)
-    cli_die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
-             q->count, q->offset, strerror (err));
-  q->finished = true;
+  for (;;) {
+    int err = engine_read (S, q->client, q->offset, q->count);
+
+    if (err)
+      cli_die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
+               q->count, q->offset, strerror (err));
+    q->finished = true;
+    if (swapcontext (&q->uc, &S->loop) == -1)
+      cli_die ("swapcontext: %s", strerror (errno));
+  }
 }
 
 static void on_stream_done (struct sim *s, size_t i, uint64_t done);
@@ -854,7 +884,7 @@ request_run (struct sim *s, struct request *q)
     request_done (s, q);
 }
 
-/* Request q's stack starts afresh at request_main. */
+/* Request q's stack, new, starts at request_main. */
 static void
 request_start (struct sim *s, struct request *q)
 {
@@ -880,14 +910,20 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count,
     s->free_reqs = q->next_free;
   else {
     struct request **r = realloc (s->reqs, (s->nreqs + 1) * sizeof *r);
+    struct request **z = r ? realloc (s->sleepers,
+                                      (s->nreqs + 1) * sizeof *z) : NULL;
 
+    if (r)
+      s->reqs = r;
+    if (z)
+      s->sleepers = z;
     q = calloc (1, sizeof *q);
-    if (!r || !q || !(q->stack = malloc (REQUEST_STACK)))
+    if (!r || !z || !q || !(q->stack = malloc (REQUEST_STACK)))
       cli_die ("out of memory");
-    s->reqs = r;
     q->id = s->nreqs;
     q->ctx.worker = -1;
     s->reqs[s->nreqs++] = q;
+    request_start (s, q);
   }
   q->client = client;
   q->offset = offset;
@@ -898,7 +934,6 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count,
   q->then = then;
   q->then_idx = idx;
   s->active++;
-  request_start (s, q);
   request_run (s, q);
 }
 
@@ -1365,6 +1400,7 @@ run (const struct options *o, uint64_t pool_bytes, uint64_t export_size,
     free (s.reqs[i]);
   }
   free (s.reqs);
+  free (s.sleepers);
   if (s.model.head_log && fclose (s.model.head_log) != 0)
     cli_die ("--head=%s: %s", o->head, strerror (errno));
   if (s.waits && fclose (s.waits) != 0)
