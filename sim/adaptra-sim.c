@@ -1871,6 +1871,14 @@ static const struct option long_options[] = {
   { NULL, 0, NULL, 0 },
 };
 
+/* --OPT's argument (optarg), a time: into *ns, or stop. */
+static void
+parse_time (const char *opt, uint64_t *ns)
+{
+  if (sim_parse_duration (optarg, ns) == -1)
+    cli_die ("--%s=%s: not a time (e.g. 80us)", opt, optarg);
+}
+
 static void
 parse_options (int argc, char **argv, struct options *o)
 {
@@ -1930,25 +1938,16 @@ parse_options (int argc, char **argv, struct options *o)
              optarg);
       o->duration_set = true;
       break;
-    case OPT_CLIENT_RTT:
-      if (sim_parse_duration (optarg, &o->client_rtt_ns) == -1)
-        cli_die ("--client-rtt=%s: not a time (e.g. 80us)", optarg);
-      break;
+    case OPT_CLIENT_RTT: parse_time ("client-rtt", &o->client_rtt_ns); break;
     case OPT_CLIENT_SPREAD:
-      if (sim_parse_duration (optarg, &o->client_spread_ns) == -1)
-        cli_die ("--client-spread=%s: not a time (e.g. 130us)", optarg);
+      parse_time ("client-spread", &o->client_spread_ns);
       break;
-    case OPT_WAKE_DELAY:
-      if (sim_parse_duration (optarg, &o->wake_ns) == -1)
-        cli_die ("--wake-delay=%s: not a time (e.g. 65us)", optarg);
-      break;
+    case OPT_WAKE_DELAY: parse_time ("wake-delay", &o->wake_ns); break;
     case OPT_WAKE_GROWTH:
-      if (sim_parse_duration (optarg, &o->wake_growth_ns) == -1)
-        cli_die ("--wake-growth=%s: not a time (e.g. 23us)", optarg);
+      parse_time ("wake-growth", &o->wake_growth_ns);
       break;
     case OPT_DELAY_OVERSHOOT:
-      if (sim_parse_duration (optarg, &o->delay_overshoot_ns) == -1)
-        cli_die ("--delay-overshoot=%s: not a time (e.g. 120us)", optarg);
+      parse_time ("delay-overshoot", &o->delay_overshoot_ns);
       break;
     case OPT_SWEEP: parse_sweep (o, optarg); break;
     case OPT_JSON: o->json = true; break;
