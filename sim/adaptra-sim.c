@@ -125,30 +125,31 @@
  * from the return of the backend read it waited for to its client's
  * next request, WAKE_DEFAULT_NS after a short sleep and
  * WAKE_GROWTH_DEFAULT_NS more per millisecond asleep (--wake-delay,
- * --wake-growth).  Measured with sim/filter-delays over
+ * --wake-growth): the condvar's wake-up, the copy out, and a next
+ * request that comes later after a long wait than after a hit (the
+ * client slept too).  Measured with sim/filter-delays over
  * scripts/bench/run W1 and W3 on the remote model, adaptive and fixed,
- * on the bench's machine (2 shared CPUs, load 5.6 to 8): the condvar's
- * wake-up (26-40 us at the median from the worker's backend read's
- * return to the reader's return from pthread_cond_timedwait), its copy
- * out (5-16 us) and a next request that comes later after a long wait
- * than after a hit (the client slept too).  Over a hit's median cycle,
- * medians per workload: 26-50 us after a sleep under 1 ms (median of
- * the four 43), 75-110 after one over 3 ms (about 4.5 ms; 83): 40 us
- * more over 4 ms.  The growth is what settles the filter's W1 fixed
- * reader where it waits one whole fetch in two; a constant delay does
- * not (docs/bench/history/beside-the-matrix.md, "simtime").
+ * 5 runs each at fbb8033 (2026-12-07, the bench's machine: 2 shared
+ * CPUs, load average 4 to 6 but for the last runs, 10 to 15), the
+ * medians of the 20 runs' medians over a hit's median cycle: 60 us
+ * after a sleep under 1 ms (runs 14 to 146), 141 after one over 3 ms
+ * (78 to 301; such a sleep is about 4.5 ms): 80 us more over 4 ms, 20
+ * a millisecond (tests/integration/sim-calibration.csv's runs).  The
+ * growth is what settles the filter's W1 fixed reader where it waits
+ * one whole fetch in two; a constant delay does not
+ * (docs/bench/history/beside-the-matrix.md, "simtime").
  */
-#define WAKE_DEFAULT_NS UINT64_C (43000)
-#define WAKE_GROWTH_DEFAULT_NS UINT64_C (10000)
+#define WAKE_DEFAULT_NS UINT64_C (60000)
+#define WAKE_GROWTH_DEFAULT_NS UINT64_C (20000)
 /* How long nbdkit's delay filter's 5 ms sleep overshoots, which the
  * remote model adds to its latency (--delay-overshoot):
  * nbdkit_nanosleep is a ppoll, which the timer wakes after the timer
  * slack (50 us) and the scheduler's delay.  Measured with
- * sim/filter-delays (the 5 ms ppoll calls of W1 and W3's nbdkit):
- * 100-123 us at the median (median of the four 114), p5 58-95, p95
- * 240-424.
+ * sim/filter-delays in the same 20 runs as WAKE_DEFAULT_NS (the 5 ms
+ * ppoll calls of W1 and W3's nbdkit): 128 us, the median of the runs'
+ * medians (110 to 260).
  */
-#define DELAY_OVERSHOOT_DEFAULT_NS UINT64_C (114000)
+#define DELAY_OVERSHOOT_DEFAULT_NS UINT64_C (128000)
 /* Points in a --plot. */
 #define PLOT_POINTS 400
 

@@ -160,12 +160,9 @@ run_checks ()
 # preload, which the uninstrumented clients must not get.
 client="env -u LD_PRELOAD"
 
-# The client round trips adaptra-sim's tests sweep (--sweep
-# client-rtt=...) and hold the median run of: 20 to 40 us in 2 us
-# steps.  Not the filter's round trip: probes in the filter at d4a7875
-# (sim/filter-delays) put the engine's return to the next request at
-# 85-130 us at the median under W1 and W3.  These are what the
-# simulator's order of events needs to match the bench's hit (a request
-# here runs at once where the filter's also waits for threads to wake;
-# docs/bench/history/beside-the-matrix.md, simtime's section).
+# The client round trips test-sim.sh sweeps (--sweep client-rtt=...)
+# for W3's bounds that hold whatever the client: 20 to 40 us in 2 us
+# steps.  Not the filter's client: test-sim-calibration.sh simulates
+# each workload with the client its filter runs measured
+# (sim-calibration.csv, sim/filter-delays).
 SIM_CLIENT_RTTS=$(seq -s, -f %gus 20 2 40)

@@ -91,11 +91,11 @@ done
 
 # A client's round trip outside the backend (--client-rtt) adds to every
 # request's latency, and the delay filter's overshoot (--delay-overshoot,
-# 114 us unless told) to every read's: W1 without read-ahead, 5 ms, 114
+# 128 us unless told) to every read's: W1 without read-ahead, 5 ms, 128
 # us, 20 us of copy, 80 us.
 sim --pool 64M --mode off --workload streams:1:100G:64K:0 --duration 1 \
   --client-rtt 80us --json > "$tmpdir/rtt.json"
-check "$tmpdir/rtt.json" 'abs(d["mean_latency_ms"] - 5.2143) < 0.001'
+check "$tmpdir/rtt.json" 'abs(d["mean_latency_ms"] - 5.2283) < 0.001'
 sim --pool 64M --mode off --workload streams:1:100G:64K:0 --duration 1 \
   --client-rtt 80us --delay-overshoot 0 --json > "$tmpdir/rtt0.json"
 check "$tmpdir/rtt0.json" 'abs(d["mean_latency_ms"] - 5.1003) < 0.001'
