@@ -4,8 +4,9 @@
  */
 
 /* The engine's insides, shared by engine.c, volume.c, read.c,
- * aside.c, hedge.c, snapshot.c, readahead.c, recognise.c, queue.c,
- * fetch.c and workers.c.  Not a public header: the filter sees engine.h only.
+ * aside.c, hedge.c, invalidate.c, snapshot.c, readahead.c,
+ * recognise.c, queue.c, fetch.c and workers.c.  Not a public header:
+ * the filter sees engine.h only.
  */
 
 #ifndef ADAPTRA_ENGINE_IMPL_H
