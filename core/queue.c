@@ -368,9 +368,6 @@ adaptra_queue_batch (const struct adaptra_queue *q, uint64_t now,
   return job;
 }
 
-static struct adaptra_job *split_at (struct adaptra_queue *q,
-                                     struct adaptra_job *job, uint64_t n);
-
 /* Keep the pages of queued job up to the end of a reader's request for
  * page to last (at least page) in it, and queue the rest behind it
  * (adaptra_queue_split): what a reader steals, or waits for.
@@ -379,7 +376,7 @@ static void
 split_at_request (struct adaptra_queue *q, struct adaptra_job *job,
                   uint64_t page, uint64_t last)
 {
-  split_at (q, job, (last > page ? last : page + 1) - job->first);
+  adaptra_queue_split (q, job, (last > page ? last : page + 1) - job->first);
 }
 
 /* A reader's steal goes to the head at once, behind the reads in
@@ -430,8 +427,9 @@ adaptra_queue_promote (struct adaptra_queue *q, struct adaptra_job *job,
  * workers, bound by latency in 20 KiB jobs, fell behind for good:
  * adaptra-sim's hit rate went from 75% to 4% in the first minute.
  */
-static struct adaptra_job *
-split_at (struct adaptra_queue *q, struct adaptra_job *job, uint64_t n)
+struct adaptra_job *
+adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
+                     uint64_t n)
 {
   struct adaptra_job *rest;
   struct adaptra_stream *s;
@@ -467,58 +465,6 @@ split_at (struct adaptra_queue *q, struct adaptra_job *job, uint64_t n)
       s->queued_last = rest;
   }
   return rest;
-}
-
-/* Where one job of a window ends and the next begins.  A client reads
- * in aligned requests (a power of two, at a multiple of it: fio, qemu,
- * nbdcopy), and a request whose last pages lie in the next job waits
- * for that job too.  The jobs of a window are read at once, and a
- * backend whose bandwidth they share serves them in any order (nbdkit's
- * rate filter serves the one that lacks least first): the next job is
- * the later and often the larger, and the reader waits for its whole
- * transfer, not for its own chunk's.  Cut at the product's size (a
- * worker starts at most that much: workers.c, start_pages; 255 pages
- * on the remote model), every fourth or so 64 KiB request of a lone
- * reader at queue depth 1 straddled two jobs, and its longest waits
- * in adaptra-sim with the rate filter's bucket (15-19 ms through the
- * run, against a chunk's 10) were nearly all such requests.  So the
- * cut goes back to the page in reach with the most trailing zero bits:
- * the highest bit in which the reach's two ends differ, the bits below
- * it cleared in its end.
- */
-uint64_t
-adaptra_queue_cut (uint64_t lo, uint64_t hi)
-{
-  unsigned k;
-
-  if (lo >= hi)
-    return hi;
-  k = 63 - (unsigned) __builtin_clzll (lo ^ hi);
-  return hi >> k << k;
-}
-
-/* The reach of a cut that keeps at most n pages of job: back by less
- * than 1/ADAPTRA_JOB_CUT_BACK of them, and leaving at least
- * ADAPTRA_JOB_MIN queued.  So a worker starts no more than n pages
- * (workers.c: start_at_most) also where a window's last job (the
- * split's most, adaptra_prefetch_dispatch) is a little over n, whose
- * rest at n would be under ADAPTRA_JOB_MIN: the cut goes back, where
- * the whole job would have started.
- */
-struct adaptra_job *
-adaptra_queue_split (struct adaptra_queue *q, struct adaptra_job *job,
-                     uint64_t n)
-{
-  uint64_t min_pages = ADAPTRA_JOB_MIN >> q->page_shift;
-  uint64_t lo = n - n / ADAPTRA_JOB_CUT_BACK, hi;
-
-  if (n >= job->npages || job->npages <= min_pages)
-    return NULL;
-  hi = n < job->npages - min_pages ? n : job->npages - min_pages;
-  if (hi < lo || (hi == lo && lo < n))
-    return NULL;
-  return split_at (q, job, adaptra_queue_cut (job->first + lo,
-                                              job->first + hi) - job->first);
 }
 
 /* A job taken to be read, a thread's or adaptra-sim's worker's, has
@@ -740,13 +686,6 @@ adaptra_prefetch_dispatch (struct adaptra_engine *e, struct adaptra_volume *v,
                                  ? sp.most
                                  : min_u64 (sp.share,
                                             max_u64 (sp.first, inserted)));
-      /* Where the window's jobs are read at once, one that another
-       * follows ends at an aligned page (adaptra_queue_cut).
-       */
-      if (sp.ways > 1 && room < end - p)
-        room = (uint32_t) (adaptra_queue_cut (p + room -
-                                              room / ADAPTRA_JOB_CUT_BACK,
-                                              p + room) - p);
       job = malloc (sizeof *job + room * sizeof job->frames[0]);
       if (!job) {
         adaptra_pool_drop (&e->pool, f);

@@ -77,15 +77,6 @@ struct adaptra_streams;
  */
 #define ADAPTRA_JOB_MIN ADAPTRA_MODEL_CHUNK_FLOOR
 
-/* A cut between two jobs of a window moves back by less than
- * 1/ADAPTRA_JOB_CUT_BACK of the job it ends, to the page in reach
- * with the most trailing zero bits (adaptra_queue_split): half keeps
- * every job at least half its share, and reaches a page aligned to the
- * largest power of two below half the job, so that a client's aligned
- * requests of up to that size each lie in one job.
- */
-#define ADAPTRA_JOB_CUT_BACK 2
-
 /* No page: a job's wait_page when no reader waits for it. */
 #define ADAPTRA_QUEUE_NO_PAGE UINT64_MAX
 
@@ -203,26 +194,14 @@ extern bool adaptra_queue_promote (struct adaptra_queue *q,
                                    struct adaptra_job *job, uint64_t page,
                                    uint64_t last, uint64_t now);
 
-/* Keep at most the first n pages in queued job and queue the rest as
- * a job of its own right behind it, with its tag, if the rest is at
- * least ADAPTRA_JOB_MIN and memory allows: the cut is the page with
- * the most trailing zero bits (adaptra_queue_cut) of those that keep
- * more than n - n / ADAPTRA_JOB_CUT_BACK pages and leave at least
- * ADAPTRA_JOB_MIN.  Returns the rest, or NULL (job stays whole: no
- * such page).  A reader's steal (adaptra_queue_promote,
- * adaptra_prefetch_steal) cuts at the end of its request instead.
+/* Keep the first n pages in queued job and queue the rest as a job of
+ * its own right behind it, with its tag, if the rest is at least
+ * ADAPTRA_JOB_MIN and memory allows.  Returns the rest, or NULL (job
+ * stays whole).
  */
 extern struct adaptra_job *adaptra_queue_split (struct adaptra_queue *q,
                                                 struct adaptra_job *job,
                                                 uint64_t n);
-
-/* The page in (lo, hi] with the most trailing zero bits (hi if lo >=
- * hi): where a job of a window ends when another follows it, within
- * the reach (below its most pages by less than
- * 1/ADAPTRA_JOB_CUT_BACK of them) that adaptra_queue_split and
- * adaptra_prefetch_dispatch give it.
- */
-extern uint64_t adaptra_queue_cut (uint64_t lo, uint64_t hi);
 
 /* Has a stream other than stream a job queued and not started? */
 extern bool adaptra_queue_contended (const struct adaptra_queue *q,

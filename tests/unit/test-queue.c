@@ -628,9 +628,8 @@ test_huge_window_takes_its_share (void **state)
 }
 
 /* A reader steals the part of a queued job up to the end of its
- * request (an aligned one, where the split's cut stays: below): the
- * rest stays queued in the job's place with its tag, and is read once.
- * A rest under ADAPTRA_JOB_MIN is not split off.
+ * request: the rest stays queued in the job's place with its tag, and
+ * is read once.  A rest under ADAPTRA_JOB_MIN is not split off.
  */
 static void
 test_split_and_steal (void **state)
@@ -638,39 +637,38 @@ test_split_and_steal (void **state)
   struct adaptra_queue q;
   const uint32_t pages = (uint32_t) (MIB >> SHIFT);
   const uint32_t min_pages = (uint32_t) (ADAPTRA_JOB_MIN >> SHIFT);
-  struct adaptra_queue other;
-  struct adaptra_job *a, *b, *c, *job, *prev, *rest;
+  struct adaptra_job *a, *b, *job, *prev, *rest;
   uint64_t tag, vtime;
 
   (void) state;
   adaptra_queue_init (&q, SHIFT, NULL);
   q.budget = MIB;
-  a = job_of (1, 1024, pages);
-  b = job_of (2, 5120, pages);
+  a = job_of (1, 1000, pages);
+  b = job_of (2, 5000, pages);
   adaptra_queue_add (&q, a);
   adaptra_queue_add (&q, b);
   assert_int_equal (q.queued_bytes, 2 * MIB);
 
   /* The page, and the job before it. */
-  job = adaptra_queue_find (&q, 5120 + 7, &prev);
+  job = adaptra_queue_find (&q, 5000 + 7, &prev);
   assert_ptr_equal (job, b);
   assert_ptr_equal (prev, a);
-  assert_null (adaptra_queue_find (&q, 5120 + pages, &prev));
+  assert_null (adaptra_queue_find (&q, 5000 + pages, &prev));
 
-  /* A reader of pages [1024, 1040) of a: split after 16 pages. */
-  job = adaptra_queue_find (&q, 1027, &prev);
+  /* A reader of pages [1000, 1010) of a: split after 10 pages. */
+  job = adaptra_queue_find (&q, 1003, &prev);
   assert_ptr_equal (job, a);
   assert_null (prev);
   tag = a->tag;
-  rest = adaptra_queue_split (&q, a, 16);
+  rest = adaptra_queue_split (&q, a, 10);
   assert_non_null (rest);
   assert_ptr_equal (a->next, rest);
-  assert_int_equal (a->npages, 16);
-  assert_int_equal (a->bytes, 16 << SHIFT);
-  assert_int_equal (rest->first, 1040);
-  assert_int_equal (rest->npages, pages - 16);
-  assert_int_equal (rest->bytes, (pages - 16) << SHIFT);
-  assert_int_equal (rest->frames[0], 1040);
+  assert_int_equal (a->npages, 10);
+  assert_int_equal (a->bytes, 10 << SHIFT);
+  assert_int_equal (rest->first, 1010);
+  assert_int_equal (rest->npages, pages - 10);
+  assert_int_equal (rest->bytes, (pages - 10) << SHIFT);
+  assert_int_equal (rest->frames[0], 1010);
   assert_int_equal (rest->tag, tag);
   assert_int_equal (q.queued_bytes, 2 * MIB);
 
@@ -680,18 +678,11 @@ test_split_and_steal (void **state)
   free (a);
   assert_int_equal (q.vtime, vtime);
   assert_ptr_equal (q.head, rest);
-  assert_int_equal (q.queued_bytes, 2 * MIB - (16 << SHIFT));
+  assert_int_equal (q.queued_bytes, 2 * MIB - (10 << SHIFT));
 
-  /* A rest under ADAPTRA_JOB_MIN stays with the job: a cut at most
-   * 90 pages in and back by less than half of them leaves more than
-   * 36 pages only where it keeps fewer than 45.
-   */
-  c = job_of (3, 3000, min_pages + 36);
-  adaptra_queue_init (&other, SHIFT, NULL);
-  adaptra_queue_add (&other, c);
-  assert_null (adaptra_queue_split (&other, c, 90));
-  assert_int_equal (c->npages, 100);
-  take_head (&other, NULL);
+  /* A rest under ADAPTRA_JOB_MIN stays with the job. */
+  assert_null (adaptra_queue_split (&q, rest, rest->npages - min_pages + 1));
+  assert_int_equal (rest->npages, pages - 10);
   assert_non_null (adaptra_queue_split (&q, rest, rest->npages - min_pages));
 
   /* Contended: another stream than the asker's has a job queued.
@@ -706,61 +697,6 @@ test_split_and_steal (void **state)
   assert_int_equal (take_head (&q, NULL), 2);
   assert_false (adaptra_queue_contended (&q, 1));
   assert_int_equal (q.queued_bytes, 0);
-}
-
-/* A worker starts at most n pages of a job (workers.c: start_at_most)
- * and leaves the rest queued: the cut goes back, by less than half of
- * the n pages, to the page with the most trailing zero bits, so that
- * a client's aligned requests (up to half the job) each lie in one job
- * (adaptra_queue_cut).  Split at the remote model's product (250
- * pages) from a window that began where a request ended, every fourth
- * 64 KiB request straddled two jobs read at once.
- */
-static void
-test_split_cuts_on_aligned_page (void **state)
-{
-  struct adaptra_queue q;
-  struct adaptra_job *job, *rest;
-  uint64_t n, first;
-
-  (void) state;
-  adaptra_queue_init (&q, SHIFT, NULL);
-  job = job_of (1, 1040, 1024);
-  adaptra_queue_add (&q, job);
-  rest = adaptra_queue_split (&q, job, 250);
-  assert_non_null (rest);
-  assert_int_equal (rest->first, 1280);          /* 256 pages aligned */
-  assert_int_equal (job->npages, 1280 - 1040);
-  assert_int_equal (rest->npages, 1024 - (1280 - 1040));
-  assert_int_equal (rest->frames[0], 1280);
-  take_head (&q, NULL);
-  take_head (&q, NULL);
-
-  /* Every cut: within reach, and no page in reach more aligned. */
-  for (first = 1000; first < 1100; first++)
-    for (n = 1; n < 600; n++) {
-      uint64_t lo = first + n - n / ADAPTRA_JOB_CUT_BACK;
-      uint64_t cut = adaptra_queue_cut (lo, first + n), p;
-
-      assert_true (cut <= first + n);
-      assert_true (cut > lo || (lo == first + n && cut == lo));
-      for (p = lo + 1; p <= first + n; p++)
-        assert_true ((p & -p) <= (cut & -cut));
-    }
-
-  /* A cut at n that would leave less than ADAPTRA_JOB_MIN goes back
-   * (the job would start whole, past n).
-   */
-  adaptra_queue_init (&q, SHIFT, NULL);
-  job = job_of (1, 4736, 296);
-  adaptra_queue_add (&q, job);
-  rest = adaptra_queue_split (&q, job, 257);
-  assert_non_null (rest);
-  assert_true (job->npages <= 257);
-  assert_true (rest->npages >= ADAPTRA_JOB_MIN >> SHIFT);
-  assert_int_equal (rest->first, 4928);           /* 64 pages aligned */
-  take_head (&q, NULL);
-  take_head (&q, NULL);
 }
 
 int
@@ -780,7 +716,6 @@ main (void)
     cmocka_unit_test (test_seeking_reader_waits_for_its_request),
     cmocka_unit_test (test_huge_window_takes_its_share),
     cmocka_unit_test (test_split_and_steal),
-    cmocka_unit_test (test_split_cuts_on_aligned_page),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

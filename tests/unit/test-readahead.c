@@ -459,60 +459,6 @@ test_shared_link_cap (void **state)
   free (buf);
 }
 
-/* A lone reader of aligned 64 KiB requests on a remote backend (5 ms
- * a read, 200 MB/s: a product of 250 pages), its windows split into
- * jobs that workers read at once (queue.c: adaptra_prefetch_dispatch,
- * adaptra_queue_cut).  Wherever one job of a window follows another,
- * the cut is on a request's boundary: no request waits for two jobs,
- * the second of which a backend sharing its bandwidth may serve last.
- * Cut at the product's size, the first job of each window ended 10
- * pages into a request.
- */
-#define CUT_REQ (64 * 1024)
-#define CUT_READS 256
-#define CUT_WORKERS 32                  /* the default adaptra-workers */
-
-static void
-test_window_jobs_end_on_requests (void **state)
-{
-  struct adaptra_model_estimate est;
-  const struct adaptra_job *job;
-  unsigned k, cuts = 0, misplaced = 0;
-
-  (void) state;
-  restart_auto_max ();
-  assert_int_equal (adaptra_workers_simulate (e, CUT_WORKERS), 0);
-  read_ns = 5 * MS;
-  read_ns_per_kib = 5 * US;
-  /* Half a second of 4 MiB hints measures the bandwidth first. */
-  for (k = 0; k < 24; k++) {
-    adaptra_cache_hint (e, client, 0, 4 * 1024 * 1024);
-    drain ();
-    adaptra_invalidate (e, volume, 0, 4 * 1024 * 1024);
-  }
-  adaptra_lock (e);
-  adaptra_model_estimate (&e->model, now_ns, &est);
-  adaptra_unlock (e);
-  assert_true (est.latency_bound);
-  assert_true ((est.bdp / PAGE) % (CUT_REQ / PAGE) != 0);
-  for (k = 0; k < CUT_READS; k++) {
-    read_check ((uint64_t) k * CUT_REQ, CUT_REQ);
-    adaptra_lock (e);
-    for (job = e->queue.head; job; job = job->next)
-      if (job->next && job->next->stream == job->stream &&
-          job->next->window == job->window &&
-          job->next->first == job->first + job->npages) {
-        misplaced += job->next->first % (CUT_REQ / PAGE) != 0;
-        cuts++;
-      }
-    adaptra_unlock (e);
-    drain ();
-  }
-  assert_true (cuts > 0);
-  assert_int_equal (misplaced, 0);
-  read_ns = read_ns_per_kib = 0;
-}
-
 /* A backend like the bench's disk model, seen by the model: no
  * latency, 150 MiB/s of transfer (6.5 us a KiB).  Reads in parallel
  * hide nothing there (model.h: not latency-bound).
@@ -1132,7 +1078,6 @@ main (void)
     T (test_long_extent_trail_stays_short),
     T (test_cold_readers),
     T (test_shared_link_cap),
-    T (test_window_jobs_end_on_requests),
     T (test_lone_stream_on_a_head),
     T (test_lone_lookahead_grows_when_the_head_runs_dry),
     T (test_lone_lookahead_stays_without_workers),
