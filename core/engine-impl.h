@@ -4,8 +4,9 @@
  */
 
 /* The engine's insides, shared by engine.c, volume.c, read.c,
- * snapshot.c, readahead.c, recognise.c, queue.c, fetch.c and
- * workers.c.  Not a public header: the filter sees engine.h only.
+ * aside.c, hedge.c, invalidate.c, snapshot.c, readahead.c,
+ * recognise.c, queue.c, fetch.c and workers.c.  Not a public header:
+ * the filter sees engine.h only.
  */
 
 #ifndef ADAPTRA_ENGINE_IMPL_H
@@ -28,6 +29,7 @@
 #include "workers.h"
 #include "fetch.h"
 #include "read.h"
+#include "aside.h"
 #include "snapshot.h"
 #include "stream.h"
 #include "volume.h"
@@ -91,7 +93,7 @@ struct adaptra_engine {
   uint64_t last_window_stream;  /* the stream of the window issued last
                                    (readahead.c: lone_window) */
   uint64_t hedge_credit;        /* bytes hedged reads may still read
-                                   (read.c: hedge_affords) */
+                                   (hedge.c: hedge_affords) */
   uint64_t hedge_earned_at;     /* the model's delivered bytes when the
                                    credit was last earned */
   struct adaptra_client *client_chunks[ADAPTRA_CLIENT_CHUNKS];

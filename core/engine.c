@@ -23,11 +23,12 @@
  * volume's flag, not by the configuration.
  *
  * The engine's other mechanisms: volume.c (volumes and clients),
- * read.c (the read paths, invalidation, cache hints), snapshot.c (the
- * counters and the four snapshots), readahead.c (the decision),
- * model.c (the backend), queue.c (jobs), fetch.c (the backend read),
- * workers.c (the threads).  The lock's rules:
- * engine-impl.h; why the lockless paths are safe: read.c's note.
+ * read.c (the read paths, cache hints), aside.c (stepping aside),
+ * hedge.c (a waiting reader's own read), invalidate.c (a write's
+ * invalidation), snapshot.c (the counters and the four snapshots),
+ * readahead.c (the decision), model.c (the backend), queue.c (jobs),
+ * fetch.c (the backend read), workers.c (the threads).  The lock's
+ * rules: engine-impl.h; why the lockless paths are safe: read.c's note.
  */
 
 #include <config.h>

@@ -284,11 +284,11 @@
  * later than test-engine's test_step_aside allows (3 reads).
  *
  * A read's own time leaves out what its thread waited for a CPU
- * (adaptra_model_sample_waited; core/read.c: machine_ns, on Linux
+ * (adaptra_model_sample_waited; core/aside.c: machine_ns, on Linux
  * the thread's run-queue delay, or where it never left its CPU, its
  * time less its CPU time: a hypervisor's steal), so that the test
  * weighs the backend, not the machine's CPUs.  A stepped-aside volume
- * is sampled once a millisecond (core/read.c), and on a loaded
+ * is sampled once a millisecond (core/aside.c), and on a loaded
  * machine (sixteen readers and a CPU hog on two CPUs, in a virtual
  * machine) a sampled 4 KiB read took 3-8 us of CPU but 20-200 us and
  * more of wall time, and the aggregate share was as long: the pace
@@ -600,7 +600,7 @@ extern void adaptra_model_sample (struct adaptra_model *m, uint64_t bytes,
                                   enum adaptra_model_distance where);
 
 /* The same for a read of whose time the machine took waited_ns: its
- * thread waited that long for a CPU (core/read.c: machine_ns, from
+ * thread waited that long for a CPU (core/aside.c: machine_ns, from
  * struct adaptra_clock's cpu_use).  Its pace (ADAPTRA_MODEL_FAST_*)
  * leaves that wait out, every other filter takes its whole time.
  * adaptra_model_sample is this with waited_ns 0.

@@ -92,7 +92,7 @@ typedef void (*adaptra_pool_lost_fn) (void *opaque, uint64_t stream_id,
  * only make an area look held).  A lockless read of pages whose areas
  * count none finds them absent without a lookup or a stripe lock
  * (adaptra_pool_pin_hits): the reads of a volume that stepped aside,
- * which holds at most its trial's pages (read.c: ASIDE_TRIAL_BYTES),
+ * which holds at most its trial's pages (aside.c: ASIDE_TRIAL_BYTES),
  * and the first reads of pages never read.  An area of a few 64 KiB
  * reads keeps one held page from hiding many absent ones around it;
  * 1024 counters (4 KiB) cover 1 GiB of 4 KiB pages before two areas

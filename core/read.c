@@ -1,9 +1,9 @@
-/* read.c: the read paths, invalidation, cache hints and memory lent.
+/* read.c: the read paths, cache hints and memory lent.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* A client's read, a write's invalidation, a cache hint.
+/* A client's read, a cache hint.
  *
  * Terms and the whole algorithm: docs/DESIGN.md §3.1, §7, §9 and §11.
  *
@@ -19,17 +19,19 @@
  *      per request in this thread's counter shard and the client's and
  *      stream's atomic fields, note the stream's read time, copy, read
  *      the absent runs straight from the backend into the client's
- *      buffer, unpin; done.  Such a read would make no decision and
+ *      buffer (aside.c), unpin; done.  Such a read would make no decision and
  *      would move its stream less than the lag, so the lock would add
  *      nothing but a serial section; it also skips the stream table's
  *      reaping, which the next locked read does.  Else nothing was
  *      done, and:
- *   1. Under the lock, walk the request's pages once: the first page
- *      that is absent is a miss; the first mark taken (test and clear)
- *      is a look-ahead hit.  Make the request's single read-ahead
- *      decision (readahead.c): on the miss if there is one, else on
- *      the mark.  A request that hit neither only refreshes its
- *      stream's position.
+ *   1. Under the lock, ask whether the volume steps aside (aside.c);
+ *      if it does not, and the client does not read ahead itself
+ *      (depth.c), walk the request's pages once: the first page that
+ *      is absent is a miss; the first mark taken (test and clear) is a
+ *      look-ahead hit.  Make the request's single read-ahead decision
+ *      (readahead.c): on the miss if there is one, else on the mark.
+ *      A request that hit neither only refreshes its stream's
+ *      position.
  *   2. Serve the pages in order:
  *        READY      pin a batch, copy it out without the lock, unpin;
  *                   the first client touch of a read-ahead page counts
@@ -39,16 +41,23 @@
  *        IN_FLIGHT  count io_block once; run the queued job holding
  *                   the page in this thread if it has not started,
  *                   else wait for it (a queue per group of pages)
- *                   until its deadline (hedge_deadline), then read
- *                   the pages itself if the hedge credit pays
- *                   (io_hedge, once a request), else wait on for the
- *                   read that holds them (io_hedge_refused, once a
- *                   deadline);
+ *                   until its deadline, then read the pages itself if
+ *                   the hedge credit pays (io_hedge, once a request),
+ *                   else wait on for the read that holds them
+ *                   (io_hedge_refused, once a deadline): hedging,
+ *                   hedge.c;
  *        absent     insert the run of absent pages IN_FLIGHT (so that
  *                   nobody else reads them meanwhile) and read it from
  *                   the backend with the client's own context; on a
  *                   volume that stepped aside, read the bytes straight
- *                   into the client's buffer and cache nothing.
+ *                   into the client's buffer and cache nothing:
+ *                   stepping aside, aside.c, which also decides when
+ *                   a volume does (step 1 asks it first).
+ *
+ * The read's files: this one has its paths (steps 0 to 2), aside.c
+ * stepping aside, hedge.c a waiting reader's deadline and its own
+ * read, fetch.c every other backend read, readahead.c and
+ * recognise.c the decision, pool.c the pages.
  *
  * The lock is never held across backend I/O or page copies.  Reads
  * that return an error leave no pages behind.
@@ -81,24 +90,12 @@
  *   - A look-ahead mark set on a page while such a read copies it (a
  *     mark re-armed under congestion, readahead.c) is left for the
  *     next reader, as if it had been set just after.
- *   - A stepped-aside read's throughput sample is taken only if the
- *     engine lock is free (a trylock): the estimate is a moving
+ *   - A stepped-aside read's throughput sample (aside.c) is taken only
+ *     if the engine lock is free (a trylock): the estimate is a moving
  *     average, which loses nothing from a skipped sample, and waiting
  *     would serialise the reads the path exists to spread.
  *
- * Coherency: adaptra_invalidate runs after a write, zero or trim
- * reached the backend.  It drops the overlapping READY pages and flags
- * IN_FLIGHT ones STALE, so their completion discards what they read
- * (which may predate the write).  A page pinned by a copy in progress
- * (from the locked path or the hit path alike) is freed when the copy
- * ends; that copy races with the write anyway.  Dropping unindexes a
- * page under its stripe lock, so a hit that starts after the
- * invalidation returned misses it.  A write drops its range from every
- * volume that may hold the bytes (may_hold): the writer's, its
- * export's shared volume at any size, and the volumes opened with
- * ADAPTRA_VOLUME_MAY_ALIAS (which may be the same disk under another
- * name) of the same size; a connection without a volume of its own
- * (adaptra_invalidate_export) drops it from those of any size.
+ * A write's invalidation, which the hit path may race: invalidate.c.
  *
  * A cache hint (NBD_CMD_CACHE) queues prefetch of the absent pages it
  * names, within the pool's spare pages and unless the volume is
@@ -113,6 +110,8 @@
 
 #include "range.h"
 #include "engine-impl.h"
+#include "aside.h"
+#include "hedge.h"
 
 /* Pages pinned and copied per lock round trip, and the most a request
  * may span to be served by the lockless hit path (read_unlocked).  64
@@ -245,236 +244,6 @@ read_run (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   return err;
 }
 
-/* Read-ahead's trial before a volume steps aside: its windows serve
- * the pool's worth of pages, or ASIDE_TRIAL_BYTES where the pool is
- * larger, so that the pool has filled and aged once.
- */
-#define ASIDE_TRIAL_BYTES (4 * 1024 * 1024)
-
-/* Has volume v's read-ahead had its trial: have its windows served
- * that many pages, or has no client of it started a stream?  Stepping
- * aside weighs the backend against the pool, so where streams read,
- * the pool must have served first: a volume that stepped aside after
- * its first 16 reads, before its first window was read, never read
- * ahead at all (and a test of read-ahead over the memory plugin saw
- * none); one that stepped aside after its first hit never filled a
- * tiny pool.  Random readers start no stream and step aside on the
- * model alone.  Lock held.
- */
-static bool
-served (struct adaptra_engine *e, struct adaptra_volume *v)
-{
-  uint64_t hits = v->readahead_hits, streams = 0;
-  uint64_t trial = min_u64 (e->cfg.pool_bytes, ASIDE_TRIAL_BYTES)
-    >> e->page_shift;
-  size_t i;
-
-  assert_locked (e);
-  for (i = 0; !v->served && i < e->nclients; i++) {
-    const struct adaptra_client *c = adaptra_client_at (e, i);
-
-    if (c->used && c->volume == v) {
-      hits += __atomic_load_n (&c->readahead_hits, __ATOMIC_RELAXED);
-      streams += c->streams_started;
-    }
-  }
-  v->served = v->served || hits >= trial;
-  return v->served || streams == 0;
-}
-
-bool
-adaptra_steps_aside (struct adaptra_engine *e, struct adaptra_volume *v)
-{
-  bool fast;
-
-  assert_locked (e);
-  switch (e->cfg.bypass) {
-  case ADAPTRA_BYPASS_ALWAYS: fast = true; break;
-  case ADAPTRA_BYPASS_NEVER: fast = false; break;
-  case ADAPTRA_BYPASS_AUTO: default:
-    fast = adaptra_model_fast (&v->model, adaptra_now (e), v->bypass) &&
-      served (e, v);
-    break;
-  }
-  if (fast != v->bypass) {
-    __atomic_store_n (&v->bypass, fast, __ATOMIC_RELAXED);
-    adaptra_stat_add (&e->stats.bypass_switches, 1);
-    if (e->cfg.trace) {
-      const struct adaptra_trace t = {
-        .kind = ADAPTRA_TRACE_BYPASS,
-        .bypass = { .volume = v->id, .on = fast,
-                    .read_ns = v->model.pace, .bytes = v->model.all.n },
-      };
-
-      e->cfg.trace (e->cfg.trace_opaque, &t);
-    }
-  }
-  return fast;
-}
-
-/* Account a read of bytes straight from the backend for client c (or
- * its error err).  Counters are atomic or per-thread: no lock needed.
- * The volume's bytes are the client's until it closes (direct_bytes):
- * an atomic add to the volume would move the cache line that every
- * stepped-aside read of the volume loads (its bypass flag) between
- * the CPUs at every read.
- */
-static void
-count_direct (struct adaptra_engine *e, struct adaptra_client *c,
-              uint64_t bytes, int err)
-{
-  struct adaptra_stats *st = adaptra_stats_here (e);
-
-  adaptra_stat_add (&st->backend_requests, 1);
-  if (err) {
-    adaptra_stat_add (&st->backend_errors, 1);
-    return;
-  }
-  adaptra_stat_add (&st->backend_bytes, bytes);
-  if (__atomic_load_n (&c->volume->bypass, __ATOMIC_RELAXED))
-    adaptra_stat_add (&st->bypass_bytes, bytes);
-  __atomic_fetch_add (&c->direct_bytes, bytes, __ATOMIC_RELAXED);
-  __atomic_fetch_add (&c->backend_bytes, bytes, __ATOMIC_RELAXED);
-}
-
-/* The bytes request r wants of pages [p, p + n). */
-static uint64_t
-request_bytes (const struct adaptra_engine *e, const struct adaptra_request *r,
-               uint64_t p, uint64_t n)
-{
-  return min_u64 ((p + n) << e->page_shift, r->offset + r->count) -
-    max_u64 (p << e->page_shift, r->offset);
-}
-
-/* Client c's read of the bytes request r wants of pages [p, p + n)
- * straight from the backend into its buffer, counted (count_direct);
- * returns 0 or the backend's error.  Lock not held.
- */
-static int
-read_straight (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
-               const struct adaptra_request *r, uint64_t p, uint64_t n)
-{
-  uint64_t start = max_u64 (p << e->page_shift, r->offset);
-  uint32_t bytes = (uint32_t) request_bytes (e, r, p, n);
-  int err;
-
-  assert_unlocked (e);
-  err = e->backend.pread (ctx, r->buf + (start - r->offset), bytes,
-                          start - c->volume->base);
-  count_direct (e, c, bytes, err);
-  return err;
-}
-
-/* How often the reads of a volume that stepped aside feed the
- * throughput estimates (read_aside): at most once in this time.  A
- * sample takes the engine lock, and a stepped-aside read from a fast
- * backend takes little more than that lock would: sampling every read
- * would make the lock a serial section of every such read, which this
- * path exists to avoid.  A backend whose reads take this long or more
- * is still sampled at every read of a client at queue depth 1, so
- * read-ahead comes back within the reads model.h's averages need to see
- * a slowdown (at queue depth N, within N times as many).  Time-based,
- * the samples are an unbiased pick of the reads, where sampling every
- * slow read and some of the fast ones would weigh a few slow reads of
- * a fast backend up.
- */
-#define ASIDE_SAMPLE_NS UINT64_C (1000000)
-
-/* What the calling thread has had of the CPUs (struct adaptra_clock's
- * cpu_use) in *use; false where the clock does not know.
- */
-static bool
-cpu_use (const struct adaptra_engine *e, struct adaptra_cpu_use *use)
-{
-  return e->clock.cpu_use && e->clock.cpu_use (e->clock.opaque, use);
-}
-
-/* What the machine took of a read's time t, by what its thread had of
- * the CPUs just before (a) and just after (b) it.  The read's time off
- * the CPU is t less what the thread ran (b's CPU time counts a little
- * more than the read's, so this errs low).  Where the thread never left
- * its CPU (no new slice), all of it: a hypervisor gave the virtual CPU
- * to another guest, or an interrupt ran.  Else at most the time it
- * waited on a run queue (what it slept, in a disk, a socket or a lock,
- * is the backend's), and no more than that time off: a wait just
- * before or after the read, outside t, does not count.
- */
-static uint64_t
-machine_ns (uint64_t t, const struct adaptra_cpu_use *a,
-            const struct adaptra_cpu_use *b)
-{
-  uint64_t off = t - min_u64 (t, b->run_ns - a->run_ns);
-
-  return b->slices == a->slices ? off
-    : min_u64 (off, b->wait_ns - a->wait_ns);
-}
-
-/* Client c's read of the absent pages [p, p + n) of request r, when
- * its volume stepped aside: straight from the backend into the
- * client's buffer, without the engine lock (from the lockless path,
- * or from read_direct, which drops it).  The throughput sample that
- * keeps the step-aside decision current is taken once every
- * ASIDE_SAMPLE_NS, by the read that claims it (a compare-and-swap of
- * the volume's aside_sampled_ns) and only if the engine lock is free:
- * losing some samples under contention costs the estimate nothing (it
- * is a moving average over many reads), waiting for the lock would
- * serialise the reads this path exists to spread.  Only the claiming
- * read asks what its thread had of the CPUs (on Linux two system
- * calls, about 2 us), just before and just after the backend's read,
- * and times the read between the two: the step-aside test leaves out
- * what the machine took of it (machine_ns, ADAPTRA_MODEL_FAST_*).
- */
-static int
-read_aside (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
-            const struct adaptra_request *r, uint64_t p, uint64_t n)
-{
-  uint64_t bytes = request_bytes (e, r, p, n);
-  uint64_t t0, t1 = 0, last, machine = 0;
-  struct adaptra_cpu_use before, after;
-  bool sample, known = false;
-  int err;
-
-  assert_unlocked (e);
-  t0 = adaptra_now (e);
-  /* Samples are claimed by the reads' starts, so that a read not
-   * sampled costs one clock reading, not two; signed, since a
-   * concurrent read that started later may have claimed its sample
-   * first.
-   */
-  last = __atomic_load_n (&c->volume->aside_sampled_ns, __ATOMIC_RELAXED);
-  sample = (int64_t) (t0 - last) >= (int64_t) ASIDE_SAMPLE_NS &&
-    __atomic_compare_exchange_n (&c->volume->aside_sampled_ns, &last, t0,
-                                 false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-  if (sample && (known = cpu_use (e, &before)))
-    t0 = adaptra_now (e);
-  err = read_straight (e, c, ctx, r, p, n);
-  if (err)
-    return err;
-  if (sample) {
-    t1 = adaptra_now (e);
-    if (known && cpu_use (e, &after))
-      machine = machine_ns (t1 - t0, &before, &after);
-  }
-  if (sample && adaptra_trylock (e)) {
-    adaptra_model_sample_waited (&e->model, bytes, t0, t1,
-                                 ADAPTRA_MODEL_UNKNOWN, machine);
-    adaptra_model_sample_waited (&c->volume->model, bytes, t0, t1,
-                                 ADAPTRA_MODEL_UNKNOWN, machine);
-    adaptra_steps_aside (e, c->volume);
-    adaptra_unlock (e);
-  }
-  else if (__atomic_load_n (&c->volume->bypass, __ATOMIC_RELAXED))
-    /* Its bytes still count in the volume's next sample: the step-aside
-     * decision weighs what the reads in parallel deliver together
-     * (ADAPTRA_MODEL_FAST_*), not the sampled read's time alone.  Not
-     * once the volume stepped back: the engine samples every read
-     * then, and the reads still out from before would make the next
-     * one look paced by all of them, and step aside again at once.
-     */
-    adaptra_model_deliver (&c->volume->model, bytes);
-  return 0;
-}
-
 /* The pages from p (up to last, at most a request's) that are, like p,
  * absent from the pool (in_flight false), or held by a read in flight
  * (in_flight true: in the pool, not yet ready).  Lock held.
@@ -511,138 +280,7 @@ read_direct (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
   int err;
 
   adaptra_unlock (e);
-  err = read_aside (e, c, ctx, r, p, n);
-  adaptra_lock (e);
-  *pp = p + n;
-  return err;
-}
-
-/* How long a reader waits for a page that a read already started
- * holds (a worker's job, another client's miss): no longer than
- * reading what it needs itself would take, the model's time for one
- * read of the rest of its request, pages [p, last), after the bytes in
- * flight at the backend now, which a link that shares its bandwidth
- * fairly would deliver first (fetch_ns).  Then it reads them itself
- * (read_hedged): a bound by construction on every wait, where sizing
- * the jobs bounds none.  Behind a token bucket (the rate filter in
- * front of a remote store) the read that wakes first takes the tokens
- * there are, so the reads in flight end out of order, the largest and
- * oldest last, and that is often the job that holds the reader's next
- * page: a 64 KiB reader waited 30-50 ms for it where its own read
- * takes 5.  The cost is the hedged bytes read twice; counting the
- * bytes in flight keeps it to the reads that a fair link would have
- * served sooner (without them, adaptra-sim's 16 streams on a busy
- * link read 27% of their bytes twice).  The fixed cost is the line's
- * intercept, or the least latency where that is less: a token bucket's
- * burst, then its large reads slowed to its rate, put the intercept at
- * nought, when no read takes less than a latency; taking nought for
- * "no deadline" left adaptra-sim's 64 KiB reader 24 ms behind 8 MiB of
- * its stream's startup jobs, its own read 5.3 ms.
- *
- * Only where the backend is latency-bound (the model's latency_bound:
- * a latency of ADAPTRA_MODEL_LATENCY_MIN or more, and no seeks), which
- * is where a started job's own time, not its transfer, keeps a reader
- * waiting.  Not where distance costs (seeks: a disk's head): the job's
- * run is one pass of the head, and the reader's own read of a page in
- * it sends the head there out of turn and back, a seek each way for
- * every read in the queue behind it, so waiting for the run is the
- * faster way to the page.  A disk's near reads take no latency, so
- * this also holds before the model has seen its seeks (its first few
- * dozen reads).  Nor before the model has a rate.  Returns the
- * deadline on the engine's clock, UINT64_MAX for none.  Lock held.
- */
-static uint64_t
-hedge_deadline (struct adaptra_engine *e, const struct adaptra_volume *v,
-                uint64_t p, uint64_t last)
-{
-  struct adaptra_model_estimate est;
-  uint64_t now = adaptra_now (e);
-  uint64_t bytes = adaptra_clamp_to_size (p << e->page_shift,
-                                          (last - p) << e->page_shift,
-                                          v->base + v->size);
-
-  assert_locked (e);
-  adaptra_model_estimate (&e->model, now, &est);
-  if (!est.latency_bound || est.bandwidth == 0)
-    return UINT64_MAX;
-  est.fixed_ns = max_u64 (est.fixed_ns, est.latency_ns);
-  return now + adaptra_model_fetch_ns (&est, bytes +
-                                       adaptra_model_running (&e->model));
-}
-
-/* What hedged reads may cost: a byte read twice for every HEDGE_SHARE
- * bytes the backend delivered, so that hedging adds at most 1/HEDGE_SHARE
- * to the bytes read below the filter (the tail-at-scale rule: hedge
- * only the few reads that wait longest, at a few percent of the load;
- * J. Dean and L. A. Barroso, "The Tail at Scale", CACM 2013).  A wait
- * passes its deadline for two reasons: the job that holds the page is
- * starved of the link (a token bucket serving the reads out of order),
- * the case hedging is for, rare and costing tens of milliseconds; or the
- * whole machine is slow (CPUs shared with busier programs), when every
- * job is late and the hedged read, on the same CPUs, is as late as the
- * job: a copy of a sparse image read 2.3% of its bytes twice on a
- * loaded 2-CPU machine.  The credit bounds the second without the
- * need to tell them apart.  Earned by every read the model samples
- * (adaptra_model_delivered), spent by hedged reads, and held to the
- * model's limit (bytes in flight that fill the link), so a long calm
- * stretch does not buy a long burst.  Starts at nought: a server's
- * first hedge follows HEDGE_SHARE times its bytes.  No gauge shows it:
- * it is brought up to date only when a wait passes its deadline, and
- * between such waits it fills to its cap (the limit, which the gauge
- * backend_flight_limit_bytes shows) once the backend delivered
- * HEDGE_SHARE times that, so a gauge sampled now and then would mostly
- * show the cap.  io_hedge_refused counts the waits it could not pay
- * for.
- */
-#define HEDGE_SHARE 100
-
-/* Can the credit pay for a hedged read of bytes now?  If so, take it.
- * Lock held.
- */
-static bool
-hedge_affords (struct adaptra_engine *e, uint64_t bytes)
-{
-  struct adaptra_model_estimate est;
-  uint64_t delivered = adaptra_model_delivered (&e->model);
-
-  assert_locked (e);
-  adaptra_model_estimate (&e->model, adaptra_now (e), &est);
-  e->hedge_credit = min_u64 (e->hedge_credit + (delivered - e->hedge_earned_at)
-                             / HEDGE_SHARE, est.limit);
-  e->hedge_earned_at = delivered;
-  if (e->hedge_credit < bytes)
-    return false;
-  e->hedge_credit -= bytes;
-  return true;
-}
-
-/* A reader's wait for page *pp passed its deadline (hedge_deadline):
- * read the bytes request r wants of the run of pages in flight from
- * *pp (up to last) straight from the backend into the client's buffer,
- * as read_direct does, and advance *pp past them, if the credit
- * affords them (hedge_affords); else leave *pp and set *hedged false.
- * The read that holds them goes on and fills the pool's pages when it
- * ends; nothing here writes them.  Coherency is read_direct's: the
- * hedged read starts after the request, so after any write that
- * reached the backend before it (a write that races the request may
- * land on either side of it, as for any read); a write meanwhile flags
- * the pool's pages STALE, as ever.  A backend error fails the request
- * as a read of its own would.  Lock held on entry and exit, dropped for
- * the read.
- */
-static int
-read_hedged (struct adaptra_engine *e, struct adaptra_client *c, void *ctx,
-             const struct adaptra_request *r, uint64_t *pp, uint64_t last,
-             bool *hedged)
-{
-  uint64_t p = *pp, n = run_of (e, p, last, true);
-  int err;
-
-  *hedged = hedge_affords (e, request_bytes (e, r, p, n));
-  if (!*hedged)
-    return 0;
-  adaptra_unlock (e);
-  err = read_straight (e, c, ctx, r, p, n);
+  err = adaptra_read_aside (e, c, ctx, r, p, n);
   adaptra_lock (e);
   *pp = p + n;
   return err;
@@ -968,7 +606,7 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
       while (i + run < n && batch[i + run] == ADAPTRA_NO_FRAME)
         run++;
       if (!*err)
-        *err = read_aside (e, c, ctx, &r, span.first + i, run);
+        *err = adaptra_read_aside (e, c, ctx, &r, span.first + i, run);
     }
     else if (adaptra_pool_has_data (&e->pool))
       adaptra_copy_out (&r, span.first + i, e->page_shift,
@@ -1160,18 +798,21 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
         continue;
       if (p != waits_at) {
         waits_at = p;
-        deadline = hedge_deadline (e, v, p, span.last);
+        deadline = adaptra_hedge_deadline (e, v, p, span.last);
       }
       if (adaptra_now (e) < deadline)
         adaptra_wait (e, adaptra_wait_queue (e, p), deadline);
       else {
+        uint64_t n = run_of (e, p, span.last, true);
         bool now_hedged;
 
-        err = read_hedged (e, c, ctx, &r, &p, span.last, &now_hedged);
+        err = adaptra_read_hedged (e, c, ctx, &r, p, n, &now_hedged);
         if (now_hedged && !hedged)
           adaptra_stat_add (&st->io_hedge, 1);
         hedged |= now_hedged;
-        if (!now_hedged) {
+        if (now_hedged)
+          p += n;
+        else {
           adaptra_stat_add (&st->io_hedge_refused, 1);
           deadline = UINT64_MAX;  /* no credit: wait for the job */
         }
@@ -1180,55 +821,6 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   }
   adaptra_unlock (e);
   return err;
-}
-
-/* May volume other hold bytes that a write to export name (size
- * bytes) through volume v changes?  v is NULL for a connection that
- * has no volume (it passes through).  Its own volume, the export's
- * shared volume whatever its size (an image grown under a connected
- * client: the newcomer passes through), and volumes that may alias
- * another name's bytes: those of the same size, and any size for a
- * connection without a volume, whose export may be one of them
- * resized.  Names are compared as volumes keep them (truncated), which
- * errs on the side of dropping.  Lock held.
- */
-static bool
-may_hold (const struct adaptra_volume *other, const struct adaptra_volume *v,
-          const char *name, uint64_t size)
-{
-  if (other == v)
-    return true;
-  if (!(other->flags & ADAPTRA_VOLUME_PER_CONNECTION) &&
-      strncmp (other->name, name, sizeof other->name - 1) == 0)
-    return true;
-  return (other->flags & ADAPTRA_VOLUME_MAY_ALIAS) &&
-         (v == NULL || other->size == size);
-}
-
-/* Drop [offset, offset + count) of export name (size bytes), written
- * through volume v (or NULL), from every volume that may hold it.
- * Returns the pages dropped.  Lock held.
- */
-static uint64_t
-invalidate (struct adaptra_engine *e, const struct adaptra_volume *v,
-            const char *name, uint64_t size, uint64_t offset, uint64_t count)
-{
-  struct adaptra_volume *other;
-  struct adaptra_span span;
-  uint64_t n = 0, c;
-  size_t i;
-
-  assert_locked (e);
-  for (i = 0; i < e->nvolumes; i++) {
-    other = e->volumes[i];
-    if (other == NULL || !may_hold (other, v, name, size) ||
-        (c = adaptra_clamp_to_size (offset, count, other->size)) == 0)
-      continue;
-    span = adaptra_span_of (other->base + offset, c, e->page_shift);
-    n += adaptra_pool_invalidate (&e->pool, span.first, span.last);
-    adaptra_holes_set (&other->holes, offset, offset + c, false);
-  }
-  return n;
 }
 
 int
@@ -1252,33 +844,6 @@ adaptra_read (struct adaptra_engine *e, int client, void *ctx, void *buf,
   if (c)
     adaptra_depth_leave (&c->depth, count);
   return err;
-}
-
-void
-adaptra_invalidate (struct adaptra_engine *e, int volume, uint64_t offset,
-                    uint64_t count)
-{
-  const struct adaptra_volume *v;
-  uint64_t n = 0;
-
-  adaptra_lock (e);
-  v = adaptra_volume_of (e, volume);
-  if (v)
-    n = invalidate (e, v, v->name, v->size, offset, count);
-  adaptra_unlock (e);
-  adaptra_stat_add (&e->stats.invalidated, n);
-}
-
-void
-adaptra_invalidate_export (struct adaptra_engine *e, const char *name,
-                           uint64_t size, uint64_t offset, uint64_t count)
-{
-  uint64_t n;
-
-  adaptra_lock (e);
-  n = invalidate (e, NULL, name, size, offset, count);
-  adaptra_unlock (e);
-  adaptra_stat_add (&e->stats.invalidated, n);
 }
 
 void

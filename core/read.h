@@ -1,12 +1,12 @@
-/* read.h: a client's read request, and the step-aside decision.
+/* read.h: a client's read request.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
 /* What the read paths (read.c) share with the backend read path
  * (fetch.c: adaptra_fetch_then_lock, which copies a demand read's
- * pages out) and with the tunables (engine.c: a new adaptra-bypass is
- * applied to every volume at once).
+ * pages out) and with the reads straight into a client's buffer
+ * (aside.c, hedge.c).
  */
 
 #ifndef ADAPTRA_READ_H
@@ -51,12 +51,15 @@ adaptra_copy_out (const struct adaptra_request *r, uint64_t p, unsigned shift,
   memcpy (r->buf + (from - r->offset), src + (from - page_start), to - from);
 }
 
-/* Does volume v step aside now (adaptra-bypass, else its backend's
- * speed: adaptra_model_fast, once its read-ahead has served where
- * streams read)?  Sets the volume's flag, which the hit
- * path reads; a switch is counted and traced.  Lock held.
+/* The bytes request r wants of pages [p, p + n) (pages of 2^shift
+ * bytes), which must overlap it.
  */
-extern bool adaptra_steps_aside (struct adaptra_engine *e,
-                                 struct adaptra_volume *v);
+static inline uint64_t
+adaptra_request_bytes (const struct adaptra_request *r, uint64_t p,
+                       uint64_t n, unsigned shift)
+{
+  return min_u64 ((p + n) << shift, r->offset + r->count) -
+    max_u64 (p << shift, r->offset);
+}
 
 #endif /* ADAPTRA_READ_H */

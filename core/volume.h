@@ -43,11 +43,11 @@ struct adaptra_volume {
                                    written atomically, the hit path reads
                                    it */
   bool served;                  /* its read-ahead served a client
-                                   (read.c: served) */
+                                   (aside.c: served) */
   uint64_t aside_sampled_ns;    /* the start of the read that last
                                    claimed a throughput sample of the
                                    lockless stepped-aside path (atomic,
-                                   read.c: read_aside) */
+                                   aside.c: adaptra_read_aside) */
   uint64_t flight_bytes;        /* its prefetch queued or running */
   uint64_t client_bytes;        /* read by its closed clients (the open
                                    ones count their own) */
@@ -97,7 +97,7 @@ struct adaptra_client {
   uint64_t backend_bytes;       /* bytes its own misses read (added
                                    atomically, as the volume's) */
   uint64_t direct_bytes;        /* of those, read straight into its
-                                   buffer (read.c: count_direct), its
+                                   buffer (aside.c: count_direct), its
                                    volume's backend bytes from when it
                                    closes (atomic) */
   uint64_t streams_started;

@@ -140,9 +140,8 @@ runas_parse_id (const char *s, bool group, unsigned long *id)
   return true;
 }
 
-/* name as a user's (or, if group, a group's) name, or a number. */
-static bool
-lookup_id (const char *name, bool group, unsigned long *id)
+bool
+runas_lookup_id (const char *name, bool group, unsigned long *id)
 {
   struct passwd *pw;
   struct group *gr;
@@ -181,8 +180,8 @@ runas_check_dir (const char *param, const char *dir)
   }
   if (user == NULL)
     return 0;
-  if (!lookup_id (user, false, &uid) ||
-      (group && !lookup_id (group, true, &gid)))
+  if (!runas_lookup_id (user, false, &uid) ||
+      (group && !runas_lookup_id (group, true, &gid)))
     return 0;                   /* nbdkit refuses those itself */
   if (uid == 0)
     return 0;

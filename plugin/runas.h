@@ -56,4 +56,13 @@ extern int runas_options (char *args, size_t n, const char **user,
  */
 extern bool runas_parse_id (const char *s, bool group, unsigned long *id);
 
+/* A user (or, if group, a group) named as nbdkit's -u and -g and
+ * chown(1) name one: a name in the user (group) database, else an id
+ * as runas_parse_id takes it; a name wins over the number it spells.
+ * Used for nbdkit's user and for adaptra-stats-owner.  Sets *id and
+ * returns true, or returns false.
+ */
+extern bool runas_lookup_id (const char *name, bool group,
+                             unsigned long *id);
+
 #endif /* ADAPTRA_RUNAS_H */

@@ -51,7 +51,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -196,7 +195,6 @@ server_config_owner (const char *value)
 {
   char user[256], *group;
   struct passwd *pw;
-  struct group *gr;
   unsigned long id;
 
   if (value[0] == '\0' || strlen (value) >= sizeof user) {
@@ -209,31 +207,25 @@ server_config_owner (const char *value)
   if (group)
     *group++ = '\0';
   if (user[0] != '\0') {
-    if ((pw = getpwnam (user)) != NULL)
-      owner_uid = pw->pw_uid;
-    else {
-      if (!runas_parse_id (user, false, &id)) {
-        nbdkit_error ("adaptra-stats-owner=%s: no user '%s'", value, user);
-        return -1;
-      }
-      owner_uid = (uid_t) id;
+    if (!runas_lookup_id (user, false, &id)) {
+      nbdkit_error ("adaptra-stats-owner=%s: no user '%s'", value, user);
+      return -1;
     }
+    owner_uid = (uid_t) id;
     /* USER alone: that user's primary group, as chown(1) does with
-     * USER: (a trailing colon).
+     * USER: (a trailing colon); a number names none, the group stays.
      */
-    if (group == NULL)
+    if (group == NULL) {
+      pw = getpwnam (user);
       owner_gid = pw ? pw->pw_gid : (gid_t) -1;
+    }
   }
   if (group && group[0] != '\0') {
-    if ((gr = getgrnam (group)) != NULL)
-      owner_gid = gr->gr_gid;
-    else {
-      if (!runas_parse_id (group, true, &id)) {
-        nbdkit_error ("adaptra-stats-owner=%s: no group '%s'", value, group);
-        return -1;
-      }
-      owner_gid = (gid_t) id;
+    if (!runas_lookup_id (group, true, &id)) {
+      nbdkit_error ("adaptra-stats-owner=%s: no group '%s'", value, group);
+      return -1;
     }
+    owner_gid = (gid_t) id;
   }
   return 0;
 }

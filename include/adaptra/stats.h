@@ -60,7 +60,7 @@ struct adaptra_stats {
                                    and read the pages themselves */
   uint64_t io_hedge_refused;    /* waits past their deadline that the
                                    hedge credit could not pay for, and
-                                   went on (read.c: hedge_affords) */
+                                   went on (hedge.c: hedge_affords) */
   uint64_t io_congestion;       /* windows skipped: backend congested */
   uint64_t evicted;             /* pages evicted */
   uint64_t evicted_unread;      /* read-ahead pages evicted unread */

@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of the engine (engine.c, volume.c, read.c, snapshot.c,
- * readahead.c, prefetch.c) on a
+/* Unit tests of the engine (engine.c, volume.c, read.c, aside.c,
+ * hedge.c, snapshot.c, readahead.c, prefetch.c) on a
  * fake backend (a RAM disk that logs and can fail) and a fake clock.
  * Prefetch jobs run in the test's thread (adaptra_prefetch_run_one),
  * so every count below is deterministic; one test runs real workers.
@@ -1310,7 +1310,7 @@ test_reader_waits_in_clock_hook (void **state)
   assert_int_equal (stats ().backend_latency_ns, 5000000);
 }
 
-/* The hedge tests (read.c: hedge_deadline): a worker's job of the 1
+/* The hedge tests (hedge.c: adaptra_hedge_deadline): a worker's job of the 1
  * MiB at 1 MiB held inside the backend, and a reader of HEDGE_COUNT
  * bytes of it in another thread.
  */
@@ -1550,7 +1550,7 @@ test_no_hedge_where_seeks (void **state)
 }
 
 /* Hedged reads spend a credit that the reads the model sampled earned
- * (read.c: HEDGE_SHARE): with the credit spent, a reader past its
+ * (hedge.c: HEDGE_SHARE): with the credit spent, a reader past its
  * deadline waits for the job, as where seeks cost, and the refusal is
  * counted.
  */
@@ -3007,7 +3007,7 @@ test_page_counts_reused (void **state)
 /* A fresh engine with adaptra-bypass=auto over a backend as fast as
  * the pool (a file in the page cache: 20 us a read plus 0.2 us a KiB),
  * read in 64 KiB until the volume steps aside (once read-ahead has had
- * its trial, read.c: served); returns where the reads ended.
+ * its trial, aside.c: served); returns where the reads ended.
  */
 static uint64_t
 read_until_aside (void)

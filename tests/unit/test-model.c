@@ -1101,9 +1101,9 @@ test_turns_slow (void **state)
  * STALL_EVERY-th one sampled stall ns more (a read that runs long on
  * its CPU, or a thread descheduled in its read where the clock does
  * not tell).  Of every read's time its thread waited wait ns for a
- * CPU (as core/read.c's machine_ns tells the model).  With sample_ns
+ * CPU (as core/aside.c's machine_ns tells the model).  With sample_ns
  * 0 every read is sampled, as the engine's are; otherwise as a
- * stepped-aside volume's (core/read.c): the first read that starts
+ * stepped-aside volume's (core/aside.c): the first read that starts
  * sample_ns after the last sampled one's start, the rest delivered
  * unsampled.  After each sample, asks the fast test as the engine
  * does (its last answer, *fast, for the hysteresis); returns how often

@@ -5,12 +5,15 @@
 
 /* Unit tests of plugin/runas.c's reading of nbdkit's command line:
  * the user (-u) and group (-g) nbdkit will change to, found as
- * nbdkit's getopt_long finds them, whatever way they are spelt; and
- * of its reading of a numeric user or group id.
+ * nbdkit's getopt_long finds them, whatever way they are spelt; of
+ * its reading of a numeric user or group id; and of its lookup of a
+ * user or group by name or number, which adaptra-stats-owner shares.
  */
 
 #include <config.h>
 
+#include <grp.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -200,6 +203,64 @@ test_numeric_ids (void **state)
   }
 }
 
+/* A user or group is looked up by name in its own database, else
+ * read as a number: a user of this machine by its name (one that no
+ * group has, or a group has with another id, so that a lookup in the
+ * wrong database shows), its group by its name, numbers as numbers,
+ * and a name in neither database refused.
+ */
+static void
+test_lookup_ids (void **state)
+{
+  const struct passwd *pw;
+  const struct group *gr = NULL;
+  char name[256] = "";
+  unsigned long uid = 0, id;
+
+  (void) state;
+  setpwent ();
+  while ((pw = getpwent ()) != NULL)
+    if (pw->pw_uid != 0 && strlen (pw->pw_name) < sizeof name &&
+        ((gr = getgrnam (pw->pw_name)) == NULL || gr->gr_gid != pw->pw_uid)) {
+      strcpy (name, pw->pw_name);
+      uid = pw->pw_uid;
+      break;
+    }
+  endpwent ();
+  if (name[0] == '\0')
+    fail_msg ("no user whose name no group has with its id");
+
+  id = 7;
+  assert_true (runas_lookup_id (name, false, &id));
+  assert_int_equal (id, uid);
+  if ((gr = getgrnam (name)) == NULL)
+    assert_false (runas_lookup_id (name, true, &id));
+  else {
+    assert_true (runas_lookup_id (name, true, &id));
+    assert_int_equal (id, gr->gr_gid);
+    assert_int_not_equal (id, uid);
+  }
+
+  setgrent ();
+  while ((gr = getgrent ()) != NULL && gr->gr_gid == 0)
+    ;
+  assert_non_null (gr);
+  id = 7;
+  assert_true (runas_lookup_id (gr->gr_name, true, &id));
+  assert_int_equal (id, gr->gr_gid);
+  endgrent ();
+
+  assert_true (runas_lookup_id ("4242", false, &id));
+  assert_int_equal (id, 4242);
+  assert_true (runas_lookup_id ("4343", true, &id));
+  assert_int_equal (id, 4343);
+  id = 7;
+  assert_false (runas_lookup_id ("no-such-user-x", false, &id));
+  assert_false (runas_lookup_id ("no-such-group-x", true, &id));
+  assert_false (runas_lookup_id ("4294967295", false, &id));
+  assert_int_equal (id, 7);
+}
+
 int
 main (void)
 {
@@ -210,6 +271,7 @@ main (void)
     cmocka_unit_test (test_order),
     cmocka_unit_test (test_refused),
     cmocka_unit_test (test_numeric_ids),
+    cmocka_unit_test (test_lookup_ids),
   };
 
   return cmocka_run_group_tests (tests, NULL, NULL);

@@ -4,7 +4,7 @@
  */
 
 /* Unit tests of the engine's invalidation across volumes
- * (adaptra_invalidate, adaptra_invalidate_export in core/read.c): a
+ * (adaptra_invalidate, adaptra_invalidate_export in core/invalidate.c): a
  * write must reach every volume that may hold its bytes, from a
  * connection with a volume or without one, and leave the others'
  * pages alone.  A page is "held" when reading it again makes no
