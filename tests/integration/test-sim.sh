@@ -100,6 +100,19 @@ sim --pool 64M --mode off --workload streams:1:100G:64K:0 --duration 1 \
   --client-rtt 80us --delay-overshoot 0 --json > "$tmpdir/rtt0.json"
 check "$tmpdir/rtt0.json" 'abs(d["mean_latency_ms"] - 5.1003) < 0.001'
 
+# A reader woken from a wait resumes --wake-delay later, and
+# --wake-growth more per millisecond asleep: W1 with fixed windows,
+# whose longest wait is a whole fetch (5 ms, the delay filter's 128 us
+# overshoot, the copy): 5.1675 ms without, 1 ms more with a 1 ms
+# wake-up, and 10% of the 5.1675 ms asleep more with a growth of 100
+# us a millisecond.
+for wake in "0 0 5.1675" "1ms 0 6.1675" "0 100us 5.6842"; do
+  set -- $wake
+  sim --pool 64M --mode fixed --workload streams:1:100G:64K:0 --duration 1 \
+    --wake-delay "$1" --wake-growth "$2" --json > "$tmpdir/wake.json"
+  check "$tmpdir/wake.json" "abs(d['max_latency_ms'] - $3) < 0.001"
+done
+
 # Deterministic: the same run twice gives the same figures.
 sim "${tight[@]}" --json | figures > "$tmpdir/again1"
 figures "$tmpdir/adaptive.json" > "$tmpdir/again2"
