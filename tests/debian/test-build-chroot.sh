@@ -16,6 +16,9 @@
 # Needs root, debootstrap, and a Debian mirror (the one apt uses here);
 # exits 77 (skip) without them.  Writes under a temporary directory,
 # which it removes, and keeps the bare chroot in /var/cache/adaptra/.  Prints the seconds of each step.
+# With ADAPTRA_DEB_DIR=DIR, it leaves the package it built in DIR (the
+# .debs, .changes and .buildinfo), where tests/debian/test-deb.sh takes
+# it instead of building it again.
 
 set -euo pipefail
 
@@ -92,4 +95,8 @@ in_chroot 'dpkg-buildpackage -us -uc -b' > "$work/build.log" 2>&1 || {
 ls "$root"/build/nbdkit-adaptra-filter_*.deb > /dev/null ||
   fail "no .deb was built"
 step "dpkg-buildpackage: $(basename "$root"/build/nbdkit-adaptra-filter_*.deb)"
+if [ -n "${ADAPTRA_DEB_DIR:-}" ]; then
+  cp "$root"/build/*.deb "$root"/build/*.changes "$root"/build/*.buildinfo \
+    "$ADAPTRA_DEB_DIR"/ || fail "copying the package to $ADAPTRA_DEB_DIR"
+fi
 echo "test-build-chroot: ok"
