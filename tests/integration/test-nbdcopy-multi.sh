@@ -63,8 +63,12 @@ busy=$(awk '$1 ~ /^[0-9]+$/ && $5 > 0 { print $1 }' "$tmpdir/clients" |
 echo "nbdcopy: $busy connections had read-ahead hits"
 test "$busy" -ge 2
 
-# One stream over two connections taking turns, 128K requests.
-reset_counters
+# One stream over two connections taking turns, 128K requests.  On a
+# server of its own, its pool cold, so that the random reads counted
+# are this stream's alone: where its first request hits pages left in
+# the pool, the stream starts only from history, at its fourth request.
+start_adaptra alternating --filter=delay file "$img" delay-read=2ms \
+  adaptra-pool=32M
 /usr/bin/python3 -c '
 import nbd, sys
 handles = [nbd.NBD() for _ in range(2)]
