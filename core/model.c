@@ -285,6 +285,23 @@ fit_line (const struct adaptra_model_mean *mean, double *latency,
   return spread;
 }
 
+/* Do the reads queue (model.h, ADAPTRA_MODEL_FIT_BESIDE): is the
+ * line's fixed cost, fixed_ns, more than the limit's gain over the
+ * least latency (least_latency's at transfer rate, as the estimate's)?
+ */
+static bool
+queued (const struct adaptra_model *m, uint64_t now, uint64_t transfer,
+        double fixed_ns)
+{
+  uint64_t near, far, far_reads;
+
+  least_latency (m, now, transfer, true, &near, &far, &far_reads);
+  if (far < near)
+    near = far;
+  return near != UINT64_MAX &&
+    fixed_ns * ADAPTRA_MODEL_GAIN_DEN > (double) near * ADAPTRA_MODEL_GAIN_NUM;
+}
+
 /* The max-bandwidth filter: the most of three lower bounds of what the
  * backend moves a second (model.h).  *transfer is the most of the two
  * that measure the transfer alone (the slots, or the rate samples in
@@ -293,7 +310,8 @@ fit_line (const struct adaptra_model_mean *mean, double *latency,
  * returned, which sizes what goes in flight, counts the line in startup
  * in full only where reads go one at a time (ADAPTRA_MODEL_FIT_BESIDE),
  * else at most the gain over the rate samples: a token bucket's burst
- * puts its slope at nought (model.h).
+ * puts its slope at nought (model.h); and so wherever reads queue
+ * (queued): their times are their places in the queue, not their sizes.
  */
 static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
@@ -326,7 +344,9 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       line = (uint64_t) (1e9 / slope);
   }
   *transfer = line > rate ? line : rate;
-  if (*startup && line > rate && m->beside >= ADAPTRA_MODEL_FIT_BESIDE)
+  if (line > rate &&
+      ((*startup && m->beside >= ADAPTRA_MODEL_FIT_BESIDE) ||
+       (m->samples > 0 && queued (m, now, *transfer, latency))))
     line = line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
       ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
   if (line > rate)

@@ -30,7 +30,8 @@
  * make all of it transfer).  Until a slot is over, delivery-rate
  * samples stand in for the slots (ADAPTRA_MODEL_DONE, startup), and
  * the line lifts them by the gain at most where reads overlap
- * (ADAPTRA_MODEL_FIT_BESIDE).  Where distance costs (below), the
+ * (ADAPTRA_MODEL_FIT_BESIDE), and wherever reads queue.  Where
+ * distance costs (below), the
  * bandwidth is the head's transfer rate instead: the near reads' size
  * over their service time (moving averages of the reads that queued).
  * At one head a read's whole time is mostly the reads ahead of it,
@@ -469,12 +470,31 @@
  * bench's 64 KiB reader waited less in startup, but adaptra-sim's
  * eight interleaved streams (W3) hit 64% where the bench's hit 79%.
  *
- * Past startup the line is not bounded so: it rides a burst again
- * after an idle moment, but on a backend without a bandwidth cap
- * (2 ms a read, the page cache's speed) it is the one measure of the
- * bandwidth that a reader one request at a time does not hold down,
- * and bounded by 5/4 of the slots there its copies (nbdcopy -R 1)
- * took 27% longer.
+ * Past startup the line is not bounded so where reads overlap: on a
+ * backend without a bandwidth cap (2 ms a read, the page cache's
+ * speed) it is the one measure of the bandwidth that a reader one
+ * request at a time does not hold down, and bounded by 5/4 of the
+ * slots there its copies (nbdcopy -R 1) took 27% longer.
+ *
+ * But wherever reads queue, in startup or not, the line lifts the
+ * slots or samples by the gain at most: where its fixed cost (the
+ * intercept) is more than GAIN_NUM/GAIN_DEN of the least latency.
+ * Reads that wait beyond the latency wait for each other: the backend
+ * is the bottleneck, and what it delivered is its bandwidth (BBR reads
+ * a round trip grown past its least the same way: the pipe is full).
+ * There a read's time is its place in the queue, not its size, and the
+ * line's slope goes to nought: behind the benchmark's token bucket
+ * jobs of 540 KiB took 7-13 ms by their place, and in adaptra-sim the
+ * bandwidth jumped from 217 MB/s to 8.4 GB/s for 4.6 ms (remote W1);
+ * under CPU load nbdkit's threads report completions in bunches, a
+ * read's time is its place in the bunch, and the estimate read
+ * 0.85-2.8 GB/s where the copy moved 0.12-0.21 (docs/bench/history/
+ * beside-the-matrix.md: the burst and depthload sections).  The gain
+ * is the bar because the limit itself admits that much over the
+ * product: reads at a link the estimate has right queue up to it, and
+ * there the bound costs nothing (the gain over what is delivered is
+ * over the bandwidth).  A backend without a cap does not queue: its
+ * reads take the latency and their transfer, and the line counts.
  */
 #define ADAPTRA_MODEL_FIT_BESIDE 0.5
 

@@ -1659,6 +1659,133 @@ test_bucket_burst_does_not_inflate (void **state)
                  BUCKET_RATE * 110 / 100);
 }
 
+/* Completions in bunches: reads of 64 KiB, 512 KiB and 1 MiB by turns
+ * start over BUNCH_NS as fast as the link moves their bytes
+ * (BUNCH_RATE), and all of them complete BUNCH_LATENCY after the
+ * last one started, within 0.1 ms, in the order they started (a
+ * loaded machine's threads report completions so: depthload's
+ * section of the history); each read's size adds a transfer at
+ * BUNCH_LINE as well.  So a read's time is its place in the bunch, 5
+ * to 15 ms, whatever its size, and the line through the reads' sizes
+ * and times is all but flat.  Bunches one after another for ns.
+ */
+#define BUNCH_RATE (200 * MIB)
+#define BUNCH_LATENCY (5 * MS)
+#define BUNCH_NS (10 * MS)
+#define BUNCH_LINE (8 * UINT64_C (1000000000))
+
+static void
+bunched_link (struct backend *b, uint64_t ns)
+{
+  const uint64_t sizes[] = { 64 * KIB, 512 * KIB, MIB };
+  uint64_t end = b->now + ns, t0[64], bytes[64], start, done;
+  unsigned i = 0, n, j;
+
+  while (b->now < end) {
+    for (n = 0, start = b->now; start < b->now + BUNCH_NS && n < 64; n++) {
+      bytes[n] = sizes[i++ % 3];
+      t0[n] = start;
+      (void) adaptra_model_start (&b->m, i * MIB, bytes[n]);
+      start += bytes[n] * SEC / BUNCH_RATE;
+    }
+    done = start + BUNCH_LATENCY;
+    for (j = 0; j < n; j++) {
+      adaptra_model_end (&b->m, bytes[j]);
+      adaptra_model_sample (&b->m, bytes[j], t0[j],
+                            done + j * 100 * US / n +
+                            bytes[j] * SEC / BUNCH_LINE,
+                            ADAPTRA_MODEL_NEAR);
+    }
+    b->now = start;
+  }
+}
+
+/* Past startup, a model whose reads queue: where the line's fixed cost
+ * is more than the limit's gain over the least latency, the reads wait
+ * for each other, the link is the bottleneck, and what it delivered is
+ * its bandwidth (BBR's reading of a queue); the line lifts that by the
+ * gain at most, past startup too.  rate: what the link delivered; a
+ * slot may hold up to extra bytes more than that.
+ */
+static void
+assert_queued_at (const struct backend *b, uint64_t rate, uint64_t extra)
+{
+  struct adaptra_model_estimate est = estimate (b);
+
+  assert_false (est.startup);
+  assert_true (est.latency_bound);
+  assert_true (est.fixed_ns * ADAPTRA_MODEL_GAIN_DEN >
+               est.latency_ns * ADAPTRA_MODEL_GAIN_NUM);
+  assert_within (est.bandwidth, rate * 95 / 100,
+                 (rate + extra * SEC / ADAPTRA_MODEL_SLOT_NS) *
+                 ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN);
+}
+
+/* Bunched completions (bunched_link): the line through them read 555
+ * MB/s, 2.6 times what the link moved, before the bound
+ * (assert_queued_at); a slot may hold a bunch more.
+ */
+static void
+test_bunched_completions_do_not_inflate (void **state)
+{
+  struct backend b = { .now = SEC };   /* its reads: bunched_link's */
+
+  (void) state;
+  bunched_link (&b, 2 * SEC);
+  assert_queued_at (&b, BUNCH_RATE, BUNCH_RATE * BUNCH_NS / SEC);
+}
+
+/* A flat line: a link of BUNCH_RATE busy all the time, its reads
+ * completing one after another as it moves their bytes, each after
+ * BUNCH_LATENCY and a wait of 0-8 ms by turns in its queue (as the
+ * benchmark's token bucket serves the read that lacks least: jobs of
+ * 540 KiB took 7-13 ms by their place, the burst section of the
+ * history), sizes by turns as bunched_link's, a transfer at
+ * BUNCH_LINE.  Before the bound (assert_queued_at) the line read
+ * 465 MB/s, 2.2 times the link's rate; a slot may hold one read more.
+ */
+static void
+test_flat_line_does_not_inflate (void **state)
+{
+  struct backend b = { .now = SEC };   /* its reads below */
+  const uint64_t sizes[] = { 64 * KIB, 512 * KIB, MIB };
+  uint64_t bytes, t;
+  unsigned i;
+
+  (void) state;
+  for (i = 0; b.now < 3 * SEC; i++) {
+    bytes = sizes[i % 3];
+    b.now += bytes * SEC / BUNCH_RATE;
+    t = BUNCH_LATENCY + i * 7 % 9 * MS + bytes * SEC / BUNCH_LINE;
+    (void) adaptra_model_start (&b.m, i * MIB, bytes);
+    adaptra_model_end (&b.m, bytes);
+    adaptra_model_sample (&b.m, bytes, b.now - t, b.now, ADAPTRA_MODEL_NEAR);
+  }
+  assert_queued_at (&b, BUNCH_RATE, MIB);
+}
+
+/* A reader one request at a time on a backend without a bandwidth cap
+ * (2 ms a read, then 8 GB/s), its reads and read-ahead of 64 KiB and
+ * 1 MiB by turns, past startup: the reads do not queue (the line's
+ * fixed cost is the latency), and the line's bandwidth counts in
+ * full, though the slots say only what one read at a time delivers:
+ * there it is the one measure of the bandwidth (model.h).
+ */
+static void
+test_unqueued_line_counts (void **state)
+{
+  struct backend b = { .kind = DELAY, .now = SEC };
+  struct adaptra_model_estimate est;
+  const uint64_t delivered = (MIB + 64 * KIB) * SEC /
+    (read_ns (DELAY, 0, MIB, 0) + read_ns (DELAY, 0, 64 * KIB, 0));
+
+  (void) state;
+  scan (&b, 1);
+  est = estimate (&b);
+  assert_false (est.startup);
+  assert_true (est.bandwidth > 10 * delivered);
+}
+
 static void
 test_running (void **state)
 {
@@ -1720,6 +1847,9 @@ main (void)
     cmocka_unit_test (test_startup_line_rides_no_burst),
     cmocka_unit_test (test_limit_covers_a_read_in_flight),
     cmocka_unit_test (test_bucket_burst_does_not_inflate),
+    cmocka_unit_test (test_bunched_completions_do_not_inflate),
+    cmocka_unit_test (test_flat_line_does_not_inflate),
+    cmocka_unit_test (test_unqueued_line_counts),
     cmocka_unit_test (test_running),
   };
 
