@@ -22,20 +22,10 @@
 #include "engine-impl.h"
 
 /* The most pages of a stream's job that a worker starts: where the
- * backend is latency-bound, the model's chunk or job_min (the share of
- * the limit a window alone is cut in, model.h), whichever is larger,
- * and while the model is in startup at most
- * ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for cache hints, which
- * no reader follows) the whole job.  Not the product (the window's
- * first job, queue.c, is one): a backend that queues reads serves
- * them in its own order, a token bucket the one that lacks least
- * first, so a product-sized job started first finished after the
- * job_min ones started after it, and its reader, which wants it first,
- * waited for it (adaptra-sim, remote W1: 52 of 58 waits over 12 ms
- * after the first second ended with a job of 1000 KiB or more).  Jobs
- * of one size leave no order to invert.  Where reads do not queue
- * the round trip a smaller first job costs is hidden: the stream's
- * other jobs are in flight beside it.  Lock held.
+ * backend is latency-bound, the model's chunk or product, whichever is
+ * larger (the window's first job, queue.c), and while the model is in
+ * startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for
+ * cache hints, which no reader follows) the whole job.  Lock held.
  */
 static uint64_t
 start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
@@ -48,7 +38,7 @@ start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (est.limit == UINT64_MAX)
     return UINT64_MAX;
-  most = max_u64 (est.chunk, est.job_min);
+  most = max_u64 (est.chunk, est.bdp);
   if (est.startup)
     most = min_u64 (most, ADAPTRA_WORKERS_STARTUP_LEAD);
   return max_u64 (most >> e->page_shift, 1);

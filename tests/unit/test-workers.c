@@ -558,7 +558,7 @@ test_window_in_ways_jobs (void **state)
 }
 
 /* The most bytes of a stream's job that a worker starts, by the
- * model's estimate now: its chunk or job_min, at most
+ * model's estimate now: its chunk or product, at most
  * ADAPTRA_WORKERS_STARTUP_LEAD in startup (workers.c).
  */
 static uint64_t
@@ -572,25 +572,17 @@ lead_now (void)
   adaptra_unlock (e);
   if (est.limit == UINT64_MAX)
     return UINT64_MAX;
-  lead = est.chunk > est.job_min ? est.chunk : est.job_min;
+  lead = est.chunk > est.bdp ? est.chunk : est.bdp;
   if (est.startup && lead > ADAPTRA_WORKERS_STARTUP_LEAD)
     lead = ADAPTRA_WORKERS_STARTUP_LEAD;
   return lead;
 }
 
-/* The bytes of each job the workers started, in the order they
- * started them (workers_start_at_most_lead), and how many.
- */
-#define STARTED_MAX 64
-static uint32_t started[STARTED_MAX];
-static unsigned nstarted;
-
 /* Queue a window of n pages of stream 1 in the middle of the disk,
  * then let simulated workers take and complete its jobs one at a
  * time, each read taking 5 ms and 5 us a KiB (the remote backend):
  * each starts at most lead_now () of it (the reader that catches up
- * waits for no more), or the whole job where less than ADAPTRA_JOB_MIN
- * would stay (adaptra_queue_split), and all of it is read.
+ * waits for no more), and all of it is read.
  */
 static void
 workers_start_at_most_lead (uint64_t n)
@@ -613,16 +605,13 @@ workers_start_at_most_lead (uint64_t n)
     job = adaptra_worker_take (e, &offset, &count);
     if (job == NULL)
       break;
-    if (lead == UINT64_MAX || count >= lead + ADAPTRA_JOB_MIN)
+    if (lead == UINT64_MAX || count > lead)
       over++;
-    assert_true (jobs < STARTED_MAX);
-    started[jobs] = count;
     pages += count / PAGE;
     jobs++;
     adaptra_worker_complete (e, job, 0);
   }
   read_ns = read_ns_per_kib = 0;
-  nstarted = jobs;
   assert_int_equal (over, 0);
   assert_int_equal (pages, n);
   assert_true (jobs > 1);
@@ -646,34 +635,6 @@ test_workers_start_at_most_lead (void **state)
   first = (est.chunk > est.bdp ? est.chunk : est.bdp) / PAGE;
   assert_true (6 * first * PAGE / ADAPTRA_MODEL_STREAM_READS <= est.job_max);
   workers_start_at_most_lead (6 * first);
-}
-
-/* A backend that queues reads serves them in its own order: the
- * bench's token bucket serves the read that lacks least first, so a
- * window's first job, the product (1 MiB over the remote backend),
- * started before the quarter-limit jobs after it finished after them,
- * and the reader waited for it.  Over the remote backend, of a window
- * of six products, no job a worker starts is larger than one started
- * after it, but the last (the rest), and the first is smaller than
- * the product.
- */
-static void
-test_workers_start_no_larger_first (void **state)
-{
-  struct adaptra_model_estimate est;
-  uint64_t first;
-  unsigned i;
-
-  (void) state;
-  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
-  est = learn_remote ();
-  assert_false (est.startup);
-  first = (est.chunk > est.bdp ? est.chunk : est.bdp) / PAGE;
-  workers_start_at_most_lead (6 * first);
-  assert_true (nstarted > 2);
-  assert_true (started[0] < first * PAGE);
-  for (i = 1; i + 1 < nstarted; i++)
-    assert_true (started[0] <= started[i]);
 }
 
 /* In startup the product is the delivery-rate samples', which a
@@ -837,7 +798,6 @@ main (void)
     T (test_reader_waits_one_chunk),
     T (test_window_in_ways_jobs),
     T (test_workers_start_at_most_lead),
-    T (test_workers_start_no_larger_first),
     T (test_workers_start_little_in_startup),
     T (test_streams_with_jobs_counted),
   };
