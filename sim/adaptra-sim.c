@@ -246,7 +246,7 @@ enum ev_kind {
  */
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
   !defined(__SANITIZE_THREAD__)
-#define CORO_ASM 1
+#define CORO_ASM
 #endif
 
 struct coro {
