@@ -876,6 +876,28 @@ teach_seeks (void)
   }
 }
 
+/* Once the model is taught the head's seeks (teach_seeks), which
+ * reads then pay (seek_head), TURNS streams read their regions of
+ * region bytes round-robin, the workers running what is queued at
+ * each first stream's read, as in test_streams_taking_turns_grow.
+ */
+static void
+take_turns_seeking (uint64_t region)
+{
+  uint64_t k;
+  unsigned i;
+
+  teach_seeks ();
+  during_read = seek_head;
+  for (k = 0; k < region; k += HEAD_REQ)
+    for (i = 0; i < TURNS; i++) {
+      read_check (i * region + k, HEAD_REQ);
+      if (i == 0)
+        drain ();
+    }
+  drain ();
+}
+
 /* The streams taking turns at a head as in
  * test_streams_taking_turns_grow, where reads pay a seek
  * (seek_head) and the model sees it: each measures T over its last
@@ -890,8 +912,8 @@ test_streams_taking_turns_take_more_of_t (void **state)
 {
   const uint64_t region = DISK / TURNS / HEAD_REQ * HEAD_REQ;
   struct adaptra_stream *s;
-  uint64_t k, p, taught, no_history = 0;
-  unsigned i, share, seeks, states = 0, climbed = 0;
+  uint64_t p, taught, no_history = 0;
+  unsigned share, seeks, states = 0, climbed = 0;
 
   (void) state;
   for (p = 1000; p < 1000 + 16 * MAX_PAGES; p += REQ)
@@ -905,15 +927,7 @@ test_streams_taking_turns_take_more_of_t (void **state)
   adaptra_lock (e);
   taught = adaptra_streams_first (&e->streams)->id;
   adaptra_unlock (e);
-  teach_seeks ();
-  during_read = seek_head;
-  for (k = 0; k < region; k += HEAD_REQ)
-    for (i = 0; i < TURNS; i++) {
-      read_check (i * region + k, HEAD_REQ);
-      if (i == 0)
-        drain ();
-    }
-  drain ();
+  take_turns_seeking (region);
   adaptra_lock (e);
   {
     struct adaptra_model_estimate est;
@@ -959,16 +973,8 @@ test_streams_taking_turns_alike (void **state)
 
   (void) state;
   restart_on_a_head (ALIKE_POOL);
-  teach_seeks ();
-  during_read = seek_head;
   ntraces = 0;
-  for (k = 0; k < region; k += HEAD_REQ)
-    for (i = 0; i < TURNS; i++) {
-      read_check (i * region + k, HEAD_REQ);
-      if (i == 0)
-        drain ();
-    }
-  drain ();
+  take_turns_seeking (region);
   for (k = 0; k < ntraces; k++) {
     const struct adaptra_placement *pl = &traces[k].placement;
     uint64_t pages = trace_pages (&traces[k]);
