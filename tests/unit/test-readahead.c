@@ -996,37 +996,6 @@ test_streams_taking_turns_alike (void **state)
   assert_int_equal (stats ().evicted_unread, 0);
 }
 
-/* A client's streams of unlike pace at the seeking head: half of
- * them read twice as fast as the others (two requests a turn).  The
- * client's mean does not give the slow streams windows sized for the
- * fast ones' pace, which the pool could not hold until they are read,
- * nor do the fast ones lose pages: no page is evicted unread.
- */
-static void
-test_streams_of_unlike_pace_alike (void **state)
-{
-  const uint64_t region = (DISK - HEAD_TEACH) / TURNS / HEAD_REQ * HEAD_REQ;
-  uint64_t k;
-  unsigned i;
-
-  (void) state;
-  restart_on_a_head (ALIKE_POOL);
-  teach_seeks ();
-  during_read = seek_head;
-  for (k = 0; k < region / 2; k += HEAD_REQ)
-    for (i = 0; i < TURNS; i++) {
-      uint64_t at = i % 2 ? k : 2 * k;
-
-      read_check (i * region + at, HEAD_REQ);
-      if (i % 2 == 0)
-        read_check (i * region + at + HEAD_REQ, HEAD_REQ);
-      if (i == 0)
-        drain ();
-    }
-  drain ();
-  assert_int_equal (stats ().evicted_unread, 0);
-}
-
 /* A reader of requests larger than the auto max (the 1 MiB floor, the
  * backend's product being less: 2 ms a read, 250 MB/s) still gets
  * windows as large as its requests (readahead.c: bounds_of), so that
@@ -1178,7 +1147,6 @@ main (void)
     T (test_streams_taking_turns_grow),
     T (test_streams_taking_turns_take_more_of_t),
     T (test_streams_taking_turns_alike),
-    T (test_streams_of_unlike_pace_alike),
     T (test_window_at_least_request),
     T (test_runs_read_no_further_than_runs_end),
     T (test_runs_leave_extents_whole),
