@@ -712,6 +712,21 @@ state_window (struct adaptra_engine *e, const struct event *ev,
   }
   state_share (s, &in, b->ratio, est.seeks);
   *w = d.window;
+  /* Windows alike for a client's streams that take turns where each
+   * turn costs a seek (adaptra_window_alike, the mean of their last
+   * proposals: adaptra_streams_propose).  A client that reads several
+   * files in lock step (W3) reaches their marks in the order their
+   * windows end, and windows alike end in the order they began: the
+   * turns keep the ramp's order, a sweep of the head, where T's noise,
+   * window by window, scrambles it (a turn's seek 2.2-3.0 ms against
+   * 2.8-3.4 in the filter at the disk model).  Not only while others'
+   * jobs are queued: a stream that finds them done is still one of
+   * the turns (lone_window), and left out it keeps its own T's window.
+   */
+  if (est.seeks && !lone)
+    *w = adaptra_window_alike (&in, &d,
+                               adaptra_streams_propose (&e->streams, s,
+                                                        d.window.ra), b);
   /* A lone stream's look-ahead may be longer than its window. */
   if (lone)
     w->la = b->lead;

@@ -123,8 +123,11 @@ adaptra_streams_fini (struct adaptra_streams *t)
 {
   free (t->slots);
   free (t->buckets);
+  free (t->proposals);
   t->slots = NULL;
   t->buckets = NULL;
+  t->proposals = NULL;
+  t->nproposals = 0;
 }
 
 /* The live stream of id, or NULL (stream.h: adaptra_streams_get). */
@@ -185,11 +188,54 @@ adaptra_streams_free (struct adaptra_streams *t, struct adaptra_stream *s)
    * goes) when they leave the queue or end.
    */
   t->with_jobs -= adaptra_stream_has_jobs (s);
+  if (s->proposal > 0) {
+    t->proposals[s->client].sum -= s->proposal;
+    t->proposals[s->client].n--;
+  }
   hash_remove (t, s);
   ilist_unlink (&t->lru, LRU (t), slot_of (t, s));
   s->id = 0;
   s->lru.next = t->free_head;
   t->free_head = slot_of (t, s);
+}
+
+/* Make t's proposals hold client ids up to client: twice as many as
+ * before, or client + 1.  Returns false on no memory.
+ */
+static bool
+proposals_hold (struct adaptra_streams *t, size_t client)
+{
+  struct adaptra_proposals *p;
+  size_t n;
+
+  if (client < t->nproposals)
+    return true;
+  n = client + 1 > 2 * t->nproposals ? client + 1 : 2 * t->nproposals;
+  p = realloc (t->proposals, n * sizeof *p);
+  if (!p)
+    return false;
+  memset (p + t->nproposals, 0, (n - t->nproposals) * sizeof *p);
+  t->proposals = p;
+  t->nproposals = n;
+  return true;
+}
+
+uint64_t
+adaptra_streams_propose (struct adaptra_streams *t, struct adaptra_stream *s,
+                         uint64_t pages)
+{
+  struct adaptra_proposals *c;
+
+  if (s->client < 0 || !proposals_hold (t, (size_t) s->client))
+    return pages;
+  c = &t->proposals[s->client];
+  if (s->proposal > 0)
+    c->sum -= s->proposal;
+  else
+    c->n++;
+  s->proposal = pages;
+  c->sum += pages;
+  return c->sum / c->n;
 }
 
 bool

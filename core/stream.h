@@ -17,6 +17,7 @@
 #define ADAPTRA_STREAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ilist.h"
@@ -131,6 +132,11 @@ struct adaptra_stream {
   uint64_t prev_shift, prev_global_shift;
   unsigned share;
   uint64_t cap;                 /* its own window cap (max=auto), pages */
+  /* The last state window its own T proposed where turns at the
+   * backend cost seeks, counted in its client's sum (struct
+   * adaptra_proposals); 0: none.
+   */
+  uint64_t proposal;
   uint32_t late;                /* reads that waited for its read-ahead */
   /* Its jobs in the prefetch queue, and the last of them (queue.c:
    * the fair queue's tags follow a stream's last job).
@@ -175,6 +181,15 @@ adaptra_stream_touch_key (int client, uint64_t p)
   return ((uint64_t) (uint32_t) client << 48) ^ (p + 1);
 }
 
+/* The state windows a client's streams last proposed
+ * (adaptra_streams_propose): their sum and how many.  Kept as streams
+ * propose and leave, so that their mean costs no walk of the table.
+ */
+struct adaptra_proposals {
+  uint64_t sum;
+  uint32_t n;
+};
+
 struct adaptra_streams {
   struct adaptra_stream *slots;
   uint32_t nslots;
@@ -193,6 +208,14 @@ struct adaptra_streams {
    * late cap, readahead.c; the chunk, queue.c) cost no walk of the table: 100,000 streams is a supported case.
    */
   uint32_t with_jobs;
+  /* By client id (0 to nproposals - 1), its streams' proposals; grown
+   * as a client's first stream proposes (a few bytes a connection,
+   * beside the pool).  A stream is the table's, not its connection's:
+   * a closed client's streams count until they leave, for the client
+   * that takes its id too, as their client field names it.
+   */
+  struct adaptra_proposals *proposals;
+  size_t nproposals;
   /* The ids of the last ADAPTRA_STREAM_RECENT streams started, the
    * next to be replaced at recent_next.
    */
@@ -285,7 +308,17 @@ extern uint64_t adaptra_streams_run_bound (const struct adaptra_streams *t,
 extern bool adaptra_streams_reap_one (struct adaptra_streams *t,
                                       uint64_t now_ns);
 
-/* Free a stream now. */
+/* Stream s of table t proposes a state window of pages (> 0): it
+ * replaces s's last proposal in its client's sum.  Returns the mean
+ * of the client's streams' last proposals, s's new one included, or
+ * pages itself when s has no client (client < 0) or the table could
+ * not grow to hold its client (the proposal is then not kept).
+ */
+extern uint64_t adaptra_streams_propose (struct adaptra_streams *t,
+                                         struct adaptra_stream *s,
+                                         uint64_t pages);
+
+/* Free a stream now (its proposal leaves its client's sum). */
 extern void adaptra_streams_free (struct adaptra_streams *t,
                                   struct adaptra_stream *s);
 

@@ -93,13 +93,33 @@ adaptra_window_initial (uint64_t req, const struct adaptra_window_bounds *b)
   return w;
 }
 
+/* The look-ahead of a state window of ra pages: lookahead_of, less
+ * what keeps the next measuring interval at least ra/4 pages long,
+ * but never below the lead that hides the backend's latency.
+ */
+static uint64_t
+state_lookahead (uint64_t ra, const struct adaptra_state_input *in,
+                 const struct adaptra_window_bounds *b)
+{
+  uint64_t la = lookahead_of (ra, b);
+  uint64_t shift_next = in->la_old + (ra - la);
+
+  if (shift_next < ra / 4) {
+    uint64_t cut = ra / 4 - shift_next;
+    uint64_t floor = min_u64 (max_u64 (b->lead, 1), la);
+
+    la = la > cut + floor ? la - cut : floor;
+  }
+  return la;
+}
+
 struct adaptra_state_decision
 adaptra_window_state (const struct adaptra_state_input *in,
                       const struct adaptra_window_bounds *b)
 {
   struct adaptra_state_decision d = { .action = ADAPTRA_STATE_NONE };
   uint64_t g = in->global_shift | 1;
-  uint64_t scaled, limit, ra, la, shift_next;
+  uint64_t scaled, limit, ra;
 
   /* Over two intervals T is steadier: whether another stream's
    * window landed in one interval or not swings a single g several
@@ -128,23 +148,27 @@ adaptra_window_state (const struct adaptra_state_input *in,
   if (ra == 0)
     return d;
 
-  /* Keep the next measuring interval at least ra/4 pages long, but
-   * never cut the look-ahead below the lead that hides the backend's
-   * latency.
-   */
-  la = lookahead_of (ra, b);
-  shift_next = in->la_old + (ra - la);
-  if (shift_next < ra / 4) {
-    uint64_t cut = ra / 4 - shift_next;
-    uint64_t floor = min_u64 (max_u64 (b->lead, 1), la);
-
-    la = la > cut + floor ? la - cut : floor;
-  }
-
   d.action = ADAPTRA_STATE_WINDOW;
   d.window.ra = ra;
-  d.window.la = la;
+  d.window.la = state_lookahead (ra, in, b);
   return d;
+}
+
+struct adaptra_window
+adaptra_window_alike (const struct adaptra_state_input *in,
+                      const struct adaptra_state_decision *d, uint64_t mean,
+                      const struct adaptra_window_bounds *b)
+{
+  uint64_t ra = d->window.ra;
+
+  if (mean < ra)
+    ra = max_u64 (mean, 1);
+  else if (mean > ra && in->lost == 0 && d->threshold > in->la_old)
+    ra = max_u64 (ra, min_u64 (min_u64 (mean, d->threshold - in->la_old),
+                               b->max));
+  if (ra == d->window.ra)
+    return d->window;
+  return (struct adaptra_window) { ra, state_lookahead (ra, in, b) };
 }
 
 unsigned

@@ -120,6 +120,19 @@ struct adaptra_state_decision {
 extern struct adaptra_state_decision adaptra_window_state (
   const struct adaptra_state_input *in, const struct adaptra_window_bounds *b);
 
+/* Windows alike for a client's streams that take turns where each
+ * turn costs a seek: the state window d (sized from in) moved to mean,
+ * the mean of the client's streams' last proposals.  Down to it
+ * always; up to it only while the stream lost no page, and no further
+ * than its whole threshold less the la_old pages ahead (the share's
+ * margin is for T's noise, which the mean takes out) nor max.  The
+ * look-ahead as adaptra_window_state places it.
+ */
+extern struct adaptra_window adaptra_window_alike (
+  const struct adaptra_state_input *in,
+  const struct adaptra_state_decision *d, uint64_t mean,
+  const struct adaptra_window_bounds *b);
+
 /* The share of T a stream's next window may take after a window
  * sized at share percent, ratio being adaptra-ratio: ratio when the
  * stream lost pages, otherwise share + ADAPTRA_SHARE_STEP, at most

@@ -34,7 +34,7 @@
  * eviction, rescue, the congestion limit -- is the engine's own code.
  *
  * Time order: each client request runs the engine's read on its own
- * stack (struct request, a ucontext coroutine), as on its own thread
+ * stack (struct request, a coroutine: struct coro), as on its own thread
  * in the filter.  Where the filter's thread would sleep with the
  * engine's lock dropped -- its own backend read (sim_pread), a wait
  * for a page in flight (sim_wait) -- the request yields to the one
@@ -227,6 +227,114 @@ enum ev_kind {
   EV_RESUME
 };
 
+/* A coroutine's context: where its stack stopped, to go on from there.
+ *
+ * A switch is the simulator's commonest step (two a client request:
+ * into its stack and back; four when it sleeps).  glibc's swapcontext
+ * saves and restores the signal mask with a system call each way, a
+ * third of the simulator's time (perf, the seed hour of
+ * test-sim-calibration.sh), for a mask nothing here changes.  On
+ * x86-64 the switch is a function that saves the registers a call
+ * must preserve (the System V ABI's rbx, rbp, r12-r15) on the stack
+ * it leaves, stores that stack pointer, loads the other's and pops
+ * its registers: the usual hand-written switch (Boost.Context's
+ * jump_fcontext, libco's co_swap, minus their floating-point control
+ * words, which nothing here sets).  A new stack starts with such a
+ * frame that returns into its entry function, as if called.
+ * Elsewhere, and under the sanitizers (whose interceptors know
+ * swapcontext's stack switches and not this one), swapcontext.
+ */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+  !defined(__SANITIZE_THREAD__)
+#define CORO_ASM
+#endif
+
+struct coro {
+#ifdef CORO_ASM
+  void *sp;                     /* its saved registers, then its frames */
+#else
+  ucontext_t uc;
+#endif
+};
+
+#ifdef CORO_ASM
+/* Save the registers on this stack into *save, go on from to. */
+extern void coro_jump (void **save, void *to)
+  __attribute__ ((visibility ("hidden")));
+__asm__ ("\t.text\n"
+         "\t.p2align 4\n"
+         "\t.globl coro_jump\n"
+         "\t.hidden coro_jump\n"
+         "\t.type coro_jump, @function\n"
+         "coro_jump:\n"
+         "\tpushq %rbp\n"
+         "\tpushq %rbx\n"
+         "\tpushq %r12\n"
+         "\tpushq %r13\n"
+         "\tpushq %r14\n"
+         "\tpushq %r15\n"
+         "\tmovq %rsp, (%rdi)\n"
+         "\tmovq %rsi, %rsp\n"
+         "\tpopq %r15\n"
+         "\tpopq %r14\n"
+         "\tpopq %r13\n"
+         "\tpopq %r12\n"
+         "\tpopq %rbx\n"
+         "\tpopq %rbp\n"
+         "\tret\n"
+         "\t.size coro_jump, .-coro_jump\n");
+
+/* A stack as coro_jump leaves it: the registers it pushed, then its
+ * return address; for a new stack, a return into its entry and the
+ * entry's own return address (none: it never returns).
+ */
+struct coro_frame {
+  uintptr_t r15, r14, r13, r12, rbx, rbp;
+  uintptr_t ret;
+  uintptr_t entry_ret;
+};
+#endif
+
+/* c runs entry (which never returns) on the size bytes at stack from
+ * its first switch in.
+ */
+static void
+coro_make (struct coro *c, void *stack, size_t size, void (*entry) (void))
+{
+#ifdef CORO_ASM
+  /* The ABI's alignment: 16 bytes at a call, so that entry finds the
+   * stack pointer 8 past it, as after the call that pushed entry_ret.
+   */
+  uintptr_t top = ((uintptr_t) stack + size) & ~(uintptr_t) 15;
+  struct coro_frame *f = (struct coro_frame *) (top - sizeof *f);
+
+  memset (f, 0, sizeof *f);
+  f->ret = (uintptr_t) entry;
+  c->sp = f;
+#else
+  if (getcontext (&c->uc) == -1)
+    cli_die ("getcontext: %s", strerror (errno));
+  c->uc.uc_stack.ss_sp = stack;
+  c->uc.uc_stack.ss_size = size;
+  c->uc.uc_link = NULL;
+  makecontext (&c->uc, entry, 0);
+#endif
+}
+
+/* Leave the running coroutine (or the event loop) as from, and go on
+ * from to; from goes on from here when switched to.
+ */
+static void
+coro_switch (struct coro *from, struct coro *to)
+{
+#ifdef CORO_ASM
+  coro_jump (&from->sp, to->sp);
+#else
+  if (swapcontext (&from->uc, &to->uc) == -1)
+    cli_die ("swapcontext: %s", strerror (errno));
+#endif
+}
+
 /* A client's request in progress: the engine's read runs on its own
  * stack (a coroutine), as on its own thread in the filter, so that it
  * can sleep where the filter's thread would (its backend read, a wait
@@ -234,7 +342,7 @@ enum ev_kind {
  * due before it wakes.
  */
 struct request {
-  ucontext_t uc;
+  struct coro coro;
   void *stack;
   struct sim_ctx ctx;
   int client;
@@ -334,7 +442,7 @@ struct sim {
                                    their deadline), each once */
   size_t nsleepers;
   struct request *free_reqs;
-  ucontext_t loop;
+  struct coro loop;             /* the event loop's, while a request runs */
   bool draining;                /* past the end: requests finish
                                    uncounted, but in a trace's run */
   size_t active;                /* requests in progress */
@@ -550,8 +658,7 @@ request_sleep (struct sim *s, uint64_t t, bool sleeping)
     s->sleepers[s->nsleepers++] = q;
   }
   q->wake_seq = t == UINT64_MAX ? 0 : ev_push (s, t, EV_RESUME, q->id);
-  if (swapcontext (&q->uc, &s->loop) == -1)
-    cli_die ("swapcontext: %s", strerror (errno));
+  coro_switch (&q->coro, &s->loop);
 }
 
 /* Worker i's read is due at done now (reads booked after it may have
@@ -814,7 +921,7 @@ finish_worker (struct sim *s, size_t i)
 
 /* A request's stack runs the engine's read, hands back to the event
  * loop, and runs the next request given to it when resumed: a stack
- * is set up once (makecontext), not for every request.
+ * is set up once (coro_make), not for every request.
  */
 static void
 request_main (void)
@@ -828,8 +935,7 @@ request_main (void)
       cli_die ("internal error: read of %" PRIu32 " at %" PRIu64 ": %s",
                q->count, q->offset, strerror (err));
     q->finished = true;
-    if (swapcontext (&q->uc, &S->loop) == -1)
-      cli_die ("swapcontext: %s", strerror (errno));
+    coro_switch (&q->coro, &S->loop);
   }
 }
 
@@ -878,23 +984,10 @@ static void
 request_run (struct sim *s, struct request *q)
 {
   s->cur = q;
-  if (swapcontext (&s->loop, &q->uc) == -1)
-    cli_die ("swapcontext: %s", strerror (errno));
+  coro_switch (&s->loop, &q->coro);
   s->cur = NULL;
   if (q->finished)
     request_done (s, q);
-}
-
-/* Request q's stack, new, starts at request_main. */
-static void
-request_start (struct sim *s, struct request *q)
-{
-  if (getcontext (&q->uc) == -1)
-    cli_die ("getcontext: %s", strerror (errno));
-  q->uc.uc_stack.ss_sp = q->stack;
-  q->uc.uc_stack.ss_size = REQUEST_STACK;
-  q->uc.uc_link = &s->loop;
-  makecontext (&q->uc, request_main, 0);
 }
 
 /* One client read issued now, on its own stack; when it completes,
@@ -924,7 +1017,7 @@ client_read (struct sim *s, int client, uint64_t offset, uint32_t count,
     q->id = s->nreqs;
     q->ctx.worker = -1;
     s->reqs[s->nreqs++] = q;
-    request_start (s, q);
+    coro_make (&q->coro, q->stack, REQUEST_STACK, request_main);
   }
   q->client = client;
   q->offset = offset;

@@ -242,18 +242,24 @@ complete (struct sim_model *m, struct sim_open *o, uint64_t t,
   (*pending)--;
 }
 
-/* The bytes the bucket holding level at t must keep for the pinned
- * reads' takes from grab gi on: what the flow cannot bring before
- * them.  A read booked later takes only the rest, so that a pinned
- * read's completion, final, never takes bytes the link did not carry
- * (the bucket's capacity aside, which a saturated link does not reach).
+/* The bytes the bucket must keep at t for the pinned reads' takes from
+ * grab gi on: what the flow cannot bring before them.  A read booked
+ * later takes only the rest, so that a pinned read's completion, final,
+ * never takes bytes the link did not carry (the bucket's capacity
+ * aside, which a saturated link does not reach).  The reserve only
+ * ever goes against the bucket's level, so the count stops once it
+ * reaches level: the bucket has nothing to give then, however much
+ * more it would keep.  On a saturated link, where the calendar runs
+ * far ahead and a waiting read wakes again and again to nothing, that
+ * is most calls, and a few grabs each instead of the whole calendar.
  */
 static double
-reserved (const struct sim_model *m, size_t gi, uint64_t t, double rate)
+reserved (const struct sim_model *m, size_t gi, uint64_t t, double rate,
+          double level)
 {
   double sum = 0, most = 0;
 
-  for (; gi < m->ngrabs; gi++) {
+  for (; gi < m->ngrabs && most < level; gi++) {
     double need;
 
     sum += m->grabs[gi].bytes;
@@ -304,17 +310,31 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
   const double rate = m->bandwidth / 1e9;       /* bytes a ns */
   uint64_t t = m->checkpoint;
   double level = m->level;
-  size_t gi = first_grab (m, t), pending = 0, i;
+  size_t gi = first_grab (m, t), pending = 0, nrunning = 0, i, k;
   bool target_done = false;
 
+  /* The open reads that run the bucket in this run: those not pinned
+   * and not complete at the checkpoint, in their order in m->open,
+   * listed once so that each step looks at them only (a pinned read,
+   * however many stay open, never runs it: its takes are grabs).
+   */
+  if (m->nopen > m->caprunning) {
+    size_t *r = realloc (m->running, m->nopen * sizeof *r);
+
+    if (!r)
+      return -1;
+    m->running = r;
+    m->caprunning = m->nopen;
+  }
   for (i = 0; i < m->nopen; i++) {
     struct sim_open *o = &m->open[i];
 
     o->run_left = o->left;
     o->run_wake = o->wake;
     if (!o->pinned && o->left > BYTE_EPS)
-      pending++;
+      m->running[nrunning++] = i;
   }
+  pending = nrunning;
   if (target >= 0 && m->open[target].left <= BYTE_EPS)
     return 0;                   /* complete before the checkpoint */
   while (!target_done && (stop != UINT64_MAX || pending > 0)) {
@@ -322,10 +342,12 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
 
     if (gi < m->ngrabs && m->grabs[gi].at < next)
       next = m->grabs[gi].at;
-    for (i = 0; i < m->nopen; i++)
-      if (!m->open[i].pinned && m->open[i].run_left > BYTE_EPS &&
-          m->open[i].run_wake < next)
-        next = m->open[i].run_wake;
+    for (k = 0; k < nrunning; k++) {
+      const struct sim_open *o = &m->open[m->running[k]];
+
+      if (o->run_left > BYTE_EPS && o->run_wake < next)
+        next = o->run_wake;
+    }
 
     /* The flow from t to next; a full bucket drops what comes in. */
     level += (double) (next - t) * rate;
@@ -338,14 +360,15 @@ run_bucket (struct sim_model *m, uint64_t stop, ssize_t target,
     /* The runs of the bucket at t. */
     while (gi < m->ngrabs && m->grabs[gi].at <= t)
       level -= m->grabs[gi++].bytes;
-    for (i = 0; i < m->nopen; i++) {
-      struct sim_open *o = &m->open[i];
+    for (k = 0; k < nrunning; k++) {
+      struct sim_open *o = &m->open[m->running[k]];
       double take;
 
-      if (o->pinned || o->run_left <= BYTE_EPS || o->run_wake > t)
+      if (o->run_left <= BYTE_EPS || o->run_wake > t)
         continue;
-      take = run_once (m, o, t, &level, reserved (m, gi, t, rate), &pending);
-      if ((ssize_t) i == target) {
+      take = run_once (m, o, t, &level, reserved (m, gi, t, rate, level),
+                       &pending);
+      if ((ssize_t) m->running[k] == target) {
         if (rec && take > 0 && share_grab (rec, t, take) == -1)
           return -1;
         target_done = o->run_left <= BYTE_EPS;
@@ -556,10 +579,13 @@ sim_model_free (struct sim_model *m)
 {
   free (m->grabs);
   free (m->open);
+  free (m->running);
   m->grabs = NULL;
   m->open = NULL;
+  m->running = NULL;
   m->ngrabs = m->capgrabs = 0;
   m->nopen = m->capopen = 0;
+  m->caprunning = 0;
 }
 
 /* Seconds since the epoch of a log line's "YYYY-MM-DD HH:MM:SS.US". */

@@ -119,6 +119,9 @@ struct sim_model {
   /* Both: the open reads. */
   struct sim_open *open;
   size_t nopen, capopen;
+  size_t *running;              /* a run of the bucket's: the open reads
+                                   that run it (indices into open) */
+  size_t caprunning;
   bool stale;                   /* open reads' done need recomputing */
   uint64_t generation;          /* bumped when an open read's done moves:
                                    while it stands and nothing is stale,

@@ -17,7 +17,8 @@
  * lone reader's windows are one read each, its look-ahead growing
  * while the head runs dry, while streams that take turns there keep
  * growing their windows, and where each turn costs a seek take a
- * growing share of the thrashing threshold.
+ * growing share of the thrashing threshold, and a client's streams
+ * get windows alike, whose turns come round in one order.
  */
 
 #include <config.h>
@@ -875,6 +876,28 @@ teach_seeks (void)
   }
 }
 
+/* Once the model is taught the head's seeks (teach_seeks), which
+ * reads then pay (seek_head), TURNS streams read their regions of
+ * region bytes round-robin, the workers running what is queued at
+ * each first stream's read, as in test_streams_taking_turns_grow.
+ */
+static void
+take_turns_seeking (uint64_t region)
+{
+  uint64_t k;
+  unsigned i;
+
+  teach_seeks ();
+  during_read = seek_head;
+  for (k = 0; k < region; k += HEAD_REQ)
+    for (i = 0; i < TURNS; i++) {
+      read_check (i * region + k, HEAD_REQ);
+      if (i == 0)
+        drain ();
+    }
+  drain ();
+}
+
 /* The streams taking turns at a head as in
  * test_streams_taking_turns_grow, where reads pay a seek
  * (seek_head) and the model sees it: each measures T over its last
@@ -889,8 +912,8 @@ test_streams_taking_turns_take_more_of_t (void **state)
 {
   const uint64_t region = DISK / TURNS / HEAD_REQ * HEAD_REQ;
   struct adaptra_stream *s;
-  uint64_t k, p, taught, no_history = 0;
-  unsigned i, share, seeks, states = 0, climbed = 0;
+  uint64_t p, taught, no_history = 0;
+  unsigned share, seeks, states = 0, climbed = 0;
 
   (void) state;
   for (p = 1000; p < 1000 + 16 * MAX_PAGES; p += REQ)
@@ -904,15 +927,7 @@ test_streams_taking_turns_take_more_of_t (void **state)
   adaptra_lock (e);
   taught = adaptra_streams_first (&e->streams)->id;
   adaptra_unlock (e);
-  teach_seeks ();
-  during_read = seek_head;
-  for (k = 0; k < region; k += HEAD_REQ)
-    for (i = 0; i < TURNS; i++) {
-      read_check (i * region + k, HEAD_REQ);
-      if (i == 0)
-        drain ();
-    }
-  drain ();
+  take_turns_seeking (region);
   adaptra_lock (e);
   {
     struct adaptra_model_estimate est;
@@ -933,6 +948,52 @@ test_streams_taking_turns_take_more_of_t (void **state)
   assert_int_equal (states, TURNS);
   assert_int_equal (climbed, TURNS);
   assert_int_equal (no_history, 0);
+}
+
+/* The streams taking turns at a head where reads pay a seek, as in
+ * test_streams_taking_turns_take_more_of_t, in a pool small enough
+ * (ALIKE_POOL) that their windows are sized by T rather than by the
+ * max.  T measured stream by stream differs by whether other windows
+ * landed in its interval: each stream's own windows spread, and end
+ * out of the order they began in.  With the client's mean
+ * (readahead.c: state_window, adaptra_window_alike), past the ramp
+ * (the first quarter of each region) and before the region's end,
+ * each window is within a sixteenth of the one before it, whichever
+ * stream's, and the streams' turns come round in the same order.
+ * The regions leave the taught tail alone (HEAD_TEACH).
+ */
+#define ALIKE_POOL (8 * 1024 * 1024)
+
+static void
+test_streams_taking_turns_alike (void **state)
+{
+  const uint64_t region = (DISK - HEAD_TEACH) / TURNS / HEAD_REQ * HEAD_REQ;
+  uint64_t k, prev = 0;
+  unsigned i, turn[FIXTURE_TRACES], n = 0, unlike = 0, out_of_turn = 0;
+
+  (void) state;
+  restart_on_a_head (ALIKE_POOL);
+  ntraces = 0;
+  take_turns_seeking (region);
+  for (k = 0; k < ntraces; k++) {
+    const struct adaptra_placement *pl = &traces[k].placement;
+    uint64_t pages = trace_pages (&traces[k]);
+
+    i = (unsigned) (pl->start * PAGE / region);
+    if (traces[k].kind != ADAPTRA_TRACE_WINDOW ||
+        pl->method != ADAPTRA_METHOD_STATE ||
+        pl->start * PAGE < i * region + region / 4 ||
+        pl->end * PAGE > (i + 1) * region - region / 8)
+      continue;
+    unlike += prev > 0 && 16 * (pages > prev ? pages - prev : prev - pages) > prev;
+    prev = pages;
+    out_of_turn += n >= TURNS && i != turn[n - TURNS];
+    turn[n++] = i;
+  }
+  assert_true (n > 2 * TURNS);
+  assert_int_equal (unlike, 0);
+  assert_int_equal (out_of_turn, 0);
+  assert_int_equal (stats ().evicted_unread, 0);
 }
 
 /* A reader of requests larger than the auto max (the 1 MiB floor, the
@@ -1085,6 +1146,7 @@ main (void)
     T (test_early_mark_evicted_by_its_window),
     T (test_streams_taking_turns_grow),
     T (test_streams_taking_turns_take_more_of_t),
+    T (test_streams_taking_turns_alike),
     T (test_window_at_least_request),
     T (test_runs_read_no_further_than_runs_end),
     T (test_runs_leave_extents_whole),

@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 
-/* Unit tests of core/stream.c: ids, position matching, reaping, reuse.
+/* Unit tests of core/stream.c: ids, position matching, reaping, reuse,
+ * a client's proposals.
  * Stream recognition end to end (interleaved, reordered, backward,
  * random) is tested through the engine in test-engine.c.
  */
@@ -322,6 +323,54 @@ test_run_bound_waits_for_slow_streams (void **state)
   adaptra_streams_fini (&t);
 }
 
+/* A client's proposals (adaptra_streams_propose): the mean of its
+ * streams' last ones, each stream counted once, kept as they propose
+ * again and as they leave: freed, pushed out of a full table, reaped.
+ * Another client's count apart; a stream with no client (-1) gets its
+ * own proposal back and counts in no sum.
+ */
+static void
+test_proposals_as_streams_leave (void **state)
+{
+  struct adaptra_stream *a, *b, *c, *d;
+  uint64_t a_id;
+
+  (void) state;
+  a = adaptra_streams_new (&table, 3, 100, 0);
+  a_id = a->id;
+  b = adaptra_streams_new (&table, 3, 10000, 1);
+  c = adaptra_streams_new (&table, 3, 20000, 2);
+  d = adaptra_streams_new (&table, 1, 30000, 3);
+  assert_int_equal (adaptra_streams_propose (&table, a, 100), 100);
+  assert_int_equal (adaptra_streams_propose (&table, b, 200), 150);
+  assert_int_equal (adaptra_streams_propose (&table, c, 600), 300);
+  assert_int_equal (adaptra_streams_propose (&table, d, 8), 8);
+  /* a proposes again: its last proposal replaced, not added. */
+  assert_int_equal (adaptra_streams_propose (&table, a, 400), 400);
+  adaptra_streams_free (&table, c);
+  assert_int_equal (adaptra_streams_propose (&table, b, 200), 300);
+  c = adaptra_streams_new (&table, 3, 40000, 4);
+  assert_int_equal (adaptra_streams_propose (&table, c, 100), 700 / 3);
+  /* A new stream of client 2 pushes out the least recently used, a
+   * (the table holds 4): b's proposal and c's are left.
+   */
+  d = adaptra_streams_new (&table, 2, 50000, 4);
+  assert_null (adaptra_streams_get (&table, a_id));
+  assert_int_equal (adaptra_streams_propose (&table, c, 100), 150);
+  /* Reaped, all idle past the limit. */
+  while (adaptra_streams_reap_one (&table, 5 + ADAPTRA_STREAM_REAP_NS))
+    ;
+  assert_int_equal (adaptra_streams_count (&table), 0);
+  a = adaptra_streams_new (&table, 3, 100, 6 + ADAPTRA_STREAM_REAP_NS);
+  assert_int_equal (adaptra_streams_propose (&table, a, 50), 50);
+  b = adaptra_streams_new (&table, 1, 200, 7 + ADAPTRA_STREAM_REAP_NS);
+  assert_int_equal (adaptra_streams_propose (&table, b, 70), 70);
+  b = adaptra_streams_new (&table, -1, 300, 8 + ADAPTRA_STREAM_REAP_NS);
+  assert_int_equal (adaptra_streams_propose (&table, b, 90), 90);
+  assert_int_equal (b->proposal, 0);
+  assert_int_equal (adaptra_streams_propose (&table, a, 50), 50);
+}
+
 int
 main (void)
 {
@@ -331,6 +380,8 @@ main (void)
     cmocka_unit_test_setup_teardown (test_most_recent_wins, setup4, teardown),
     cmocka_unit_test_setup_teardown (test_reap_idle, setup4, teardown),
     cmocka_unit_test_setup_teardown (test_full_table, setup4, teardown),
+    cmocka_unit_test_setup_teardown (test_proposals_as_streams_leave, setup4,
+                                     teardown),
     cmocka_unit_test (test_id_space),
     cmocka_unit_test (test_bad_size),
     cmocka_unit_test (test_run_bound_from_runs_over),
