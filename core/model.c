@@ -285,21 +285,28 @@ fit_line (const struct adaptra_model_mean *mean, double *latency,
   return spread;
 }
 
-/* Do the reads queue (model.h, ADAPTRA_MODEL_FIT_BESIDE): is the
- * line's fixed cost, fixed_ns, more than the limit's gain over the
- * least latency (least_latency's at transfer rate, as the estimate's)?
+/* The least latency at rate, near reads or far, for the latency the
+ * engine sizes by (least_latency's halve); UINT64_MAX where none was
+ * seen.
  */
-static bool
-queued (const struct adaptra_model *m, uint64_t now, uint64_t transfer,
-        double fixed_ns)
+static uint64_t
+least_of (const struct adaptra_model *m, uint64_t now, uint64_t rate)
 {
   uint64_t near, far, far_reads;
 
-  least_latency (m, now, transfer, true, &near, &far, &far_reads);
-  if (far < near)
-    near = far;
-  return near != UINT64_MAX &&
-    fixed_ns * ADAPTRA_MODEL_GAIN_DEN > (double) near * ADAPTRA_MODEL_GAIN_NUM;
+  least_latency (m, now, rate, true, &near, &far, &far_reads);
+  return near < far ? near : far;
+}
+
+/* Do the reads queue (model.h, ADAPTRA_MODEL_FIT_BESIDE): is the
+ * line's fixed cost, fixed_ns, more than the limit's gain over the
+ * least latency, least (UINT64_MAX where none was seen)?
+ */
+static bool
+queued (uint64_t least, double fixed_ns)
+{
+  return least != UINT64_MAX &&
+    fixed_ns * ADAPTRA_MODEL_GAIN_DEN > (double) least * ADAPTRA_MODEL_GAIN_NUM;
 }
 
 /* The max-bandwidth filter: the most of three lower bounds of what the
@@ -312,10 +319,12 @@ queued (const struct adaptra_model *m, uint64_t now, uint64_t transfer,
  * else at most the gain over the rate samples: a token bucket's burst
  * puts its slope at nought (model.h); and so wherever reads queue
  * (queued): their times are their places in the queue, not their sizes.
+ * *least: the least latency at the *transfer rate (least_of), which
+ * the estimate sizes by.
  */
 static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
-           bool *startup)
+           bool *startup, uint64_t *least)
 {
   uint64_t id = slot_id (now), most = 0, sampled = 0, rate, line = 0;
   double latency, slope;
@@ -344,9 +353,10 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       line = (uint64_t) (1e9 / slope);
   }
   *transfer = line > rate ? line : rate;
+  *least = least_of (m, now, *transfer);
   if (line > rate &&
       ((*startup && m->beside >= ADAPTRA_MODEL_FIT_BESIDE) ||
-       (m->samples > 0 && queued (m, now, *transfer, latency))))
+       (m->samples > 0 && queued (*least, latency))))
     line = line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
       ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
   if (line > rate)
@@ -532,10 +542,10 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
 static void
 judge_distance (struct adaptra_model *m, uint64_t now)
 {
-  uint64_t transfer, gap, served;
+  uint64_t transfer, gap, served, least;
   bool startup, costs;
 
-  bandwidth (m, now, &transfer, &startup);
+  bandwidth (m, now, &transfer, &startup, &least);
   costs = distance_costs (m, now, transfer, m->seeking, &gap, &served);
   if (costs)
     m->seek_ns = seek_cost (m, transfer, gap, served);
@@ -578,12 +588,10 @@ void
 adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
                         struct adaptra_model_estimate *est)
 {
-  uint64_t near, far, far_reads, least, transfer;
+  uint64_t least, transfer;
   double fit_latency, slope;
 
-  est->bandwidth = bandwidth (m, now, &transfer, &est->startup);
-  least_latency (m, now, transfer, true, &near, &far, &far_reads);
-  least = near < far ? near : far;
+  est->bandwidth = bandwidth (m, now, &transfer, &est->startup, &least);
   est->seeks = m->seeking;
   est->seek_ns = est->seeks ? m->seek_ns : 0;
   if (est->seeks && head_rate (m) > 0)
@@ -631,7 +639,6 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   }
   else {
     /* The line's product: a read's fixed cost at the transfer rate. */
-    fit_line (&m->all, &fit_latency, &slope);
     est->chunk = clamp (m->samples && slope > 0
                         ? (uint64_t) (fit_latency / slope)
                         : (uint64_t) m->all.n,
