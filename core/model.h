@@ -396,8 +396,9 @@
 /* And at most ADAPTRA_MODEL_JOB_BDPS bandwidth-delay products: a job
  * a worker has started can no longer be stolen, so a reader that
  * catches up with a window that just doubled waits for the job that
- * holds its next page.  A worker starts at most a product of it
- * (workers.c: start_pages); the rest stays queued for the next.
+ * holds its next page.  A worker starts at most a product of it, or
+ * job_min where the backend reorders (workers.c: start_pages); the
+ * rest stays queued for the next.
  */
 #define ADAPTRA_MODEL_JOB_BDPS 4
 
