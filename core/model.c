@@ -88,14 +88,11 @@ average (double *avg, double x, bool first)
  * the read (model.h): the latest completion kept between t0 and t1,
  * else t0.  *since: where the read's pace starts (ADAPTRA_MODEL_FAST_*):
  * *served if a completion came during the read, else that newest one
- * before it, else t0.  *overtaken: how long before t1 the first
- * completion kept of a read that started after t0 came (model.h:
- * reordering), 0 if none.  Records the completion.
+ * before it, else t0.  Records the completion.
  */
 static uint64_t
 delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
-               uint64_t t1, uint64_t *served, uint64_t *since,
-               uint64_t *overtaken)
+               uint64_t t1, uint64_t *served, uint64_t *since)
 {
   unsigned i, n = m->ndone < ADAPTRA_MODEL_DONE ? m->ndone
     : ADAPTRA_MODEL_DONE;
@@ -104,13 +101,10 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
 
   m->delivered += bytes;
   *served = *since = t0;
-  *overtaken = 0;
   for (i = 1; i <= n; i++) {
     d = &m->done[(m->ndone - i) % ADAPTRA_MODEL_DONE];
     if (d->t > *served && d->t < t1)
       *served = d->t;
-    if (d->start > t0 && d->t < t1 && t1 - d->t > *overtaken)
-      *overtaken = t1 - d->t;
     if (d->t <= t0) {
       *since = d->t;
       if (t1 > d->t)
@@ -123,7 +117,6 @@ delivery_rate (struct adaptra_model *m, uint64_t bytes, uint64_t t0,
     *since = *served;
   d = &m->done[m->ndone++ % ADAPTRA_MODEL_DONE];
   d->t = t1;
-  d->start = t0;
   d->delivered = m->delivered;
   return rate;
 }
@@ -212,9 +205,8 @@ adaptra_model_sample_waited (struct adaptra_model *m, uint64_t bytes,
   /* The engine's own samples find none: no locked exchange for them. */
   uint64_t unsampled = __atomic_load_n (&m->unsampled, __ATOMIC_RELAXED)
     ? __atomic_exchange_n (&m->unsampled, 0, __ATOMIC_RELAXED) : 0;
-  uint64_t served, since, overtaken;
-  uint64_t rate = delivery_rate (m, bytes + unsampled, t0, t1, &served,
-                                 &since, &overtaken);
+  uint64_t served, since, rate = delivery_rate (m, bytes + unsampled, t0, t1,
+                                                &served, &since);
 
   bool first = m->samples++ == 0;
   struct adaptra_model_mean *mean = where == ADAPTRA_MODEL_NEAR ? &m->near
@@ -259,10 +251,8 @@ adaptra_model_sample_waited (struct adaptra_model *m, uint64_t bytes,
   if (b->id < second) {
     b->id = second;
     b->near = b->far = (struct adaptra_model_fastest) { 0 };
-    b->far_reads = b->overtaken_ns = 0;
+    b->far_reads = 0;
   }
-  if (b->id == second && overtaken > b->overtaken_ns)
-    b->overtaken_ns = overtaken;
   if (b->id == second && where == ADAPTRA_MODEL_NEAR)
     keep_fastest (&b->near, bytes, t);
   if (b->id == second && where == ADAPTRA_MODEL_FAR) {
@@ -422,25 +412,6 @@ least_latency (const struct adaptra_model *m, uint64_t now, uint64_t rate,
       *far = l;
     *far_reads += b->far_reads;
   }
-}
-
-/* The most a read was overtaken by (model.h: reordering) in the
- * buckets of the window.
- */
-static uint64_t
-most_overtaken (const struct adaptra_model *m, uint64_t now)
-{
-  uint64_t second = now / BUCKET_NS + 1, most = 0;
-  size_t i;
-
-  for (i = 0; i < ADAPTRA_MODEL_BUCKETS; i++) {
-    const struct adaptra_model_bucket *b = &m->bucket[i];
-
-    if (b->id != 0 && b->id <= second &&
-        b->id + ADAPTRA_MODEL_BUCKETS > second && b->overtaken_ns > most)
-      most = b->overtaken_ns;
-  }
-  return most;
 }
 
 /* Is gap at least ADAPTRA_MODEL_SEEK_NS longer than base, and
@@ -631,8 +602,6 @@ adaptra_model_estimate (const struct adaptra_model *m, uint64_t now,
   est->read_ns = (uint64_t) m->all.t;
   fit_line (&m->all, &fit_latency, &slope);
   est->fixed_ns = m->samples ? (uint64_t) fit_latency : 0;
-  est->overtaken_ns = most_overtaken (m, now);
-  est->reorders = least != UINT64_MAX && est->overtaken_ns > est->latency_ns;
   est->latency_bound = least != UINT64_MAX && !est->seeks &&
     est->latency_ns >= ADAPTRA_MODEL_LATENCY_MIN;
 

@@ -396,9 +396,8 @@
 /* And at most ADAPTRA_MODEL_JOB_BDPS bandwidth-delay products: a job
  * a worker has started can no longer be stolen, so a reader that
  * catches up with a window that just doubled waits for the job that
- * holds its next page.  A worker starts at most a product of it, or
- * job_min where the backend reorders (workers.c: start_pages); the
- * rest stays queued for the next.
+ * holds its next page.  A worker starts at most a product of it
+ * (workers.c: start_pages); the rest stays queued for the next.
  */
 #define ADAPTRA_MODEL_JOB_BDPS 4
 
@@ -499,33 +498,6 @@
  */
 #define ADAPTRA_MODEL_FIT_BESIDE 0.5
 
-/* Reordering: does the backend serve reads in the order they started?
- * A read overtaken (TCP's view: RFC 4737's reordered packet, one that
- * arrives after a packet sent later; RACK, RFC 8985, detects it the
- * same way, a segment delivered whose send time is before that of
- * one delivered already) completes after a read that started after
- * it; by how much is the time from the first such completion to its
- * own.  The last ADAPTRA_MODEL_DONE completions keep their starts for
- * it, and each bucket of the min-latency filter the most a read of
- * its second was overtaken by, so that the answer lasts the latency's
- * window (ADAPTRA_MODEL_LATENCY_NS) after the last reordering, as
- * RACK keeps its reordering window for 16 recoveries once it has
- * seen one.  The backend reorders where the most of the window is
- * more than the least latency (RACK tolerates a quarter of its
- * min-RTT: here reads differ in size, and a larger read started a
- * moment before a smaller one completes after it at any backend by
- * their transfers' difference, a fraction of a millisecond at the
- * page cache's speed; a thread descheduled a moment does no more).
- * The benchmark's token bucket (nbdkit's rate filter) lets each read
- * wait for its own tokens, and the read that lacks least goes first:
- * a 1 MiB job behind 5 ms completed 5-40 ms after the 512 KiB jobs
- * started after it.  The answer is the order of the reads alone, not
- * their times' fit, so it does not follow what it gates (workers.c:
- * the first job a worker starts): equal jobs still overtake none where
- * the backend serves in order, and a window's smaller tail and a
- * reader's own requests still overtake larger jobs where it does not.
- */
-
 struct adaptra_model_slot {
   uint64_t id;                  /* completion time / SLOT_NS, + 1 */
   uint64_t bytes;               /* of the reads that completed in it */
@@ -534,7 +506,6 @@ struct adaptra_model_slot {
 
 struct adaptra_model_done {
   uint64_t t;                   /* a read completed then (ns) */
-  uint64_t start;               /* and had started then */
   uint64_t delivered;           /* bytes completed until then */
 };
 
@@ -552,9 +523,6 @@ struct adaptra_model_bucket {
   uint64_t id;                  /* completion time / a second, + 1 */
   struct adaptra_model_fastest near, far;
   uint64_t far_reads;           /* far reads sampled */
-  uint64_t overtaken_ns;        /* the most a read completed after one
-                                   started after it (reordering, above),
-                                   0: none */
 };
 
 struct adaptra_model {
@@ -605,11 +573,6 @@ struct adaptra_model_estimate {
   uint64_t read_ns;             /* the recent reads' mean time */
   uint64_t fixed_ns;            /* the line's intercept: a read's fixed
                                    cost now, queueing included */
-  uint64_t overtaken_ns;        /* the most a read completed after one
-                                   started after it, in the window */
-  bool reorders;                /* the backend serves reads out of the
-                                   order they started: overtaken_ns
-                                   past latency_ns (reordering, above) */
   bool seeks;                   /* distance costs */
   uint64_t seek_ns;             /* what it costs, 0 where it does not */
   bool latency_bound;           /* reads in parallel hide its latency */

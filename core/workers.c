@@ -25,20 +25,7 @@
  * backend is latency-bound, the model's chunk or product, whichever is
  * larger (the window's first job, queue.c), and while the model is in
  * startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for
- * cache hints, which no reader follows) the whole job.
- *
- * Where the backend reorders (model.h: reordering), job_min (the
- * share of the limit a window alone is cut in) rather than the
- * product: a backend that serves reads in its own order, the
- * benchmark's token bucket the one that lacks least first, finished
- * the product-sized first job after the job_min ones started after
- * it, and its reader, which wanted it first, waited for it
- * (adaptra-sim, remote W1: 52 of 58 waits over 12 ms after the first
- * second ended with a job of 1000 KiB or more).  Jobs of one size
- * leave it no order to invert.  Where reads are served in order the
- * product stays: a reader one request at a time over a backend
- * without a cap (nbdcopy -R 1 over 2 ms) saves a round trip a window
- * by it, and read 3-7% slower with job_min everywhere.  Lock held.
+ * cache hints, which no reader follows) the whole job.  Lock held.
  */
 static uint64_t
 start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
@@ -51,7 +38,7 @@ start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (est.limit == UINT64_MAX)
     return UINT64_MAX;
-  most = max_u64 (est.chunk, est.reorders ? est.job_min : est.bdp);
+  most = max_u64 (est.chunk, est.bdp);
   if (est.startup)
     most = min_u64 (most, ADAPTRA_WORKERS_STARTUP_LEAD);
   return max_u64 (most >> e->page_shift, 1);

@@ -1786,126 +1786,6 @@ test_unqueued_line_counts (void **state)
   assert_true (est.bandwidth > 10 * delivered);
 }
 
-/* How a backend serves a window's reads (reorder_rounds): one at a
- * time after its latency, in the order they started (a link that
- * serves in order); the same, the smallest first (the benchmark's
- * token bucket lets the read that lacks least go first); or each on
- * its own (the delay backend: 2 ms, then 8 GB/s, no cap).
- */
-enum serve { IN_ORDER, SMALLEST_FIRST, APART };
-
-/* Rounds of a window's reads, started 10 us apart: a job of 1 MiB
- * first, then three of 512 KiB, on the remote backend served as serve
- * says (on the delay backend, APART), each round starting as the last
- * ended, for ns.  They complete in the order of their ends.
- */
-static void
-reorder_rounds (struct backend *b, enum serve serve, uint64_t ns)
-{
-  const uint64_t bytes[] = { MIB, 512 * KIB, 512 * KIB, 512 * KIB };
-  uint64_t end = b->now + ns, at = 0, t0[4], t1[4], flow;
-  unsigned i, j, order[4];
-
-  while (b->now < end) {
-    for (i = 0; i < 4; i++) {
-      t0[i] = b->now + i * 10 * US;
-      (void) adaptra_model_start (&b->m, at, bytes[i]);
-      at += bytes[i];
-      /* Served in order; the smallest first: 1 MiB last. */
-      order[i] = serve == SMALLEST_FIRST ? (i + 1) % 4 : i;
-    }
-    flow = t0[3] + 5 * MS;
-    for (i = 0; i < 4; i++) {
-      j = order[i];
-      t1[j] = serve == APART ? t0[j] + read_ns (DELAY, 0, bytes[j], 0)
-        : (flow += bytes[j] * SEC / (200 * MIB));
-    }
-    for (i = 1; i < 4; i++)             /* in the order of their ends */
-      for (j = i; j > 0 && t1[order[j - 1]] > t1[order[j]]; j--) {
-        unsigned k = order[j];
-
-        order[j] = order[j - 1];
-        order[j - 1] = k;
-      }
-    for (i = 0; i < 4; i++) {
-      j = order[i];
-      adaptra_model_end (&b->m, bytes[j]);
-      adaptra_model_sample (&b->m, bytes[j], t0[j], t1[j], ADAPTRA_MODEL_NEAR);
-    }
-    b->now = t1[order[3]];
-  }
-}
-
-/* A backend that serves a window's 512 KiB jobs before its first job of
- * 1 MiB, started before them: the first completes 10 ms after the
- * first of them, more than the least latency (model.h: reordering),
- * and the model says it reorders.
- */
-static void
-test_reordering_seen (void **state)
-{
-  struct backend b = { .now = SEC };   /* its reads: reorder_rounds' */
-  struct adaptra_model_estimate est;
-
-  (void) state;
-  reorder_rounds (&b, SMALLEST_FIRST, SEC);
-  est = estimate (&b);
-  assert_true (est.latency_bound);
-  assert_true (est.reorders);
-  assert_within (est.overtaken_ns, 10 * MS - 20 * US, 10 * MS);
-}
-
-/* Backends that serve reads in the order they started do not reorder:
- * one read at a time (the remote backend's scan), many in flight at a
- * link that serves them in order, and many in flight each on its own
- * at the delay backend, where the 512 KiB reads started after the
- * 1 MiB one complete before it by their transfers' difference, a
- * fraction of the latency.
- */
-static void
-test_in_order_not_reordering (void **state)
-{
-  struct backend one = { .kind = REMOTE, .now = SEC };
-  struct backend link = { .now = SEC };   /* its reads: reorder_rounds' */
-  struct backend apart = { .now = SEC };  /* the same */
-  struct adaptra_model_estimate est;
-
-  (void) state;
-  scan (&one, 2);
-  est = estimate (&one);
-  assert_int_equal (est.overtaken_ns, 0);
-  assert_false (est.reorders);
-
-  reorder_rounds (&link, IN_ORDER, 2 * SEC);
-  est = estimate (&link);
-  assert_true (est.latency_bound);
-  assert_int_equal (est.overtaken_ns, 0);
-  assert_false (est.reorders);
-
-  reorder_rounds (&apart, APART, 2 * SEC);
-  est = estimate (&apart);
-  assert_true (est.latency_bound);
-  assert_true (est.overtaken_ns > 0);
-  assert_false (est.reorders);
-}
-
-/* Once the backend serves in order again, the answer lasts the
- * latency's window (ADAPTRA_MODEL_LATENCY_NS) and then ends.
- */
-static void
-test_reordering_decays (void **state)
-{
-  struct backend b = { .now = SEC };   /* its reads: reorder_rounds' */
-
-  (void) state;
-  reorder_rounds (&b, SMALLEST_FIRST, SEC);
-  reorder_rounds (&b, IN_ORDER, ADAPTRA_MODEL_LATENCY_NS / 2);
-  assert_true (estimate (&b).reorders);
-  reorder_rounds (&b, IN_ORDER, ADAPTRA_MODEL_LATENCY_NS / 2 + SEC);
-  assert_false (estimate (&b).reorders);
-  assert_int_equal (estimate (&b).overtaken_ns, 0);
-}
-
 static void
 test_running (void **state)
 {
@@ -1970,9 +1850,6 @@ main (void)
     cmocka_unit_test (test_bunched_completions_do_not_inflate),
     cmocka_unit_test (test_flat_line_does_not_inflate),
     cmocka_unit_test (test_unqueued_line_counts),
-    cmocka_unit_test (test_reordering_seen),
-    cmocka_unit_test (test_in_order_not_reordering),
-    cmocka_unit_test (test_reordering_decays),
     cmocka_unit_test (test_running),
   };
 

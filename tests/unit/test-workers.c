@@ -637,96 +637,6 @@ test_workers_start_at_most_lead (void **state)
   workers_start_at_most_lead (6 * first);
 }
 
-/* Two reads on the model, the first overtaken by the second (model.h:
- * reordering), each as long as the remote backend takes for it (5 ms
- * and 8 us a KiB): 2 MiB started now, 64 KiB a millisecond after it,
- * which completes 14.9 ms before it, past the 5 ms latency.  Of
- * unknown distance, as the min-latency filter's reads are the remote
- * backend's already.  The clock moves to the last completion.
- */
-static void
-teach_reordering (void)
-{
-  const uint64_t big = 2048 * 1024, small = 64 * 1024, t = now_ns;
-  const uint64_t big_ns = 5 * MS + 2048 * 8000, small_ns = 5 * MS + 64 * 8000;
-
-  adaptra_lock (e);
-  (void) adaptra_model_start (&e->model, 0, big);
-  (void) adaptra_model_start (&e->model, big, small);
-  adaptra_model_end (&e->model, small);
-  adaptra_model_sample (&e->model, small, t + MS, t + MS + small_ns,
-                        ADAPTRA_MODEL_UNKNOWN);
-  adaptra_model_end (&e->model, big);
-  adaptra_model_sample (&e->model, big, t, t + big_ns, ADAPTRA_MODEL_UNKNOWN);
-  adaptra_unlock (e);
-  now_ns = t + big_ns;
-}
-
-/* The bytes of the first job a worker starts of a window of six
- * products of stream 1 over the remote backend, reordered first
- * (teach_reordering) or not, and the model's estimate then.
- */
-static uint32_t
-first_job_started (bool reordered, struct adaptra_model_estimate *est)
-{
-  uint64_t offset;
-  uint32_t count;
-  void *ctxs[] = { &worker_ctx };
-  struct adaptra_job *job;
-
-  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
-  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
-  (void) learn_remote ();
-  if (reordered)
-    teach_reordering ();
-  adaptra_lock (e);
-  adaptra_model_estimate (&e->model, now_ns, est);
-  dispatch_mid_disk (6 * est->bdp / PAGE);
-  adaptra_unlock (e);
-  assert_false (est->startup);
-  assert_true (est->bdp > 2 * est->job_min && est->bdp > 2 * est->chunk);
-  job = adaptra_worker_take (e, &offset, &count);
-  assert_non_null (job);
-  adaptra_worker_complete (e, job, 0);
-  drain ();
-  return count;
-}
-
-/* Where the backend serves reads in order, a window's first job
- * starts at its product: the rest of the window follows it, and a
- * reader one request at a time over a backend without a cap saves a
- * round trip a window so (delay-2ms's nbdcopy -R 1).
- */
-static void
-test_workers_start_the_product_in_order (void **state)
-{
-  struct adaptra_model_estimate est;
-  uint32_t count;
-
-  (void) state;
-  count = first_job_started (false, &est);
-  assert_false (est.reorders);
-  assert_true (count + PAGE > est.bdp);
-}
-
-/* Where the backend reorders (a token bucket serves the read that
- * lacks least first), a product-sized first job completed after the
- * job_min ones started after it, and its reader waited for it: the
- * first job starts at job_min (or the chunk) like the rest.
- */
-static void
-test_workers_start_job_min_where_reordered (void **state)
-{
-  struct adaptra_model_estimate est;
-  uint32_t count;
-
-  (void) state;
-  count = first_job_started (true, &est);
-  assert_true (est.reorders);
-  assert_true (count < est.job_min + ADAPTRA_JOB_MIN);
-  assert_true (count < est.bdp);
-}
-
 /* In startup the product is the delivery-rate samples', which a
  * burst inflates: two reads of 6 MiB (apart: no stream) that take
  * only the latency (5 ms) say 1.26 GB/s, a product of 3 MiB (half
@@ -888,8 +798,6 @@ main (void)
     T (test_reader_waits_one_chunk),
     T (test_window_in_ways_jobs),
     T (test_workers_start_at_most_lead),
-    T (test_workers_start_the_product_in_order),
-    T (test_workers_start_job_min_where_reordered),
     T (test_workers_start_little_in_startup),
     T (test_streams_with_jobs_counted),
   };
