@@ -8,9 +8,10 @@
  * fixture's fake backend and clock: a client whose lone reads start
  * runs gets a window of two requests past each, so a run of two reads
  * waits once and reads less ahead for nothing than a stream started at
- * its second read; a random reader gets none; a long sequential reader
- * still grows its windows to the max; streams interleaved on one
- * client start at their second reads.  And many streams starting at
+ * its second read; a random reader gets none, and at queue depth 16
+ * sends each read to the backend at once, as one read of its own
+ * size; a long sequential reader still grows its windows to the max;
+ * streams interleaved on one client start at their second reads.  And many streams starting at
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
  * limit.  At a disk's head (no latency that reads in parallel hide), a
