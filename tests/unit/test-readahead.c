@@ -125,6 +125,44 @@ qd_reader (void *arg)
   return NULL;
 }
 
+/* Run QD qd_readers at once, the backend holding each read until all
+ * are inside it or wait_s seconds passed, the test thread holding the
+ * engine lock meanwhile if hold_lock; returns how many got inside.
+ */
+static unsigned
+qd_read (time_t wait_s, bool hold_lock)
+{
+  struct timespec deadline;
+  pthread_t t[QD];
+  unsigned i, inside = 0;
+  void *r;
+
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  gate = true;
+  if (hold_lock)
+    adaptra_lock (e);
+  for (i = 0; i < QD; i++)
+    assert_int_equal (pthread_create (&t[i], NULL, qd_reader,
+                                      (void *) (uintptr_t) i), 0);
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += wait_s;
+  while (inside < QD && sem_timedwait (&entered, &deadline) == 0)
+    inside++;
+  if (hold_lock)
+    adaptra_unlock (e);
+  gate = false;
+  for (i = 0; i < QD; i++)
+    sem_post (&release);
+  for (i = 0; i < QD; i++) {
+    assert_int_equal (pthread_join (t[i], &r), 0);
+    assert_null (r);
+  }
+  sem_destroy (&entered);
+  sem_destroy (&release);
+  return inside;
+}
+
 /* A random reader at queue depth 16 (one connection, as fio's
  * W4-qd16), whose earlier random reads taught the engine nothing to
  * read ahead: each read goes to the backend at once, as one read of
@@ -139,11 +177,8 @@ static void
 test_random_reads_at_depth (void **state)
 {
   const uint64_t pages = DISK / PAGE;
-  pthread_t t[QD];
-  struct timespec deadline;
   struct adaptra_stats before, after;
-  unsigned i, inside = 0, traces0;
-  void *r;
+  unsigned i, traces0;
 
   (void) state;
   for (i = 1; i <= 64; i++)
@@ -154,26 +189,7 @@ test_random_reads_at_depth (void **state)
   traces0 = ntraces;
   calls = 0;
   client_bytes = worker_bytes = 0;
-  sem_init (&entered, 0, 0);
-  sem_init (&release, 0, 0);
-  gate = true;
-  for (i = 0; i < QD; i++)
-    assert_int_equal (pthread_create (&t[i], NULL, qd_reader,
-                                      (void *) (uintptr_t) i), 0);
-  clock_gettime (CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += 10;
-  while (inside < QD && sem_timedwait (&entered, &deadline) == 0)
-    inside++;
-  gate = false;
-  for (i = 0; i < QD; i++)
-    sem_post (&release);
-  for (i = 0; i < QD; i++) {
-    assert_int_equal (pthread_join (t[i], &r), 0);
-    assert_null (r);
-  }
-  sem_destroy (&entered);
-  sem_destroy (&release);
-  assert_int_equal (inside, QD);
+  assert_int_equal (qd_read (10, false), QD);
   assert_int_equal (calls, QD);
   assert_int_equal (client_bytes, (uint64_t) QD * PAGE);
   assert_int_equal (worker_bytes, 0);
@@ -220,17 +236,6 @@ read_random_once (void)
   return i;
 }
 
-/* Now and s seconds, for sem_timedwait. */
-static struct timespec
-in_seconds (time_t s)
-{
-  struct timespec t;
-
-  clock_gettime (CLOCK_REALTIME, &t);
-  t.tv_sec += s;
-  return t;
-}
-
 /* A random reader at queue depth 16 whose misses are not worth keeping
  * (read_random_once): its reads go to the backend straight from the
  * lockless path, so all 16 get inside the backend while the test holds
@@ -241,11 +246,8 @@ static void
 test_random_misses_skip_the_lock (void **state)
 {
   const struct adaptra_client *c;
-  struct timespec deadline;
-  pthread_t t[QD];
-  unsigned i, inside = 0;
   uint64_t next;
-  void *r;
+  unsigned i;
 
   (void) state;
   next = read_random_once ();
@@ -256,27 +258,7 @@ test_random_misses_skip_the_lock (void **state)
     read_pages (random_page (1000, next++), 1);
   for (i = 0; i < QD; i++)
     qd_pages[i] = random_page (1000, next + i);
-  sem_init (&entered, 0, 0);
-  sem_init (&release, 0, 0);
-  gate = true;
-  adaptra_lock (e);
-  for (i = 0; i < QD; i++)
-    assert_int_equal (pthread_create (&t[i], NULL, qd_reader,
-                                      (void *) (uintptr_t) i), 0);
-  deadline = in_seconds (3);
-  while (inside < QD && sem_timedwait (&entered, &deadline) == 0)
-    inside++;
-  adaptra_unlock (e);
-  gate = false;
-  for (i = 0; i < QD; i++)
-    sem_post (&release);
-  for (i = 0; i < QD; i++) {
-    assert_int_equal (pthread_join (t[i], &r), 0);
-    assert_null (r);
-  }
-  sem_destroy (&entered);
-  sem_destroy (&release);
-  assert_int_equal (inside, QD);
+  assert_int_equal (qd_read (3, true), QD);
   adaptra_lock (e);
   for (i = 0; i < QD; i++)
     assert_int_equal (adaptra_pool_lookup (&e->pool, qd_pages[i]),
