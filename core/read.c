@@ -643,8 +643,10 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   if (aside)
     adaptra_stat_add (&st->bypass_requests, 1);
   count_request (c, count);
-  if (straight)
+  if (straight) {
+    adaptra_stat_add (&st->straight_requests, 1);
     count_straight_miss (st, v, span, batch);
+  }
 
   /* Which pages are new accesses: one exchange per reader (above). */
   first_s = first_c = n;

@@ -246,7 +246,7 @@ static void
 test_random_misses_skip_the_lock (void **state)
 {
   const struct adaptra_client *c;
-  uint64_t next;
+  uint64_t next, straight0;
   unsigned i;
 
   (void) state;
@@ -258,7 +258,9 @@ test_random_misses_skip_the_lock (void **state)
     read_pages (random_page (1000, next++), 1);
   for (i = 0; i < QD; i++)
     qd_pages[i] = random_page (1000, next + i);
+  straight0 = stats ().straight_requests;
   assert_int_equal (qd_read (3, true), QD);
+  assert_int_equal (stats ().straight_requests - straight0, QD);
   adaptra_lock (e);
   for (i = 0; i < QD; i++)
     assert_int_equal (adaptra_pool_lookup (&e->pool, qd_pages[i]),
