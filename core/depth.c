@@ -56,32 +56,20 @@ adaptra_depth_reads_ahead (struct adaptra_depth *d, uint64_t bytes)
   return d->deep;
 }
 
-void
-adaptra_keep_evaluate (struct adaptra_keep *k, uint64_t (*total) (void *),
-                       void *opaque)
-{
-  uint64_t t = total (opaque);
-
-  k->reread += t - k->seen;
-  k->seen = t;
-  k->keep = k->reread * ADAPTRA_KEEP_SHARE >= k->kept;
-}
-
-bool
-adaptra_keep_keeps (const struct adaptra_keep *k)
-{
-  return k->kept < ADAPTRA_KEEP_TRIAL || k->keep;
-}
-
 bool
 adaptra_keep_miss (struct adaptra_keep *k, uint64_t (*total) (void *),
                    void *opaque)
 {
+  uint64_t t;
+
   if (k->kept < ADAPTRA_KEEP_TRIAL)
     return true;
   if (k->runs++ % ADAPTRA_KEEP_SAMPLE != 0)
     return k->keep;
-  adaptra_keep_evaluate (k, total, opaque);
+  t = total (opaque);
+  k->reread += t - k->seen;
+  k->seen = t;
+  k->keep = k->reread * ADAPTRA_KEEP_SHARE >= k->kept;
   return true;
 }
 

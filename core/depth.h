@@ -147,16 +147,4 @@ extern bool adaptra_keep_miss (struct adaptra_keep *k,
 /* A deep client's miss run of bytes was kept. */
 extern void adaptra_keep_kept (struct adaptra_keep *k, uint64_t bytes);
 
-/* A run sampled elsewhere (read.c: one request in ADAPTRA_KEEP_SAMPLE
- * of a client whose random misses go straight) is kept: re-evaluate
- * now, as adaptra_keep_miss does on its own sampled runs.
- */
-extern void adaptra_keep_evaluate (struct adaptra_keep *k,
-                                   uint64_t (*total) (void *), void *opaque);
-
-/* The rule's last answer: keep, through the trial and while the
- * volume's clients read pages again.
- */
-extern bool adaptra_keep_keeps (const struct adaptra_keep *k);
-
 #endif /* ADAPTRA_DEPTH_H */

@@ -13,11 +13,7 @@
  *      without a look-ahead mark, and is either a plain hit (read by
  *      a client before, of no stream) or a stream hit (of one live
  *      stream, the read within ADAPTRA_STREAM_LAG of its expected
- *      page), or, on a volume that stepped aside, absent, or, for a
- *      client whose random misses are not kept (keep_random_miss),
- *      absent or a plain hit (straight_now; one request in
- *      ADAPTRA_KEEP_SAMPLE, and any that follows one of its latest,
- *      takes the lock instead): pin the
+ *      page), or, on a volume that stepped aside, absent: pin the
  *      present pages under their stripe locks (pool.c: one critical
  *      section per run of pages), touch each (atomically), count once
  *      per request in this thread's counter shard and the client's and
@@ -94,18 +90,6 @@
  *   - A look-ahead mark set on a page while such a read copies it (a
  *     mark re-armed under congestion, readahead.c) is left for the
  *     next reader, as if it had been set just after.
- *   - A client's flag that its random misses go straight is set and
- *     cleared under the lock, by what the locked path decided (a miss
- *     of no stream that its volume's keep rule does not keep), and
- *     read without it: a request that reads it just before it changes
- *     goes the way the decision before said, a heuristic off by a
- *     read.  The request's end, the sample's count and the bytes read
- *     straight are atomics.
- *   - A read straight from the backend (a volume that stepped aside,
- *     a miss not kept, a client's random miss that goes straight)
- *     caches nothing: it returns the backend's bytes, so a write that
- *     races it is ordered as the backend orders the two, and leaves
- *     no page to invalidate.
  *   - A stepped-aside read's throughput sample (aside.c) is taken only
  *     if the engine lock is free (a trylock): the estimate is a moving
  *     average, which loses nothing from a skipped sample, and waiting
@@ -521,60 +505,6 @@ within_lag (const struct adaptra_stream *s, struct adaptra_span span)
     span.last <= next + ADAPTRA_STREAM_LAG;
 }
 
-/* Does client c's request of pages span go straight (step 0): are its
- * random misses not kept (c->straight, which only the locked path
- * sets and clears: keep_random_miss), is the request not the one in
- * ADAPTRA_KEEP_SAMPLE that takes the lock, so that the rule
- * re-evaluates on a kept run and rereads that start later show, and
- * does it not start right after one of the client's latest
- * ADAPTRA_CLIENT_LONE_ENDS requests?  A stream starting among random
- * reads is such a request, and so are its next ones: they take the
- * lock, where recognise.c sees the stream as it would without this
- * path, one request later.  Records the request's end either way.
- * Lock not held.
- */
-static bool
-straight_now (struct adaptra_client *c, struct adaptra_span span)
-{
-  bool follows = false;
-  uint32_t slot;
-  unsigned i;
-
-  if (!__atomic_load_n (&c->straight, __ATOMIC_RELAXED))
-    return false;
-  for (i = 0; i < ADAPTRA_CLIENT_LONE_ENDS; i++)
-    follows |= __atomic_load_n (&c->straight_ends[i], __ATOMIC_RELAXED) ==
-      span.first + 1;
-  slot = __atomic_fetch_add (&c->straight_end_next, 1, __ATOMIC_RELAXED) %
-    ADAPTRA_CLIENT_LONE_ENDS;
-  __atomic_store_n (&c->straight_ends[slot], span.last + 1, __ATOMIC_RELAXED);
-  return !follows &&
-    __atomic_add_fetch (&c->straight_seen, 1, __ATOMIC_RELAXED) %
-    ADAPTRA_KEEP_SAMPLE != 0;
-}
-
-/* Count a straight request of pages span (batch: their frames) as the
- * locked path's decision would have counted its miss, if it has one: a
- * miss (past the volume's first page), and a random read of the pages
- * from it on (recognise.c).  Lock not held.
- */
-static void
-count_straight_miss (struct adaptra_stats *st,
-                     const struct adaptra_volume *v, struct adaptra_span span,
-                     const uint32_t *batch)
-{
-  uint64_t p;
-
-  for (p = span.first; p < span.last; p++)
-    if (batch[p - span.first] == ADAPTRA_NO_FRAME) {
-      if (p > v->first_page)
-        adaptra_stat_add (&st->cache_miss, 1);
-      adaptra_stat_add (&st->readrandom, 1);
-      adaptra_stat_add (&st->pgreadrandom, span.last - p);
-      return;
-    }
-}
-
 /* The read path without the engine lock (step 0 of the note above,
  * which says why it is safe), for the requests that need no read-ahead
  * decision: every page the request wants is either READY and without a
@@ -607,7 +537,7 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   bool new_s = false, new_c = false;
   uint64_t stream = 0;
   uint32_t n, got, i, run;
-  bool aside, straight;
+  bool aside;
 
   assert_unlocked (e);
   if (!c)
@@ -618,20 +548,15 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   aside = __atomic_load_n (&v->bypass, __ATOMIC_RELAXED);
   r.offset = v->base + offset;
   span = adaptra_span_of (r.offset, count, e->page_shift);
-  straight = !aside && straight_now (c, span);
   if (span.last - span.first > PIN_BATCH)
     return false;
   n = (uint32_t) (span.last - span.first);
-  got = adaptra_pool_pin_hits (&e->pool, span.first, n, batch,
-                               !(aside || straight));
+  got = adaptra_pool_pin_hits (&e->pool, span.first, n, batch, !aside);
   for (i = 0; i < got; i++)
     if (batch[i] != ADAPTRA_NO_FRAME &&
         !hit_alone (adaptra_pool_page (&e->pool, batch[i]), &stream))
       break;
-  /* A straight request's present pages are plain hits: a stream's
-   * pages take the lock, which advances the stream.
-   */
-  if (got < n || i < got || (straight && stream) ||
+  if (got < n || i < got ||
       (stream && (s = adaptra_streams_get (&e->streams, stream)) != NULL &&
        !within_lag (s, span))) {
     unpin_hits (e, batch, got);
@@ -643,10 +568,6 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   if (aside)
     adaptra_stat_add (&st->bypass_requests, 1);
   count_request (c, count);
-  if (straight) {
-    adaptra_stat_add (&st->straight_requests, 1);
-    count_straight_miss (st, v, span, batch);
-  }
 
   /* Which pages are new accesses: one exchange per reader (above). */
   first_s = first_c = n;
@@ -686,11 +607,6 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
         run++;
       if (!*err)
         *err = adaptra_read_aside (e, c, ctx, &r, span.first + i, run);
-      if (!*err && straight)
-        __atomic_fetch_add (&c->straight_bytes,
-                            adaptra_request_bytes (&r, span.first + i, run,
-                                                   e->page_shift),
-                            __ATOMIC_RELAXED);
     }
     else if (adaptra_pool_has_data (&e->pool))
       adaptra_copy_out (&r, span.first + i, e->page_shift,
@@ -707,12 +623,12 @@ read_unlocked (struct adaptra_engine *e, int client, void *ctx, void *buf,
 }
 
 /* Step 1 of the read path: the request's one read-ahead decision.
- * Returns the stream id that pages read on demand should carry; sets
- * *miss if the decision was a miss's.  Lock held.
+ * Returns the stream id that pages read on demand should carry.  Lock
+ * held.
  */
 static uint64_t
 decide (struct adaptra_engine *e, int client, struct adaptra_volume *v,
-        struct adaptra_span span, bool *miss)
+        struct adaptra_span span)
 {
   uint32_t mark = ADAPTRA_NO_FRAME;
   uint64_t seen_stream = 0;
@@ -723,10 +639,8 @@ decide (struct adaptra_engine *e, int client, struct adaptra_volume *v,
   for (p = span.first; p < span.last; p++) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
-    if (f == ADAPTRA_NO_FRAME) {
-      *miss = true;
+    if (f == ADAPTRA_NO_FRAME)
       return adaptra_readahead_miss (e, v, client, span.first, span.last, p);
-    }
     if (!seen_stream)
       seen_stream = adaptra_pool_page (&e->pool, f)->stream_id;
     if (mark == ADAPTRA_NO_FRAME && adaptra_pool_take_mark (&e->pool, f))
@@ -779,42 +693,6 @@ keep_deep_miss (struct adaptra_engine *e, struct adaptra_volume *v)
   return adaptra_keep_miss (&v->keep, rereads_total, &ev);
 }
 
-/* Keep client c's random miss (a miss of no stream) in the pool?  By
- * its volume's rule for deep misses (depth.h: adaptra_keep): a random
- * reader's misses are worth keeping while the volume's clients read
- * pages again (a database's hot set), and not while they are read once
- * (fio over a disk many times the pool).  The client's flag follows
- * the rule's answer: while it says not kept, its requests whose pages
- * are absent or plain hits take the lockless path (straight_now) and
- * read the absent ones straight into its buffer.  One request in
- * ADAPTRA_KEEP_SAMPLE of them takes the lock: the first random miss
- * here after bytes went straight is kept, the rule counts those bytes
- * with the kept ones (as if they had been kept: it weighs the pages
- * read again against all the misses, not against the few sampled,
- * which would keep a random reader's misses again as soon as the
- * pool's old pages are read again a little) and re-evaluates.  Lock
- * held.
- */
-static bool
-keep_random_miss (struct adaptra_engine *e, struct adaptra_client *c,
-                  struct adaptra_volume *v)
-{
-  struct engine_volume ev = { e, v };
-  uint64_t straight = __atomic_load_n (&c->straight_bytes, __ATOMIC_RELAXED);
-  bool keep = true;
-
-  if (straight != c->straight_counted) {
-    adaptra_keep_kept (&v->keep, straight - c->straight_counted);
-    c->straight_counted = straight;
-    adaptra_keep_evaluate (&v->keep, rereads_total, &ev);
-  }
-  else
-    keep = adaptra_keep_miss (&v->keep, rereads_total, &ev);
-  __atomic_store_n (&c->straight, !adaptra_keep_keeps (&v->keep),
-                    __ATOMIC_RELAXED);
-  return keep;
-}
-
 /* Does client c read ahead itself, as much as read-ahead would for
  * it (depth.h)?  Its reads in flight of one run must reach the
  * backend's bandwidth-delay product (the model's bdp, model.h), at
@@ -851,7 +729,6 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   struct adaptra_stats *st;
   uint64_t stream_id = 0;
   bool blocked = false, hedged = false, bypass, deep = false;
-  bool missed = false, random = false, straight = false;
   uint64_t p, from, deadline = UINT64_MAX, waits_at = UINT64_MAX;
   int err = 0;
 
@@ -886,21 +763,14 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
   if (bypass)
     adaptra_stat_add (&st->bypass_requests, 1);
   else if (!(deep = reads_ahead_itself (e, c)))
-    stream_id = decide (e, client, v, span, &missed);
-  /* A random miss is kept by the same rule (keep_random_miss), which
-   * also sets the client's flag; any other decision clears it.
-   */
-  if ((random = missed && stream_id == 0))
-    straight = !keep_random_miss (e, c, v);
-  else if (!bypass)
-    __atomic_store_n (&c->straight, false, __ATOMIC_RELAXED);
+    stream_id = decide (e, client, v, span);
 
   p = span.first;
   while (p < span.last && !err) {
     uint32_t f = adaptra_pool_lookup (&e->pool, p);
 
     if (f == ADAPTRA_NO_FRAME &&
-        (bypass || straight || (deep && !keep_deep_miss (e, v))))
+        (bypass || (deep && !keep_deep_miss (e, v))))
       err = read_direct (e, c, ctx, &r, &p, span.last);
     else if (f == ADAPTRA_NO_FRAME) {
       from = p;
@@ -908,7 +778,7 @@ read_locked (struct adaptra_engine *e, int client, void *ctx, void *buf,
       /* adaptra_fetch_then_lock touched the pages it read for the client. */
       if (!err)
         new_access (e, client, stream_id, p - 1);
-      if (!err && (deep || random))
+      if (!err && deep)
         adaptra_keep_kept (&v->keep, (p - from) << e->page_shift);
     }
     else if (adaptra_pool_page (&e->pool, f)->state == ADAPTRA_PAGE_READY)

@@ -110,8 +110,6 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
            "Bytes of those read straight from the backend, not cached"),
   COUNTER (bypass_switches,
            "Volumes that stepped aside, or came back to read-ahead"),
-  COUNTER (straight_requests,
-           "Random reads not kept, read straight without the engine lock"),
   COUNTER (profile_pages_proposed,
            "Pages prefetched along a boot profile (adaptra-profile)"),
   COUNTER (profile_pages_hit,

@@ -117,21 +117,6 @@ struct adaptra_client {
   uint32_t lone_follows;        /* how many of its reads lately came
                                    right after one of its lone_ends
                                    (recognise.c: lone_reads_continue) */
-  bool straight;                /* its random misses are not kept: they
-                                   go straight, without the lock (set
-                                   under the lock, read atomically;
-                                   read.c: straight_now) */
-  uint64_t straight_seen;       /* its requests that asked to go
-                                   straight (atomic; the sample) */
-  uint64_t straight_ends[ADAPTRA_CLIENT_LONE_ENDS];
-                                /* the pages right after those
-                                   requests, plus one (atomic) */
-  uint32_t straight_end_next;   /* the slot written next (atomic) */
-  uint64_t straight_bytes;      /* bytes its misses read straight
-                                   (atomic) */
-  uint64_t straight_counted;    /* of those, counted by its volume's
-                                   keep rule (the engine's lock;
-                                   read.c: keep_random_miss) */
 };
 
 /* The client table grows by chunks that never move, so that the hit

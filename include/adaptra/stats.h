@@ -78,9 +78,6 @@ struct adaptra_stats {
   uint64_t bypass_bytes;        /* bytes of them read straight from the
                                    backend into the client's buffer */
   uint64_t bypass_switches;     /* volumes stepping aside, or back */
-  uint64_t straight_requests;   /* random reads whose misses went straight
-                                   to the backend, without the engine
-                                   lock (not kept) */
   uint64_t profile_pages_proposed; /* pages a boot profile prefetched */
   uint64_t profile_pages_hit;   /* of those, pages the client then read */
   uint64_t profile_pages_wasted; /* of those, pages it passed unread */

@@ -10,9 +10,7 @@
  * waits once and reads less ahead for nothing than a stream started at
  * its second read; a random reader gets none, and at queue depth 16
  * sends each read to the backend at once, as one read of its own
- * size, and once its misses are not worth keeping, without the engine
- * lock (while a stream starting among them, a hot set read again and a
- * racing write are served as before); a long sequential reader still grows its windows to the max;
+ * size; a long sequential reader still grows its windows to the max;
  * streams interleaved on one client start at their second reads.  And many streams starting at
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
@@ -125,44 +123,6 @@ qd_reader (void *arg)
   return NULL;
 }
 
-/* Run QD qd_readers at once, the backend holding each read until all
- * are inside it or wait_s seconds passed, the test thread holding the
- * engine lock meanwhile if hold_lock; returns how many got inside.
- */
-static unsigned
-qd_read (time_t wait_s, bool hold_lock)
-{
-  struct timespec deadline;
-  pthread_t t[QD];
-  unsigned i, inside = 0;
-  void *r;
-
-  sem_init (&entered, 0, 0);
-  sem_init (&release, 0, 0);
-  gate = true;
-  if (hold_lock)
-    adaptra_lock (e);
-  for (i = 0; i < QD; i++)
-    assert_int_equal (pthread_create (&t[i], NULL, qd_reader,
-                                      (void *) (uintptr_t) i), 0);
-  clock_gettime (CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += wait_s;
-  while (inside < QD && sem_timedwait (&entered, &deadline) == 0)
-    inside++;
-  if (hold_lock)
-    adaptra_unlock (e);
-  gate = false;
-  for (i = 0; i < QD; i++)
-    sem_post (&release);
-  for (i = 0; i < QD; i++) {
-    assert_int_equal (pthread_join (t[i], &r), 0);
-    assert_null (r);
-  }
-  sem_destroy (&entered);
-  sem_destroy (&release);
-  return inside;
-}
-
 /* A random reader at queue depth 16 (one connection, as fio's
  * W4-qd16), whose earlier random reads taught the engine nothing to
  * read ahead: each read goes to the backend at once, as one read of
@@ -177,8 +137,11 @@ static void
 test_random_reads_at_depth (void **state)
 {
   const uint64_t pages = DISK / PAGE;
+  pthread_t t[QD];
+  struct timespec deadline;
   struct adaptra_stats before, after;
-  unsigned i, traces0;
+  unsigned i, inside = 0, traces0;
+  void *r;
 
   (void) state;
   for (i = 1; i <= 64; i++)
@@ -189,7 +152,26 @@ test_random_reads_at_depth (void **state)
   traces0 = ntraces;
   calls = 0;
   client_bytes = worker_bytes = 0;
-  assert_int_equal (qd_read (10, false), QD);
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  gate = true;
+  for (i = 0; i < QD; i++)
+    assert_int_equal (pthread_create (&t[i], NULL, qd_reader,
+                                      (void *) (uintptr_t) i), 0);
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 10;
+  while (inside < QD && sem_timedwait (&entered, &deadline) == 0)
+    inside++;
+  gate = false;
+  for (i = 0; i < QD; i++)
+    sem_post (&release);
+  for (i = 0; i < QD; i++) {
+    assert_int_equal (pthread_join (t[i], &r), 0);
+    assert_null (r);
+  }
+  sem_destroy (&entered);
+  sem_destroy (&release);
+  assert_int_equal (inside, QD);
   assert_int_equal (calls, QD);
   assert_int_equal (client_bytes, (uint64_t) QD * PAGE);
   assert_int_equal (worker_bytes, 0);
@@ -200,150 +182,6 @@ test_random_reads_at_depth (void **state)
   assert_int_equal (after.backend_bytes - before.backend_bytes,
                     (uint64_t) QD * PAGE);
   assert_int_equal (ntraces, traces0);
-}
-
-/* Random pages of the disk, apart and in no order (2053 * 37 is odd,
- * so the first DISK / PAGE are all different), above base.
- */
-static uint64_t
-random_page (uint64_t base, uint64_t i)
-{
-  return (base + i * 2053 * 37) % (DISK / PAGE);
-}
-
-/* Client's random misses go straight (read.c: straight_now)? */
-static bool
-goes_straight (void)
-{
-  return __atomic_load_n (&adaptra_client_of (e, client)->straight,
-                          __ATOMIC_RELAXED);
-}
-
-/* Random reads of pages never read before, past the keep rule's trial
- * (depth.h: ADAPTRA_KEEP_TRIAL) and none read again: the client's
- * random misses are not worth keeping.  Returns the next index of
- * random_page (1000, i) unread.
- */
-static uint64_t
-read_random_once (void)
-{
-  const uint64_t trial = ADAPTRA_KEEP_TRIAL / PAGE;
-  uint64_t i;
-
-  for (i = 0; i <= trial + 2; i++)
-    read_pages (random_page (1000, i), 1);
-  assert_true (goes_straight ());
-  return i;
-}
-
-/* A random reader at queue depth 16 whose misses are not worth keeping
- * (read_random_once): its reads go to the backend straight from the
- * lockless path, so all 16 get inside the backend while the test holds
- * the engine lock; and they return the disk's bytes and leave nothing
- * in the pool.  Through the locked path none would get in.
- */
-static void
-test_random_misses_skip_the_lock (void **state)
-{
-  const struct adaptra_client *c;
-  uint64_t next, straight0;
-  unsigned i;
-
-  (void) state;
-  next = read_random_once ();
-  c = adaptra_client_of (e, client);
-  /* None of the 16 is the sample that takes the lock. */
-  while (__atomic_load_n (&c->straight_seen, __ATOMIC_RELAXED) %
-         ADAPTRA_KEEP_SAMPLE > ADAPTRA_KEEP_SAMPLE - QD - 1)
-    read_pages (random_page (1000, next++), 1);
-  for (i = 0; i < QD; i++)
-    qd_pages[i] = random_page (1000, next + i);
-  straight0 = stats ().straight_requests;
-  assert_int_equal (qd_read (3, true), QD);
-  assert_int_equal (stats ().straight_requests - straight0, QD);
-  adaptra_lock (e);
-  for (i = 0; i < QD; i++)
-    assert_int_equal (adaptra_pool_lookup (&e->pool, qd_pages[i]),
-                      ADAPTRA_NO_FRAME);
-  adaptra_unlock (e);
-  assert_true (goes_straight ());
-}
-
-/* A stream that starts among random reads that go straight: its reads
- * follow one another, so they take the lock, where it is recognised
- * as without straight reads: read ahead within a few requests, and
- * the client's flag cleared.
- */
-static void
-test_stream_among_straight_reads (void **state)
-{
-  const uint64_t from = DISK / PAGE / 2 + 7;
-  uint64_t worker0;
-  unsigned k;
-
-  (void) state;
-  read_random_once ();
-  worker0 = worker_bytes;
-  for (k = 0; k < 4; k++)
-    read_pages (from + k * REQ, REQ);
-  assert_true (worker_bytes > worker0);
-  assert_false (goes_straight ());
-}
-
-/* A hot set read at random after reads that go straight: the one
- * request in ADAPTRA_KEEP_SAMPLE that takes the lock keeps its page,
- * the hot set's pages are read again, the rule keeps them all, and
- * the hot set is then read from the pool alone.
- */
-static void
-test_hot_set_after_straight_reads (void **state)
-{
-  const uint64_t hot = 64, base = 5000;
-  uint64_t i, before;
-
-  (void) state;
-  read_random_once ();
-  for (i = 0; i < 64 * ADAPTRA_KEEP_SAMPLE; i++)
-    read_pages (base + (i * 37 + i / hot) % hot * 2, 1);
-  assert_false (goes_straight ());
-  before = client_bytes;
-  for (i = 0; i < 4 * hot; i++)
-    read_pages (base + (i * 37) % hot * 2, 1);
-  assert_int_equal (client_bytes, before);
-}
-
-/* A write to a page while a straight read of it is in the backend:
- * the read caches nothing, so it returns the bytes the backend gives
- * it, and the next read the new ones; no stale page stays in the pool.
- */
-static uint64_t racing_page;
-
-static void
-write_racing_page (uint64_t offset, uint32_t count)
-{
-  (void) count;
-  if (offset == racing_page * PAGE) {
-    during_read = NULL;
-    write_disk (offset, PAGE, 0x5a);
-  }
-}
-
-static void
-test_write_racing_straight_read (void **state)
-{
-  unsigned char buf[PAGE];
-  uint64_t next, k;
-
-  (void) state;
-  next = read_random_once ();
-  for (k = 0; k < 2 * ADAPTRA_KEEP_SAMPLE; k++) {
-    racing_page = random_page (1000, next + k);
-    during_read = write_racing_page;
-    assert_int_equal (adaptra_read (e, client, &client_ctx, buf, PAGE,
-                                    racing_page * PAGE), 0);
-    assert_null (during_read);
-    read_check (racing_page * PAGE, PAGE);
-  }
 }
 
 /* A random reader whose later reads land just before pages its earlier
@@ -1376,10 +1214,6 @@ main (void)
     T (test_random_reader),
     T (test_random_reader_next_cached),
     T (test_random_reads_at_depth),
-    T (test_random_misses_skip_the_lock),
-    T (test_stream_among_straight_reads),
-    T (test_hot_set_after_straight_reads),
-    T (test_write_racing_straight_read),
     T (test_long_stream_grows),
     T (test_interleaved_streams_start),
     T (test_random_reader_lands_after_lone),
