@@ -141,7 +141,7 @@ struct adaptra_engine {
  */
 #ifndef NDEBUG
 /* This thread, as a number: the address of a thread-local variable. */
-extern _Thread_local char adaptra_lock_token;
+extern _Thread_local char adaptra_lock_token ADAPTRA_TLS_INITIAL_EXEC;
 static inline uintptr_t
 adaptra_lock_self (void)
 {

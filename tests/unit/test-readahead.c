@@ -8,9 +8,10 @@
  * fixture's fake backend and clock: a client whose lone reads start
  * runs gets a window of two requests past each, so a run of two reads
  * waits once and reads less ahead for nothing than a stream started at
- * its second read; a random reader gets none; a long sequential reader
- * still grows its windows to the max; streams interleaved on one
- * client start at their second reads.  And many streams starting at
+ * its second read; a random reader gets none, and at queue depth 16
+ * sends each read to the backend at once, as one read of its own
+ * size; a long sequential reader still grows its windows to the max;
+ * streams interleaved on one client start at their second reads.  And many streams starting at
  * once on a backend not measured yet (model.c): each reader reads only
  * its own requests, and the workers start no more than the model's
  * limit.  At a disk's head (no latency that reads in parallel hide), a
@@ -23,12 +24,15 @@
 
 #include <config.h>
 
+#include <pthread.h>
 #include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "fixture.h"
@@ -99,6 +103,85 @@ test_random_reader (void **state)
     read_pages (1000 + (uint64_t) (i * 37 % 200) * 31, REQ);
   assert_int_equal (stats ().method[ADAPTRA_METHOD_NONE].pgreadahead, 0);
   assert_int_equal (ntraces, 0);
+}
+
+/* Reads one client has in flight at once (fio's queue depth 16), and
+ * the page each of them reads (qd_reader).
+ */
+#define QD 16
+static uint64_t qd_pages[QD];
+
+static void *
+qd_reader (void *arg)
+{
+  uint64_t p = qd_pages[(uintptr_t) arg];
+  unsigned char buf[PAGE];
+
+  if (adaptra_read (e, client, &client_ctx, buf, PAGE, p * PAGE) != 0 ||
+      memcmp (buf, disk + p * PAGE, PAGE) != 0)
+    return (void *) 1;
+  return NULL;
+}
+
+/* A random reader at queue depth 16 (one connection, as fio's
+ * W4-qd16), whose earlier random reads taught the engine nothing to
+ * read ahead: each read goes to the backend at once, as one read of
+ * its own page, while the other 15 are in flight there, and nothing
+ * else is read.  The backend holds every read until all 16 are inside
+ * it (the fixture's gate): a read that waited for another's (for the
+ * engine lock across a backend read, a page in flight, a backend
+ * handle, the congestion limit) or went through a prefetch job would
+ * never enter, and the wait times out.
+ */
+static void
+test_random_reads_at_depth (void **state)
+{
+  const uint64_t pages = DISK / PAGE;
+  pthread_t t[QD];
+  struct timespec deadline;
+  struct adaptra_stats before, after;
+  unsigned i, inside = 0, traces0;
+  void *r;
+
+  (void) state;
+  for (i = 1; i <= 64; i++)
+    read_pages ((uint64_t) i * 4099 % pages, 1);
+  for (i = 0; i < QD; i++)
+    qd_pages[i] = (1000 + (uint64_t) i * 2053 * 37) % pages;
+  before = stats ();
+  traces0 = ntraces;
+  calls = 0;
+  client_bytes = worker_bytes = 0;
+  sem_init (&entered, 0, 0);
+  sem_init (&release, 0, 0);
+  gate = true;
+  for (i = 0; i < QD; i++)
+    assert_int_equal (pthread_create (&t[i], NULL, qd_reader,
+                                      (void *) (uintptr_t) i), 0);
+  clock_gettime (CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 10;
+  while (inside < QD && sem_timedwait (&entered, &deadline) == 0)
+    inside++;
+  gate = false;
+  for (i = 0; i < QD; i++)
+    sem_post (&release);
+  for (i = 0; i < QD; i++) {
+    assert_int_equal (pthread_join (t[i], &r), 0);
+    assert_null (r);
+  }
+  sem_destroy (&entered);
+  sem_destroy (&release);
+  assert_int_equal (inside, QD);
+  assert_int_equal (calls, QD);
+  assert_int_equal (client_bytes, (uint64_t) QD * PAGE);
+  assert_int_equal (worker_bytes, 0);
+  after = stats ();
+  assert_int_equal (after.readrandom - before.readrandom, QD);
+  assert_int_equal (after.io_block, before.io_block);
+  assert_int_equal (after.backend_requests - before.backend_requests, QD);
+  assert_int_equal (after.backend_bytes - before.backend_bytes,
+                    (uint64_t) QD * PAGE);
+  assert_int_equal (ntraces, traces0);
 }
 
 /* A random reader whose later reads land just before pages its earlier
@@ -1130,6 +1213,7 @@ main (void)
     T (test_short_runs),
     T (test_random_reader),
     T (test_random_reader_next_cached),
+    T (test_random_reads_at_depth),
     T (test_long_stream_grows),
     T (test_interleaved_streams_start),
     T (test_random_reader_lands_after_lone),
