@@ -23,14 +23,29 @@
 
 /* The most pages of a stream's job that a worker starts: where the
  * backend is latency-bound, the model's chunk or product, whichever is
- * larger (the window's first job, queue.c), and while the model is in
- * startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for
- * cache hints, which no reader follows) the whole job.  Lock held.
+ * larger (the window's first job, queue.c), while none of the stream's
+ * jobs is being read; while one is, the chunk or the model's job_min
+ * (what the window's other jobs are cut to), if smaller; and while the
+ * model is in startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere
+ * (and for cache hints, which no reader follows) the whole job.
+ *
+ * Why the product only first: it saves a reader at one request at a
+ * time a round trip a window, where nothing of its stream is in flight
+ * to hide the latency.  Behind a read of its own stream it saves
+ * nothing, and a backend that shares its rate among the reads in
+ * flight (a token bucket that serves whichever read lacks least, as
+ * nbdkit's rate filter does; processor sharing) serves a stream's
+ * later, smaller reads before an earlier, larger one, which is the one
+ * its reader needs first: adaptra-sim's remote W1 (5 ms, 200 MB/s)
+ * waited 20-25 ms for product-sized jobs (1.3 MiB) that up to seven
+ * job_min-sized reads started after them overtook.  Alike in size, a
+ * stream's reads end in the order they started.  Lock held.
  */
 static uint64_t
 start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
 {
   struct adaptra_model_estimate est;
+  const struct adaptra_stream *s;
   uint64_t most;
 
   if (job->stream == 0)
@@ -38,7 +53,9 @@ start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (est.limit == UINT64_MAX)
     return UINT64_MAX;
-  most = max_u64 (est.chunk, est.bdp);
+  s = adaptra_streams_get (&e->streams, job->stream);
+  most = max_u64 (est.chunk, s && s->running_jobs > 0
+                  ? min_u64 (est.job_min, est.bdp) : est.bdp);
   if (est.startup)
     most = min_u64 (most, ADAPTRA_WORKERS_STARTUP_LEAD);
   return max_u64 (most >> e->page_shift, 1);

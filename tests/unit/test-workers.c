@@ -666,6 +666,64 @@ test_workers_start_little_in_startup (void **state)
   workers_start_at_most_lead (2 * est.bdp / PAGE);
 }
 
+/* A stream's job starts product-sized (test_workers_start_at_most_lead)
+ * only while none of the stream's jobs is being read; behind one, a
+ * worker starts at most the model's job_min (or chunk) of it: a
+ * backend that shares its rate among the reads in flight (a token
+ * bucket serving whichever read lacks least) ended a stream's later,
+ * smaller reads before the earlier product-sized one its reader
+ * needed first (workers.c: start_pages).  Over the remote backend, a
+ * window of six products of a stream in the table (jobs of one, one,
+ * one and a half products and the rest: test_window_in_ways_jobs): its
+ * first job, with nothing of the stream in flight, starts a product;
+ * the second, started while the first is read, job_min, its rest
+ * staying queued in its place, where the next worker starts it.
+ */
+static void
+test_workers_start_alike_behind_own_read (void **state)
+{
+  struct adaptra_model_estimate est;
+  struct adaptra_stream *s;
+  struct adaptra_volume *v;
+  struct adaptra_job *first_job, *next_job, *job;
+  void *ctxs[] = { &worker_ctx };
+  uint64_t offset, product, behind, n;
+  uint32_t count[3];
+
+  (void) state;
+  assert_int_equal (adaptra_workers_simulate (e, CEILING), 0);
+  est = learn_remote ();
+  assert_false (est.startup);
+  product = (est.chunk > est.bdp ? est.chunk : est.bdp) / PAGE;
+  behind = (est.chunk > est.job_min ? est.chunk : est.job_min) / PAGE;
+  assert_true (behind < product);
+  n = 6 * product;
+  assert_true (n * PAGE / ADAPTRA_MODEL_STREAM_READS <= est.job_max);
+  assert_int_equal (adaptra_volume_set_contexts (e, volume, 1, ctxs), 0);
+  adaptra_lock (e);
+  v = adaptra_volume_of (e, volume);
+  s = adaptra_streams_new (&e->streams, client,
+                           (v->base >> e->page_shift) + DISK / PAGE / 2,
+                           now_ns);
+  assert_int_equal (adaptra_prefetch_dispatch (e, v, s->next, s->next + n,
+                                               UINT64_MAX, s->id,
+                                               ADAPTRA_METHOD_STATE, 0), n);
+  adaptra_unlock (e);
+  first_job = adaptra_worker_take (e, &offset, &count[0]);
+  assert_non_null (first_job);
+  next_job = adaptra_worker_take (e, &offset, &count[1]);
+  assert_non_null (next_job);
+  adaptra_worker_complete (e, first_job, 0);
+  adaptra_worker_complete (e, next_job, 0);
+  job = adaptra_worker_take (e, &offset, &count[2]);
+  assert_non_null (job);
+  adaptra_worker_complete (e, job, 0);
+  assert_int_equal (count[0], product * PAGE);
+  assert_int_equal (count[1], behind * PAGE);
+  assert_int_equal (count[2], (product - behind) * PAGE);
+  drain ();
+}
+
 /* The streams of the table with prefetch queued or being read, by a
  * walk of the table: what the table's count (with_jobs) must say.
  * Lock held.
@@ -799,6 +857,7 @@ main (void)
     T (test_window_in_ways_jobs),
     T (test_workers_start_at_most_lead),
     T (test_workers_start_little_in_startup),
+    T (test_workers_start_alike_behind_own_read),
     T (test_streams_with_jobs_counted),
   };
 
