@@ -124,6 +124,13 @@ const struct adaptra_param adaptra_params[] = {
     "File mode of the socket, in octal (0660 lets the group read)." },
   { "stats-owner", "USER[:GROUP]", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
     0, 0, NULL, "Give the socket to USER (for nbdkit -u USER -g GROUP)." },
+  /* A minute: a person typing at socat is not cut off between
+   * commands, and an abandoned client holds one of the socket's few
+   * slots no longer (plugin/server.h).
+   */
+  { "stats-idle", "SECONDS", ADAPTRA_PARAM_FILTER, NO_FIELD, "60",
+    0, 0, NULL, "Close a socket client this many seconds after its last "
+    "command (3 to 86400)." },
   { "metrics", "[ADDR:]PORT", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
     0, 0, NULL, "Serve /metrics over HTTP for Prometheus to scrape, on ADDR "
     "(default 127.0.0.1, loopback only) and PORT." },

@@ -59,11 +59,12 @@
 #define MAX_REPLY (8 * 1024 * 1024)
 
 /* How often --trace tells the server it is still there: the server
- * closes a client 60 s after its last command when no trace output
- * flows (SERVER_IDLE_SECS).  A third of that, so that a keep-alive
- * delayed by a loaded machine still has two more chances in time.
+ * closes a client control_idle_secs (its "control" reply; 60 unless
+ * adaptra-stats-idle says otherwise) after its last command when no
+ * trace output flows.  A third of that, so that a keep-alive delayed
+ * by a loaded machine still has two more chances in time.
  */
-#define TRACE_KEEPALIVE_MS 20000
+#define TRACE_KEEPALIVE_SHARE 3
 
 const char *const cli_name = "adaptra-stat";
 
@@ -672,14 +673,32 @@ watch (struct conn *c, double secs, enum watch_format format)
   }
 }
 
+/* The server's idle limit in milliseconds, from its "control" reply. */
+static long
+idle_ms (struct conn *c)
+{
+  char *reply = request (c, "control");
+  const char *line = strstr (reply, "control_idle_secs ");
+  long secs = line ? strtol (line + strlen ("control_idle_secs "), NULL, 10)
+    : 0;
+
+  if (secs <= 0)
+    cli_die ("%s: no control_idle_secs in the reply to 'control': %s",
+             c->path, reply);
+  free (reply);
+  return secs * 1000;
+}
+
 /* Print the server's trace lines without their "trace: " prefix until
  * a signal, as they arrive, beginning with any that came in the same
  * read as the reply to "trace on".  Replies (to the keep-alive "trace
- * on" sent every TRACE_KEEPALIVE_MS) are skipped.
+ * on" sent every TRACE_KEEPALIVE_SHARE-th of the idle limit) are
+ * skipped.
  */
 static void
 trace (struct conn *c)
 {
+  long keepalive_ms = idle_ms (c) / TRACE_KEEPALIVE_SHARE;
   char *reply = request (c, "trace on");
   struct timespec last, now;
 
@@ -702,7 +721,7 @@ trace (struct conn *c)
     memmove (c->buf, start, c->len + 1);
     fflush (stdout);
     clock_gettime (CLOCK_MONOTONIC, &now);
-    if ((now.tv_sec - last.tv_sec) * 1000 >= TRACE_KEEPALIVE_MS) {
+    if ((now.tv_sec - last.tv_sec) * 1000 >= keepalive_ms) {
       send_command (c, "trace on", false);
       last = now;
     }

@@ -145,6 +145,8 @@ filter_param (const char *key, const char *value)
     return metrics_config (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-owner") == 0)
     return server_config_owner (value) == -1 ? -1 : 1;
+  if (strcmp (key, "adaptra-stats-idle") == 0)
+    return server_config_idle (value) == -1 ? -1 : 1;
   if (strcmp (key, "adaptra-stats-mode") == 0) {
     char *end;
     unsigned long mode;

@@ -28,8 +28,8 @@
  *    next trace lines come.
  *  - A client is idle from its last complete command (bytes without a
  *    newline do not count), or for a tracing client from the last
- *    trace output the socket took; after SERVER_IDLE_SECS it is
- *    closed.
+ *    trace output the socket took; after adaptra-stats-idle seconds
+ *    it is closed.
  *
  * A client that half-closes its side still receives the replies to
  * everything it sent.  The peer's credentials (SO_PEERCRED) decide
@@ -49,6 +49,7 @@
 
 #include <config.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -153,7 +154,7 @@ static struct {
   uint64_t accepted;            /* served */
   uint64_t refused;             /* turned away: too many clients */
   uint64_t dropped_output;      /* output buffer full: not reading */
-  uint64_t closed_idle;         /* idle for SERVER_IDLE_SECS */
+  uint64_t closed_idle;         /* idle for idle_secs */
   uint64_t denied;              /* commands refused to the unprivileged */
 } counts;
 
@@ -172,6 +173,9 @@ static bool thread_running;
 static server_line_fn handle_line;
 static struct client *clients;
 static unsigned nclients, nprivileged, nrefusing, next_id;
+
+/* adaptra-stats-idle: seconds a client may go without a command. */
+static int idle_secs;
 
 /* adaptra-stats-owner: whom the socket is given to (-1: nobody). */
 static uid_t owner_uid = (uid_t) -1;
@@ -227,6 +231,25 @@ server_config_owner (const char *value)
     }
     owner_gid = (gid_t) id;
   }
+  return 0;
+}
+
+int
+server_config_idle (const char *value)
+{
+  unsigned long secs;
+  char *end;
+
+  errno = 0;
+  secs = strtoul (value, &end, 10);
+  if (errno || !isdigit ((unsigned char) value[0]) || *end != '\0' ||
+      secs < SERVER_IDLE_SECS_MIN || secs > SERVER_IDLE_SECS_MAX) {
+    nbdkit_error ("adaptra-stats-idle=%s is not a number of seconds "
+                  "(%d..%d)", value, SERVER_IDLE_SECS_MIN,
+                  SERVER_IDLE_SECS_MAX);
+    return -1;
+  }
+  idle_secs = (int) secs;
   return 0;
 }
 
@@ -533,7 +556,7 @@ control_status (struct client *self, struct adaptra_strbuf *out)
                          "control_closed_idle %" PRIu64 "\n"
                          "control_denied %" PRIu64 "\n",
                          nclients, SERVER_MAX_CLIENTS,
-                         SERVER_PRIVILEGED_SLOTS, SERVER_IDLE_SECS,
+                         SERVER_PRIVILEGED_SLOTS, idle_secs,
                          counts.accepted, counts.refused,
                          counts.dropped_output, counts.closed_idle,
                          counts.denied);
@@ -671,7 +694,7 @@ client_cb (struct ev_loop *l, ev_io *w, int revents)
   client_rearm (c);
 }
 
-/* The idle timer fires SERVER_IDLE_SECS (CLIENT_LINGER_SECS for the
+/* The idle timer fires idle_secs (CLIENT_LINGER_SECS for the
  * refused and failed) after it was last armed; it closes the client if
  * it has not been active since, or runs until that much after the
  * client's last activity.
@@ -693,7 +716,7 @@ idle_cb (struct ev_loop *l, ev_timer *w, int revents)
     counts.closed_idle++;
     nbdkit_debug ("adaptra-stats: closing control client %u (uid %d, "
                   "pid %d): idle for %d s", c->id, (int) c->uid,
-                  (int) c->pid, SERVER_IDLE_SECS);
+                  (int) c->pid, idle_secs);
   }
   client_close (c);
 }
@@ -786,13 +809,15 @@ accept_cb (struct ev_loop *l, ev_io *w, int revents)
   }
   c->out = ADAPTRA_STRBUF_INIT (CLIENT_MAX_OUTPUT);
   ev_init (&c->idle, idle_cb);
-  c->idle.repeat = SERVER_IDLE_SECS;
+  c->idle.repeat = idle_secs;
   c->last_active = ev_now (loop);
   c->id = next_id++;
   ev_timer_again (loop, &c->idle);
   c->next = clients;
   clients = c;
   if (!slot_for (c)) {
+    char why[320];
+
     /* Say why, in a reply it can read: it may have sent its first
      * request already, and closing with that unread would reset the
      * connection.
@@ -803,18 +828,16 @@ accept_cb (struct ev_loop *l, ev_io *w, int revents)
     nbdkit_debug ("adaptra-stats: refusing a control client (uid %d, "
                   "pid %d): %u clients connected, %u of them privileged",
                   (int) c->uid, (int) c->pid, nclients, nprivileged);
-    client_fail (c, nclients >= SERVER_MAX_CLIENTS
-                 ? "too many clients: " STRINGIFY (SERVER_MAX_CLIENTS)
-                   " are connected, the most served at once; close one, "
-                   "or wait for an idle one to be closed ("
-                   STRINGIFY (SERVER_IDLE_SECS) " s without a command)"
-                 : "too many clients: the slots open to users who may not "
-                   "change the server are taken (" STRINGIFY
-                   (SERVER_PRIVILEGED_SLOTS) " of "
-                   STRINGIFY (SERVER_MAX_CLIENTS) " are kept for root and "
-                   "the user nbdkit runs as); close one, or wait for an idle "
-                   "one to be closed (" STRINGIFY (SERVER_IDLE_SECS)
-                   " s without a command)");
+    snprintf (why, sizeof why, "too many clients: %s; close one, or wait "
+              "for an idle one to be closed (%d s without a command)",
+              nclients >= SERVER_MAX_CLIENTS
+              ? STRINGIFY (SERVER_MAX_CLIENTS) " are connected, the most "
+                "served at once"
+              : "the slots open to users who may not change the server "
+                "are taken (" STRINGIFY (SERVER_PRIVILEGED_SLOTS) " of "
+                STRINGIFY (SERVER_MAX_CLIENTS) " are kept for root and the "
+                "user nbdkit runs as)", idle_secs);
+    client_fail (c, why);
     client_write (c);
     client_rearm (c);
     return;

@@ -25,8 +25,10 @@ import shlex
 import subprocess
 import sys
 
-# How long --watch and --trace run before the interrupt, in seconds:
-# --watch 1 prints its first line after one second.
+# How long --watch and --trace run before the interrupt, in seconds,
+# beyond --watch's interval (--watch N prints its first line after N
+# seconds): 2.5 s in all for --watch 1 missed the first line of
+# --watch 2 and of --watch 1 in an ASan build at load 20.
 FOLLOW_SECONDS = 2.5
 FOLLOW_KILL_SECONDS = 10
 # Well under the clients the statistics socket serves at once
@@ -73,11 +75,15 @@ def start(path, line):
     if len(args) > 1 and not args[1].startswith("-"):
         args[1] = sock
     follow = "--watch" in args or "--trace" in args
+    seconds = FOLLOW_SECONDS
+    interval = args[args.index("--watch") + 1:][:1] if "--watch" in args else []
+    if interval and re.fullmatch(r"[0-9.]+", interval[0]):
+        seconds += float(interval[0])
     # (-k: LeakSanitizer's exit-time scan may spin in a sanitizer
     # build's client, docs/RELIABILITY.md; such a run is judged by its
     # output, not its exit status.)
     cmd = (["timeout", "-k", str(FOLLOW_KILL_SECONDS), "-s", "INT",
-            str(FOLLOW_SECONDS)] if follow else []) + args
+            str(seconds)] if follow else []) + args
     return (f"{path}: '{line}'", follow, "--watch" in args,
             subprocess.Popen(cmd, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True))
@@ -93,7 +99,8 @@ def finish(what, follow, watch, p):
         errors.append(f"{what} printed nothing")
 
 
-# The ones that follow the server take FOLLOW_SECONDS each: they run
+# The ones that follow the server take FOLLOW_SECONDS (and --watch's
+# interval) each: they run
 # FOLLOW_AT_ONCE at a time, the others one after another.
 found = [(path, line) for path in sys.argv[2:] for line in commands(path)]
 follow = [f for f in found if "--watch" in f[1] or "--trace" in f[1]]

@@ -4,10 +4,12 @@
 #
 # Test helper: the control socket's bounds, from clients that misbehave.
 #
-#   control_limits.py idle CONTROL_SOCKET
+#   control_limits.py idle CONTROL_SOCKET IDLE_SECS
 #       (no traffic) a silent client, one that trickles a byte every
-#       5 s, and a tracer that never reads are closed about 60 s after
-#       their last command; a client with a command every 20 s is not.
+#       quarter of the server's idle limit (control_idle_secs), and a
+#       tracer that never reads are closed about that limit after their
+#       last command; a client with a command every third of it is not,
+#       nor is adaptra-stat --trace, which keeps itself alive.
 #   control_limits.py full NBD_SOCKET CONTROL_SOCKET
 #       16 tracers that never read hold every slot: the 17th gets an
 #       error reply ending in an empty line; a scan's trace lines then
@@ -15,6 +17,8 @@
 #       the socket serves again.
 
 import select
+import signal
+import subprocess
 import sys
 import time
 
@@ -64,14 +68,18 @@ def control(s):
     return out
 
 
-def idle(ctl):
+def idle(ctl, expected):
     start = time.monotonic()
     active = connect(ctl)
     idle_secs = control(active)["control_idle_secs"]
+    check(idle_secs == expected, "control_idle_secs %d, not the %d asked"
+          % (idle_secs, expected))
     silent = connect(ctl)
     trickle = connect(ctl)
     tracer = connect(ctl)
     check(ask_on(tracer, "trace on") == "ok\n\n", "trace on")
+    stat = subprocess.Popen(["adaptra-stat", ctl, "--trace"],
+                            stdout=subprocess.DEVNULL)
     closed_at = {}
     next_trickle = next_command = start
     while time.monotonic() - start < idle_secs + 12:
@@ -81,11 +89,11 @@ def idle(ctl):
                 trickle.send(b"h")      # never a whole line
             except OSError:
                 pass
-            next_trickle = now + 5
+            next_trickle = now + idle_secs / 4
         if now >= next_command:
             check(ask_on(active, "get mode").startswith("mode "),
                   "the active client is served at %.0f s" % (now - start))
-            next_command = now + 20
+            next_command = now + idle_secs / 3
         for name, s in (("silent", silent), ("trickle", trickle),
                         ("tracer", tracer)):
             if name not in closed_at and closed(s):
@@ -99,6 +107,10 @@ def idle(ctl):
               % (name, closed_at[name], idle_secs))
     check(ask_on(active, "help").startswith("adaptra control protocol"),
           "the active client outlived the idle limit")
+    check(stat.poll() is None, "adaptra-stat --trace ended (status %s) "
+          "on a server without traffic" % stat.poll())
+    stat.send_signal(signal.SIGTERM)
+    check(stat.wait(10) == 0, "adaptra-stat --trace ended cleanly")
     check(control(active)["control_closed_idle"] == 3,
           "three idle closes counted")
 
@@ -147,7 +159,7 @@ def full(nbd_sock, ctl):
 
 
 if sys.argv[1] == "idle":
-    idle(sys.argv[2])
+    idle(sys.argv[2], int(sys.argv[3]))
 else:
     full(sys.argv[2], sys.argv[3])
 print("control_limits %s: %d checks passed" % (sys.argv[1], helpers.checks))

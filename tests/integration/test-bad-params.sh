@@ -127,6 +127,13 @@ rejects stats-owner '0:4294967295' adaptra-stats-owner=0:4294967295
 rejects stats-owner 'root:no-such-group-x' \
   adaptra-stats-owner=root:no-such-group-x
 rejects stats-owner '' adaptra-stats-owner=
+# The socket's idle limit: whole seconds within 3..86400, in decimal.
+for v in 0 2 86401 -1 '' abc 10s 0x10 18446744073709551626; do
+  rejects stats-idle "$v" "adaptra-stats-idle=$v"
+done
+rejects stats-idle '1\.5' adaptra-stats-idle=1.5
+rejects stats-idle '\+10' adaptra-stats-idle=+10
+rejects stats-idle ' 10' 'adaptra-stats-idle= 10'
 
 # Refused, naming the parameter (these were refused without naming it
 # before: see docs/RELIABILITY.md).
@@ -182,6 +189,8 @@ accepts adaptra-page=1M adaptra-min=1M adaptra-pool=64M
 accepts adaptra-mode=fixed adaptra-pool=256K
 # What nbdkit's parse helpers take: sectors, bytes, a plus sign, hex.
 accepts adaptra-pool=131072s adaptra-min=16384b adaptra-max=+1M
+accepts adaptra-stats-idle=3
+accepts adaptra-stats-idle=86400
 accepts adaptra-ratio=0x32 adaptra-workers=' 2' 
 
 echo "test-bad-params: $cases cases right"

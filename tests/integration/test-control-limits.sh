@@ -4,10 +4,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The control socket's bounds: idle clients (measured from their last
-# command, so trickling bytes does not help) are closed after 60 s,
-# clients that do not read are dropped, the 17th client is told what
-# to do, and adaptra-stat --trace takes the trace lines that arrive
-# with the "ok" to "trace on".  The idle check waits a minute, in a
+# command, so trickling bytes does not help) are closed after the idle
+# limit (adaptra-stats-idle), clients that do not read are dropped, the
+# 17th client is told what to do, and adaptra-stat --trace takes the
+# trace lines that arrive with the "ok" to "trace on" and keeps itself
+# alive.  The idle check waits about the limit and 12 s more, in a
 # server of its own, while the others run.
 
 source "$(dirname "$0")/functions.sh"
@@ -17,14 +18,20 @@ srcdir=$(cd "$(dirname "$0")" && pwd)
 img="$tmpdir/disk.img"
 head -c $((64 * 1024 * 1024)) /dev/urandom > "$img"
 
-# The idle clients, against a server without traffic.
+# The idle clients, against a server without traffic.  A limit of 10 s
+# rather than the default minute, so the check takes 22 s, not 72: the
+# clients that keep alive do so every 2.5 and 3.3 s, and
+# adaptra-stat --trace every 3.3 s, well inside it.
+idle_secs=10
 run_nbdkit -U - memory 1M adaptra-stats="$tmpdir/idle.sock" \
-  --run "$client /usr/bin/python3 $srcdir/control_limits.py idle $tmpdir/idle.sock" \
+  adaptra-stats-idle=$idle_secs \
+  --run "$client /usr/bin/python3 $srcdir/control_limits.py idle $tmpdir/idle.sock $idle_secs" \
   > "$tmpdir/idle.log" 2>&1 &
 idle_pid=$!
 
 # adaptra-stat --trace reads the trace lines that came with the "ok":
-# a fake server sends both in one write.
+# a fake server sends both in one write (after the idle limit, which
+# adaptra-stat asks first).
 /usr/bin/python3 -c '
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX); s.settimeout(30)
@@ -32,6 +39,8 @@ s.bind(sys.argv[1] + ".tmp"); s.listen(1); os.rename(sys.argv[1] + ".tmp", sys.a
 c, _ = s.accept(); f = c.makefile("rb")
 assert f.readline() == b"help\n"
 c.sendall(b"adaptra control protocol 1\nstats ...\n\n")
+assert f.readline() == b"control\n"
+c.sendall(b"control_clients 1\ncontrol_idle_secs 60\n\n")
 assert f.readline() == b"trace on\n"
 c.sendall(b"ok\n\ntrace: readahead-state(client=0, stream=1, index=4, ra=8+8-2) = 8\n")
 f.readline()     # until adaptra-stat goes
