@@ -41,10 +41,11 @@ extern int adaptra_fetch_then_lock (struct adaptra_engine *e,
                                     const struct adaptra_request *demand);
 
 /* Job's backend read begins now: counted in flight (model.h) and timed
- * from now.  Where its read is issued and completes at once (a worker
- * thread's pread) adaptra_fetch_job_then_lock begins it itself; a
- * simulated worker begins it when it takes the job and runs it when
- * the read completes in virtual time.  Lock not held.
+ * from now.  A worker, a thread or simulated, begins it as it takes the
+ * job, under the lock, so that the gate the next worker asks counts it
+ * (workers.c: take); a simulated worker runs it when the read completes
+ * in virtual time.  Elsewhere adaptra_fetch_job_then_lock begins it
+ * itself.  Lock held or not: atomics and a clock reading.
  */
 extern void adaptra_fetch_job_begin (struct adaptra_engine *e,
                                      struct adaptra_job *job);

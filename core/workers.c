@@ -318,17 +318,15 @@ stream_full (struct adaptra_engine *e, const struct adaptra_job *job)
  * at most most: in queue order, those they may run (may_run, with
  * each stream's jobs ahead of it counted as started) while the gate,
  * counting the jobs before as read, stays open (not asked for hints,
- * as next_for_worker); taken: the bytes of a job taken whose read has
- * not begun, not yet counted in flight.  A walk of at most the kind's
- * ceiling of jobs.  Lock held.
+ * as next_for_worker).  A walk of at most the kind's ceiling of jobs.
+ * Lock held.
  */
 static unsigned
 startable (struct adaptra_engine *e, bool hints_only,
-           const struct adaptra_model_estimate *est, unsigned most,
-           uint64_t taken)
+           const struct adaptra_model_estimate *est, unsigned most)
 {
   unsigned first, n, *alive, *busy, k = 0, seen = 0;
-  uint64_t running = adaptra_model_running (&e->model) + taken;
+  uint64_t running = adaptra_model_running (&e->model);
   const struct adaptra_job *job;
 
   kind_of (e, hints_only, &first, &n, &alive, &busy);
@@ -358,7 +356,7 @@ startable (struct adaptra_engine *e, bool hints_only,
  * start is no error: the running ones read the queue.  Lock held.
  */
 static void
-grow (struct adaptra_engine *e, bool hints_only, uint64_t taken)
+grow (struct adaptra_engine *e, bool hints_only)
 {
   unsigned first, n, *alive, *busy, want, idle, need, i;
   struct adaptra_model_estimate est;
@@ -373,8 +371,7 @@ grow (struct adaptra_engine *e, bool hints_only, uint64_t taken)
     return;
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   want = hints_only ? n : adaptra_workers_wanted (&est, n);
-  need = startable (e, hints_only, &est, want > *busy ? want - *busy : 0,
-                    taken);
+  need = startable (e, hints_only, &est, want > *busy ? want - *busy : 0);
   for (i = 0; i < need && i < idle; i++)
     pthread_cond_signal (hints_only ? &e->hint_queued : &e->job_queued);
   while (need > idle && *alive < want && spawn (e, hints_only) == 0)
@@ -384,7 +381,7 @@ grow (struct adaptra_engine *e, bool hints_only, uint64_t taken)
 void
 adaptra_workers_room (struct adaptra_engine *e)
 {
-  grow (e, false, 0);
+  grow (e, false);
 }
 
 /* Simulated workers: a count without thread slots. */
@@ -398,13 +395,17 @@ void
 adaptra_workers_job_queued (struct adaptra_engine *e, bool hint)
 {
   assert_locked (e);
-  grow (e, false, 0);
+  grow (e, false);
   if (hint)
-    grow (e, true, 0);
+    grow (e, true);
 }
 
 /* Worker w takes job (next_for_worker's; prev before it) off the
  * queue, its first pages only (start_at_most): it counts as reading one,
+ * its read begins (adaptra_fetch_job_begin: its bytes count in flight
+ * from here, under the lock, so that the gate every thread asks next
+ * sees them; counted once the thread had dropped the lock, a thread
+ * descheduled in between let others through the gate ahead of it),
  * and the jobs behind it that could start too get their threads
  * (grow).  Lock held.
  */
@@ -417,8 +418,9 @@ take (struct adaptra_engine *e, const struct adaptra_worker *w,
   kind_of (e, w->hints_only, &first, &n, &alive, &busy);
   start_at_most (e, job);
   adaptra_prefetch_take (e, prev, job, true);
+  adaptra_fetch_job_begin (e, job);
   (*busy)++;
-  grow (e, w->hints_only, job->bytes);
+  grow (e, w->hints_only);
   count_running (e, job->stream, 1);
 }
 
@@ -451,8 +453,6 @@ adaptra_worker_take (struct adaptra_engine *e, uint64_t *offset,
     *count = job->bytes;
   }
   adaptra_unlock (e);
-  if (job)
-    adaptra_fetch_job_begin (e, job);
   return job;
 }
 
@@ -526,7 +526,7 @@ worker_main (void *arg)
     /* Valid until the job ends: adaptra_volume_set_contexts waits. */
     ctx = job->volume->ctxs[w->index % job->volume->nctx];
     adaptra_unlock (e);
-    adaptra_fetch_job_then_lock (e, ctx, job, false, true);
+    adaptra_fetch_job_then_lock (e, ctx, job, true, true);
     done (e, w, stream);
   }
   /* Ended, idle (the slot's next thread joins this one) or stopped
