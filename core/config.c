@@ -129,8 +129,8 @@ const struct adaptra_param adaptra_params[] = {
    * slots no longer (plugin/server.h).
    */
   { "stats-idle", "SECONDS", ADAPTRA_PARAM_FILTER, NO_FIELD, "60",
-    0, 0, NULL, "Close a socket client this many seconds after its last "
-    "command (3 to 86400)." },
+    ADAPTRA_STATS_IDLE_SECS_MIN, ADAPTRA_STATS_IDLE_SECS_MAX, NULL,
+    "Close a socket client this many seconds after its last command." },
   { "metrics", "[ADDR:]PORT", ADAPTRA_PARAM_FILTER, NO_FIELD, NULL,
     0, 0, NULL, "Serve /metrics over HTTP for Prometheus to scrape, on ADDR "
     "(default 127.0.0.1, loopback only) and PORT." },

@@ -472,13 +472,14 @@ params_help (struct adaptra_strbuf *out)
     adaptra_strbuf_printf (out, "\n");
     append_wrapped (out, p->help);
     if (p->max != 0) {
-      if (p->type == ADAPTRA_PARAM_UNSIGNED) {
-        snprintf (lo, sizeof lo, "%" PRIu64, p->min);
-        snprintf (hi, sizeof hi, "%" PRIu64, p->max);
-      }
-      else {
+      if (p->type == ADAPTRA_PARAM_SIZE ||
+          p->type == ADAPTRA_PARAM_SIZE_OR_AUTO) {
         format_size (p->min, lo, sizeof lo);
         format_size (p->max, hi, sizeof hi);
+      }
+      else {
+        snprintf (lo, sizeof lo, "%" PRIu64, p->min);
+        snprintf (hi, sizeof hi, "%" PRIu64, p->max);
       }
       adaptra_strbuf_printf (out, "%*sFrom %s to %s.\n", HELP_INDENT, "",
                              lo, hi);

@@ -243,10 +243,11 @@ server_config_idle (const char *value)
   errno = 0;
   secs = strtoul (value, &end, 10);
   if (errno || !isdigit ((unsigned char) value[0]) || *end != '\0' ||
-      secs < SERVER_IDLE_SECS_MIN || secs > SERVER_IDLE_SECS_MAX) {
+      secs < ADAPTRA_STATS_IDLE_SECS_MIN ||
+      secs > ADAPTRA_STATS_IDLE_SECS_MAX) {
     nbdkit_error ("adaptra-stats-idle=%s is not a number of seconds "
-                  "(%d..%d)", value, SERVER_IDLE_SECS_MIN,
-                  SERVER_IDLE_SECS_MAX);
+                  "(%d..%d)", value, ADAPTRA_STATS_IDLE_SECS_MIN,
+                  ADAPTRA_STATS_IDLE_SECS_MAX);
     return -1;
   }
   idle_secs = (int) secs;

@@ -44,21 +44,14 @@
  * took).  It bounds how long a client that went away without closing,
  * or keeps a slot on purpose, holds one of the SERVER_MAX_CLIENTS
  * slots.  It was 300 s from the last byte, which a trickle of a byte
- * now and then kept from ever ending.  The default, a minute, is the
- * parameter table's (core/config.c): much shorter, a person typing at
- * socat would be cut off between commands; much longer, an abandoned
- * client would hold its slot that much longer.  The test suite sets
- * it short, so as not to wait a minute.  adaptra-stat --trace sends a
- * command every third of it (TRACE_KEEPALIVE_SHARE).
- *
- * Its bounds: at least 3 s, so that adaptra-stat --trace, which looks
- * at its clock once a second, keeps a whole second between its
- * keep-alives; at most a day, past which an abandoned client would
- * hold its slot longer than anyone watches a server, and the seconds
- * fit an int wherever they are printed.
+ * now and then kept from ever ending.  The default, a minute, and the
+ * bounds (ADAPTRA_STATS_IDLE_SECS_MIN, _MAX) are the parameter
+ * table's (core/config.c, adaptra/config.h): much shorter, a person
+ * typing at socat would be cut off between commands; much longer, an
+ * abandoned client would hold its slot that much longer.  The test
+ * suite sets it short, so as not to wait a minute.  adaptra-stat
+ * --trace sends a command every third of it (TRACE_KEEPALIVE_SHARE).
  */
-#define SERVER_IDLE_SECS_MIN 3
-#define SERVER_IDLE_SECS_MAX 86400
 
 /* Execute one request line (len bytes, NUL-terminated, newline
  * stripped; it may contain other NULs), append the reply to out and
@@ -77,7 +70,7 @@ extern int server_config_owner (const char *value);
 
 /* adaptra-stats-idle=SECONDS: how long a client may go without a
  * command (the filter's load gives the default).  A decimal number within
- * SERVER_IDLE_SECS_MIN..SERVER_IDLE_SECS_MAX.  Returns 0, or -1 after
+ * ADAPTRA_STATS_IDLE_SECS_MIN..ADAPTRA_STATS_IDLE_SECS_MAX.  Returns 0, or -1 after
  * nbdkit_error.
  */
 extern int server_config_idle (const char *value);

@@ -47,6 +47,15 @@ enum adaptra_bypass {
 #define ADAPTRA_POOL_MIN_PAGES 64       /* fewer pages are of no use */
 #define ADAPTRA_POOL_WINDOWS 4          /* pool holds this many max windows */
 #define ADAPTRA_WORKERS_MAX 64
+/* adaptra-stats-idle's bounds (plugin/server.h has what it is): at
+ * least 3 s, so that adaptra-stat --trace, which looks at its clock
+ * once a second, keeps a whole second between its keep-alives (a
+ * third of the limit); at most a day, past which an abandoned client
+ * would hold its slot longer than anyone watches a server, and the
+ * seconds fit an int wherever they are printed.
+ */
+#define ADAPTRA_STATS_IDLE_SECS_MIN 3
+#define ADAPTRA_STATS_IDLE_SECS_MAX 86400
 /* The floor of adaptra-max=auto: the seed's constant maximum. */
 #define ADAPTRA_AUTO_MAX_FLOOR (1024 * 1024)
 
