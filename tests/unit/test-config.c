@@ -250,7 +250,11 @@ test_table (void **state)
     assert_non_null (p->help);
     if (p->width > 0)
       assert_non_null (p->def);
-    if (p->max == 0)
+    /* A bound of a parameter with no field in the config (the
+     * filter's own, such as stats-idle) is enforced where plugin/
+     * parses it; test-bad-params refuses its values.
+     */
+    if (p->max == 0 || p->width == 0)
       continue;
     snprintf (name, sizeof name, "adaptra-%s=", p->name);
     adaptra_config_defaults (&cfg);
