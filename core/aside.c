@@ -22,7 +22,9 @@
  *
  *   read.c: read_unlocked        read.c: read_direct
  *   (absent pages, on the        (the locked path, lock
- *    lockless path)               dropped for the read)
+ *    lockless path)               dropped for the read; also a
+ *                                 deep client's miss its volume
+ *                                 does not keep, depth.h)
  *            \                          /
  *             +--> adaptra_read_aside <--+
  *                   |  claims the volume's sample? (a compare-and-

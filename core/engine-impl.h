@@ -4,7 +4,7 @@
  */
 
 /* The engine's insides, shared by engine.c, volume.c, read.c,
- * aside.c, hedge.c, invalidate.c, snapshot.c, readahead.c,
+ * aside.c, hedge.c, invalidate.c, holes.c, snapshot.c, readahead.c,
  * recognise.c, queue.c, fetch.c and workers.c.  Not a public header:
  * the filter sees engine.h only.
  */
@@ -349,8 +349,11 @@ extern bool adaptra_prefetch_congested (const struct adaptra_engine *e,
 /* If a queued job holds page, take it off the queue and run it in this
  * thread with ctx: its pages up to last (the end of the reader's
  * request), the rest staying queued if it is ADAPTRA_JOB_MIN or more,
- * else all of it.  Returns true if it ran.  Lock held on entry and
- * exit; dropped and retaken while the job runs.
+ * else all of it.  Returns true if it ran; false if no queued job
+ * holds page, or if workers are to take it instead, because distance
+ * costs and the head is in another run or other readers wait already
+ * (adaptra_queue_promote): the reader then waits for it.  Lock held
+ * on entry and exit; dropped and retaken while the job runs.
  */
 extern bool adaptra_prefetch_steal (struct adaptra_engine *e, uint64_t page,
                                     uint64_t last, void *ctx);

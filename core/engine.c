@@ -26,9 +26,12 @@
  * read.c (the read paths, cache hints), aside.c (stepping aside),
  * hedge.c (a waiting reader's own read), invalidate.c (a write's
  * invalidation), snapshot.c (the counters and the four snapshots),
- * readahead.c (the decision), model.c (the backend), queue.c (jobs),
- * fetch.c (the backend read), workers.c (the threads).  The lock's
- * rules: engine-impl.h; why the lockless paths are safe: read.c's note.
+ * recognise.c (which stream a read is), readahead.c (the decision),
+ * depth.c (clients that read ahead themselves), holes.c (the zero
+ * extents), model.c (the backend), queue.c (jobs), fetch.c (the
+ * backend read), workers.c (the threads); docs/DESIGN.md §4.1 maps
+ * every file.  The lock's rules: engine-impl.h; why the lockless paths
+ * are safe: read.c's note.
  */
 
 #include <config.h>

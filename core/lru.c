@@ -24,7 +24,7 @@
  * seed): the page stays where it is, so a read-ahead window stays
  * contiguous and in order on the list, and it moves to the active
  * list only when eviction reaches it at the tail.  The active list is
- * kept to at most half the frames by demoting its tail.
+ * kept to at most 1/ACTIVE_SHARE of the frames by demoting its tail.
  *
  * The aging clock counts entries into the inactive head (completion,
  * demotion, rescue) and delayed activations: the seed's
@@ -43,10 +43,11 @@
  * of zones) cannot arise.
  *
  * Everything here runs under the engine lock, but a hit does not take
- * it (pool.c, docs/DESIGN.md §9): it sets ACTIVATE with an atomic or,
- * as Linux's mark_page_accessed sets PG_referenced without the LRU
- * lock, and this file reads the bit when the page reaches the
- * inactive tail.  A hit may set it on a page just promoted (ACTIVE):
+ * it (pool.c, docs/DESIGN.md §9): it sets ACTIVATE with a
+ * compare-and-swap (adaptra_lru_reference), ticking the clock if it
+ * was the one to set it, as Linux's mark_page_accessed sets
+ * PG_referenced without the LRU lock, and this file reads the bit
+ * when the page reaches the inactive tail.  A hit may set it on a page just promoted (ACTIVE):
  * harmless, demotion clears both.  Choosing the victim claims it from
  * the index under its stripe lock (adaptra_pool_claim), so a hit that
  * pinned it meanwhile keeps it.

@@ -70,9 +70,13 @@
  *     the last unpinner of a STALE frame frees it under the engine
  *     lock (adaptra_pool_release); meanwhile it is on no list and in
  *     no index, and nothing else frees or reuses it;
- *   - the only descriptor change a hit makes is the ACTIVATE bit of
- *     delayed activation, an atomic or; the policy (lru.c) reads it
- *     under the engine lock when the page reaches the inactive tail.
+ *   - the descriptor changes a hit makes are atomics: its pins; on a
+ *     first touch REFERENCED set and READAHEAD cleared in one
+ *     compare-and-swap (adaptra_pool_touch), so that of two readers
+ *     exactly one counts a read-ahead hit; on a later touch the
+ *     ACTIVATE bit of delayed activation (lru.c:
+ *     adaptra_lru_reference), which the policy reads under the engine
+ *     lock when the page reaches the inactive tail.
  *
  * Lock order: engine lock, then one stripe lock; never two stripes,
  * and the hit path releases its stripe lock before taking the engine

@@ -39,8 +39,11 @@
  *                   reader touching the same page again: new_access)
  *                   flags it for (delayed) activation;
  *        IN_FLIGHT  count io_block once; run the queued job holding
- *                   the page in this thread if it has not started,
- *                   else wait for it (a queue per group of pages)
+ *                   the page in this thread if it has not started
+ *                   (unless distance costs and the head is in another
+ *                   run: then the workers take it next, queue.c:
+ *                   adaptra_queue_promote), else wait for it (a
+ *                   queue per group of pages)
  *                   until its deadline, then read the pages itself if
  *                   the hedge credit pays (io_hedge, once a request),
  *                   else wait on for the read that holds them
@@ -52,12 +55,16 @@
  *                   volume that stepped aside, read the bytes straight
  *                   into the client's buffer and cache nothing:
  *                   stepping aside, aside.c, which also decides when
- *                   a volume does (step 1 asks it first).
+ *                   a volume does (step 1 asks it first).  A client
+ *                   that reads ahead itself has its misses read so
+ *                   too, unless its volume keeps them (depth.h:
+ *                   adaptra_keep).
  *
  * The read's files: this one has its paths (steps 0 to 2), aside.c
  * stepping aside, hedge.c a waiting reader's deadline and its own
- * read, fetch.c every other backend read, readahead.c and
- * recognise.c the decision, pool.c the pages.
+ * read, depth.c a client's reads in flight, fetch.c every other
+ * backend read, readahead.c and recognise.c the decision, pool.c the
+ * pages.
  *
  * The lock is never held across backend I/O or page copies.  Reads
  * that return an error leave no pages behind.

@@ -31,11 +31,13 @@
  * (readahead.h).
  *
  * The window is clamped to [adaptra-min, the effective max], where the
- * max is adaptra-max, or with auto the larger of 1 MiB and the
- * backend's bandwidth-delay product, and always at most half of the
- * pool's inactive plus free pages.  The look-ahead is at least the
- * pages the reader consumes while the backend fetches a window, so a
- * steady reader does not catch up with its read-ahead.
+ * max is adaptra-max, or with auto the larger of
+ * ADAPTRA_AUTO_MAX_FLOOR and the backend's bandwidth-delay product,
+ * raised to a larger request (bounds_of) and for a stream whose reader
+ * came late (raise_cap), and always at most half of the pool's
+ * inactive plus free pages (adaptra_pool_spare).  The look-ahead is
+ * at least the pages the reader consumes while the backend fetches a
+ * window, so a steady reader does not catch up with its read-ahead.
  *
  * A decision is data, as in Linux's mm/readahead.c: what happened is a
  * struct event (miss or mark, volume, client, the request's pages, the
@@ -768,12 +770,11 @@ adaptra_readahead_size_forward (struct adaptra_engine *e,
   case ADAPTRA_METHOD_INITIAL:
     /* Four times what the stream has read: at the volume's first page
      * its request (history 0), at its second read (recognise.c:
-     * adjacent_read) the
-     * request before it too.  The mark half way then leaves its
-     * reader two requests' worth more to read while its next window
-     * is queued and read: when many streams start at once the queue
-     * holds 1 to 2 s of throughput, and 10000 streams reading a 16
-     * KiB request a second (adaptra-sim --pool 8G --workload
+     * adjacent_read) the request before it too.  The mark half way
+     * then leaves its reader two requests' worth more to read while
+     * its next window is queued and read: when many streams start at
+     * once the queue holds 1 to 2 s of throughput, and 10000 streams
+     * reading a 16 KiB request a second (adaptra-sim --pool 8G --workload
      * streams:10000:16K:16K) had 2 s of look-ahead at their first
      * mark with four times the one request, and most waited at their
      * tenth read: 98.93% of the reads over 600 s served at once,

@@ -96,7 +96,8 @@
 #define LONE_RUNS_MIN 2
 #define LONE_RUNS_MAX (2 * LONE_RUNS_MIN)
 
-/* How far past a stream's window a miss may land (requests that
+/* How far past a forward stream's expected page (its position), or
+ * below a backward stream's window, a miss may land (requests that
  * overtook others) and still belong to it, in pages.  Tight, so that
  * random reads that land near a window do not drive its stream (a
  * position match needs the pool's history besides: stream_of_miss):
@@ -126,9 +127,10 @@ new_stream (struct adaptra_engine *e, const struct event *ev, uint64_t next,
   return s;
 }
 
-/* Does page p name stream s's reader?  It must hold a page of s that a
- * reader got to: read by a client, or read on demand.  A read-ahead
- * page nobody has read yet proves nothing.
+/* Does page p name the stream of the reader that got there?  Then its
+ * id goes in *id.  The page must be one a reader got to: read by a
+ * client, or read on demand.  A read-ahead page nobody has read yet
+ * proves nothing.
  */
 static bool
 read_by_stream (const struct adaptra_engine *e, uint64_t p, uint64_t *id)
@@ -659,8 +661,8 @@ adaptra_recognise_reader (const struct adaptra_stream *s,
 }
 
 /* A forward stream's mark was taken, and the stream has left the table
- * (pushed out by newer streams, or idle for 10 minutes).  The pages a
- * client read behind the mark are the evidence that its reader is
+ * (pushed out by newer streams, or idle ADAPTRA_STREAM_REAP_NS).  The
+ * pages a client read behind the mark are the evidence that its reader is
  * back; without such history the read that landed here is not the
  * stream's (a random read into a window that a finished scan left
  * behind), and starts nothing.

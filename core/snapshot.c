@@ -7,10 +7,13 @@
  *
  * Terms and the counters' names: docs/DESIGN.md §3.5 and stats.h.
  *
- * Each snapshot takes the engine lock once and copies what it reports
- * into the caller's rows, so that a consistent picture reaches the
- * control plane (control/) and the filter without either seeing the
- * engine's insides.  Counters the read path bumps without the lock
+ * Each snapshot copies what it reports into the caller's rows under
+ * one hold of the engine lock, so that a consistent picture reaches
+ * the control plane (control/) and the filter without either seeing
+ * the engine's insides; but the volumes snapshot counts each volume's
+ * pages before that, without the engine lock, stripe by stripe
+ * (count_pages), since a walk of the whole index must not hold up the
+ * read path.  Counters the read path bumps without the lock
  * (atomics, and the per-thread shards of snapshot.h) are read with
  * relaxed loads: a snapshot may miss the reads in progress, never
  * count one twice.  Reset clears the counters and takes the pool's
@@ -182,7 +185,6 @@ adaptra_clients_snapshot (struct adaptra_engine *e,
   adaptra_unlock (e);
   return n;
 }
-
 
 /* Pages of each of the first n volumes into pages: the last count if
  * it covers them and is younger than ADAPTRA_PAGE_COUNTS_REUSE_NS, else

@@ -135,8 +135,8 @@ const struct adaptra_stat_field adaptra_stat_fields[] = {
          "Bytes being read from the backend now, prefetch and clients"),
   GAUGE (backend_flight_limit_bytes,
          "Prefetch workers start reads only below this many bytes in "
-         "flight: the measured bandwidth-delay product and a quarter "
-         "(0: not measured, no limit)"),
+         "flight: 5/4 of the measured bandwidth-delay product and the "
+         "mean read (0: not measured, no limit)"),
   GAUGE (backend_reads,
          "Reads being made of the backend now, prefetch and clients"),
   GAUGE (backend_handles,

@@ -20,23 +20,27 @@
  *     stream that is reordered within its window is found there.
  *   - Otherwise the position hash below finds a stream whose expected
  *     next page is within ADAPTRA_STREAM_TOLERANCE of the read.  Each
- *     stream sits in the chain of the granule (2^8 pages) holding its
- *     expected page, so a lookup walks three short chains.
+ *     stream sits in the chain of the granule
+ *     (2^ADAPTRA_STREAM_GRANULE_SHIFT pages) holding its expected
+ *     page, so a lookup walks three short chains.
  *
  * Streams are created only on sequential evidence (core/recognise.c):
  * a random read never takes a slot, so a random scan cannot flush the
  * table.  A stream leaves the table when a new one needs its slot and
  * it is the least recently used, or after ADAPTRA_STREAM_REAP_NS (10
- * minutes) idle: every request frees the least recently used stream
- * if it has been idle that long.  (zfetch reaps after 2 s, which
- * restarts a stream reading every 2.5 s at every window.)  A stream
- * that left is not lost for good: its look-ahead mark page carries its
- * window size and age, from which the state method resumes it, and
- * the context method picks it up from the pages it left in the pool.
+ * minutes) idle: every request that takes the engine lock frees the
+ * least recently used stream if it has been idle that long (a hit
+ * without the lock leaves it to the next one).  (zfetch reaps after
+ * 2 s, which restarts a stream reading every 2.5 s at every window.)
+ * A stream that left is not lost for good: its look-ahead mark page
+ * carries its window size and age, from which the state method
+ * resumes it, and the context method picks it up from the pages it
+ * left in the pool.
  *
- * Ids are (sequence << 16) | slot with a 48-bit sequence, so a page
- * stamped with the id of a slot that was since reused does not resolve
- * to the new stream within any realistic uptime.
+ * Ids are (sequence << ADAPTRA_STREAM_SLOT_BITS) | slot with a 48-bit
+ * sequence, so a page stamped with the id of a slot that was since
+ * reused does not resolve to the new stream within any realistic
+ * uptime.
  */
 
 #include <config.h>

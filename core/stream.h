@@ -44,7 +44,7 @@ struct adaptra_job;
  * at that rate.  Below that, a stream leaves the table only under
  * pressure: a new stream takes the least recently used slot, and the
  * stream it pushed out resumes from the state its look-ahead mark page
- * carries (core/readahead.c).
+ * carries (core/recognise.c: adaptra_recognise_resume).
  */
 #define ADAPTRA_STREAM_REAP_NS (UINT64_C (600) * 1000000000)
 
@@ -205,7 +205,8 @@ struct adaptra_streams {
   /* Streams in the table with prefetch queued or being read
    * (queued_jobs + running_jobs > 0), kept by adaptra_stream_jobs so
    * that the streams sharing the backend (adaptra_streams_sharing: the
-   * late cap, readahead.c; the chunk, queue.c) cost no walk of the table: 100,000 streams is a supported case.
+   * late cap, readahead.c; the chunk, queue.c) cost no walk of a
+   * table of up to ADAPTRA_STREAMS_MAX streams.
    */
   uint32_t with_jobs;
   /* By client id (0 to nproposals - 1), its streams' proposals; grown
@@ -302,8 +303,9 @@ extern uint64_t adaptra_streams_run_bound (const struct adaptra_streams *t,
                                            uint64_t reach, uint64_t now_ns);
 
 /* Free the least recently used stream if it has been idle for
- * ADAPTRA_STREAM_REAP_NS.  O(1); called once per request, so idle
- * streams drain without a timer.  Returns true if one was freed.
+ * ADAPTRA_STREAM_REAP_NS.  O(1); called once per request that takes
+ * the engine lock (read.c: read_locked), so idle streams drain
+ * without a timer.  Returns true if one was freed.
  */
 extern bool adaptra_streams_reap_one (struct adaptra_streams *t,
                                       uint64_t now_ns);

@@ -1,4 +1,4 @@
-/* treap.c: an intrusive ordered index of unique 64-bit keys (a treap).
+/* treap.c: an intrusive ordered index of unique key pairs (a treap).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,4 +1,4 @@
-/* treap.h: an intrusive ordered index of unique keys (a treap).
+/* treap.h: an intrusive ordered index of unique key pairs (a treap).
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -13,9 +13,11 @@
  *
  * A treap (Seidel and Aragon, "Randomized search trees", 1996): a
  * binary search tree by key that is a heap by priority.  The priority
- * is a fixed mix of the key (a bijection, so distinct keys never tie),
- * not a random draw: the shape, and so every run, is deterministic,
- * and keys inserted in order still give a tree of logarithmic depth.
+ * is a fixed mix of the key (treap.c: priority), not a random draw:
+ * the shape, and so every run, is deterministic, and keys inserted in
+ * order still give a tree of logarithmic depth.  The mix folds the
+ * pair into 64 bits, so two keys may tie in priority: that costs
+ * balance, never order.
  *
  * Keys are unique within an index.  No locking: the owner serialises
  * access.  No allocation: nodes live in the caller's elements.

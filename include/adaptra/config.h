@@ -80,7 +80,8 @@ struct adaptra_config {
                                    (boot profiles, NBD_CMD_CACHE) */
   uint64_t profile_max_bytes;   /* adaptra-profile-max: distinct bytes a
                                    boot profile records */
-  unsigned profile_seconds;     /* adaptra-profile-time: how long */
+  unsigned profile_seconds;     /* adaptra-profile-time: how long a
+                                   boot is recorded, seconds */
   bool no_data;                 /* not a parameter: the pool keeps page
                                    metadata only and no byte is copied
                                    (adaptra-sim, which models reads) */

@@ -61,18 +61,18 @@ struct adaptra_clock {
    * needs); returns when some read in flight completed, or when now_ns
    * reached deadline_ns (UINT64_MAX: none), whichever comes first: a
    * reader waits no longer than reading its pages itself would take
-   * (core/read.c: hedge).  NULL: the reader sleeps until the worker
-   * thread wakes it or the deadline passes.  For adaptra-sim, which
-   * runs no thread: its hook completes its simulated workers' reads in
-   * virtual time.
+   * (core/hedge.c: adaptra_hedge_deadline).  NULL: the reader sleeps
+   * until the worker thread wakes it or the deadline passes.  For
+   * adaptra-sim, which runs no thread: its hook completes its simulated
+   * workers' reads in virtual time.
    */
   void (*wait) (void *opaque, uint64_t deadline_ns);
   /* Optional.  What the calling thread has had of the CPUs so far
    * (struct adaptra_cpu_use); false: not known.  Only the difference
    * of two calls of one thread is used: the step-aside test takes what
-   * the machine took of a sampled read's time out of it (core/read.c:
-   * read_aside), so that a loaded machine does not look like a slow
-   * backend.  NULL: a read is judged by its whole time.
+   * the machine took of a sampled read's time out of it (core/aside.c:
+   * adaptra_read_aside), so that a loaded machine does not look like a
+   * slow backend.  NULL: a read is judged by its whole time.
    */
   bool (*cpu_use) (void *opaque, struct adaptra_cpu_use *use);
   void *opaque;
@@ -214,9 +214,9 @@ extern void adaptra_invalidate_export (struct adaptra_engine *e,
                                        uint64_t offset, uint64_t count);
 
 /* NBD_CMD_CACHE: queue a prefetch of the range of the client's
- * volume, clamped to the volume
- * and to what the pool can spare; skipped when the backend is
- * congested.  Never blocks on the backend.
+ * volume, clamped to the volume and to what the pool can spare;
+ * skipped when the volume stepped aside or the backend is congested
+ * (counted as io_congestion).  Never blocks on the backend.
  */
 extern void adaptra_cache_hint (struct adaptra_engine *e, int client,
                                 uint64_t offset, uint64_t count);

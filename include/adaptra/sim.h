@@ -62,10 +62,12 @@ extern bool adaptra_prefetch_peek (struct adaptra_engine *e, size_t k,
 
 /* May a prefetch job start while running bytes are being read from
  * the backend, busy jobs of them by workers?  True while the bytes are
- * under the model's congestion limit (the measured bandwidth-delay
- * product and a quarter), or none are; where there is no limit, while
- * fewer jobs than the model's depth are: what a worker asks before it
- * takes a job (adaptra_worker_take asks it with the reads in flight).
+ * under the model's congestion limit (its limit, core/model.h: the
+ * bandwidth-delay product and a mean read, by
+ * ADAPTRA_MODEL_GAIN_NUM/ADAPTRA_MODEL_GAIN_DEN), or none are; where
+ * there is no limit, while fewer jobs than the model's depth are: what
+ * a worker asks before it takes a job (adaptra_worker_take asks it
+ * with the reads in flight).
  * For the unit tests, which ask it of any load.
  */
 extern bool adaptra_prefetch_may_start (struct adaptra_engine *e,
