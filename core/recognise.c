@@ -28,23 +28,25 @@
  *   the client's previous     initial method from both requests
  *   read just before          (adaptive mode: adjacent_read), a new
  *                             stream at its second read; or follow
- *   one of its latest lone    a trail of two requests past it, a new
- *   reads just before         stream at its second read; or follow
- *   history behind > 2x req   context / accelerated context (the pages
- *                             before the miss were read, or are the
+ *   one of its latest lone    a trail (TRAIL_REQUESTS requests) past
+ *   reads just before         it, a new stream at its second read; or
+ *                             follow
+ *   history behind            context / accelerated context (the pages
+ *     > EVIDENCE x req        before the miss were read, or are the
  *                             request's own, and are still here), a
  *                             new stream; or, if a window holds the
  *                             pages ahead, follow its stream
- *   history above > 2x req    a backward stream
+ *   history above             a backward stream
+ *     > EVIDENCE x req
  *   otherwise                 random: read as is, counted as
  *                             readrandom; no stream, unless its client's
- *                             lone reads start runs: then a trail of two
- *                             requests past it, a new stream (trail).  A
- *                             random scan can never grow a window.
+ *                             lone reads start runs: then a trail past
+ *                             it, a new stream (trail).  A random scan
+ *                             can never grow a window.
  *
  * Requiring more history than the request (Linux 2013, "make context
  * readahead more conservative", asks for more than one request; we ask
- * for more than two) keeps random readers from starting streams.
+ * for more than EVIDENCE) keeps random readers from starting streams.
  *
  * On a mark the stream is the one the mark's page names, and the
  * request is its reader's only by the seed's test (read enough since
@@ -461,7 +463,7 @@ starts_data_run (const struct adaptra_engine *e, const struct event *ev)
  * ahead itself, and a trail over it only puts its requests behind
  * the trail's jobs.  What the map does not know reads as data, so a
  * guest that never asks block status, or a run longer than max,
- * keeps the two requests.
+ * keeps the TRAIL_REQUESTS requests.
  */
 static uint64_t
 trail_pages (const struct adaptra_engine *e, struct adaptra_client *c,

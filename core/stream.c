@@ -288,7 +288,8 @@ adaptra_streams_new (struct adaptra_streams *t, int client, uint64_t next,
   s->lockless_low = UINT64_MAX;
   s->lockless_high = 0;
   /* Sequence 0 would give slot 0 the id 0, which means "none". */
-  t->sequence = (t->sequence + 1) & ((UINT64_C (1) << 48) - 1);
+  t->sequence = (t->sequence + 1) &
+    ((UINT64_C (1) << (64 - ADAPTRA_STREAM_SLOT_BITS)) - 1);
   if (t->sequence == 0)
     t->sequence = 1;
   s->id = (t->sequence << ADAPTRA_STREAM_SLOT_BITS) | i;

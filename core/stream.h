@@ -79,13 +79,17 @@ struct adaptra_job;
 #define ADAPTRA_RUN_ENDED_MIN 4
 #define ADAPTRA_RUN_SHARE 75
 
-/* Largest table: ids keep the slot in their low 16 bits. */
-#define ADAPTRA_STREAMS_MAX 65536
+/* Largest table: ids keep the slot in their low
+ * ADAPTRA_STREAM_SLOT_BITS bits, and the sequence in the 48 above
+ * them (stream.c).
+ */
 #define ADAPTRA_STREAM_SLOT_BITS 16
+#define ADAPTRA_STREAMS_MAX (1u << ADAPTRA_STREAM_SLOT_BITS)
 
 struct adaptra_stream {
   /* Read without the engine lock (written under it, atomically). */
-  _Atomic uint64_t id;          /* (sequence << 16) | slot; 0 when free */
+  _Atomic uint64_t id;          /* (sequence << ADAPTRA_STREAM_SLOT_BITS)
+                                   | slot; 0 when free */
   _Atomic uint64_t next;        /* page the stream is expected to read
                                    next */
   /* Written without the engine lock too, by the stream hits. */
