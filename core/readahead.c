@@ -498,10 +498,10 @@ raise_cap (struct adaptra_engine *e, struct adaptra_stream *s,
   if (est->latency_bound && est->bdp > 0) {
     uint64_t bdps = est->read_ns > LATE_SLOW_READS * est->latency_ns
       ? LATE_SLOW_CAP_BDPS : LATE_CAP_BDPS;
+    uint64_t sharing = adaptra_streams_sharing (&e->streams, s);
 
-    ceiling = min_u64 (ceiling,
-                       max_u64 (b->max, bdps * est->bdp /
-                                adaptra_streams_sharing (&e->streams, s) >> e->page_shift));
+    ceiling = min_u64 (ceiling, max_u64 (b->max, bdps * est->bdp / sharing
+                                         >> e->page_shift));
   }
   if (s->late > 0) {
     s->cap = 2 * max_u64 (s->cap, b->max);

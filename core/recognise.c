@@ -534,9 +534,8 @@ trail (struct adaptra_engine *e, const struct event *ev,
 
   if (c == NULL || e->cfg.mode != ADAPTRA_MODE_ADAPTIVE)
     return NULL;
-  if (c->lone_next != 0) {
+  if (c->lone_next != 0)
     score_lone (&c->lone_runs, read_by_client (e, c->lone_next - 1));
-  }
   /* A next page already in the pool says nothing of whether the client
    * goes on past this read: that read is not scored.
    */

@@ -654,10 +654,13 @@ watch (struct conn *c, double secs, enum watch_format format)
 
       if (lines++ % WATCH_HEADER_EVERY == 0)
         printf ("%9s %13s %13s %6s %7s %8s %10s %9s %7s %10s\n",
-                "reads/s", format == WATCH_RAW ? "client_B/s" : "client_MiB/s",
-                format == WATCH_RAW ? "backend_B/s" : "backend_MiB/s", "hit%",
-                "ra/s", "random/s", format == WATCH_RAW ? "window_B" : "window_KiB",
-                "lost_pg/s", "streams", format == WATCH_RAW ? "max_B" : "max_KiB");
+                "reads/s",
+                format == WATCH_RAW ? "client_B/s" : "client_MiB/s",
+                format == WATCH_RAW ? "backend_B/s" : "backend_MiB/s",
+                "hit%", "ra/s", "random/s",
+                format == WATCH_RAW ? "window_B" : "window_KiB",
+                "lost_pg/s", "streams",
+                format == WATCH_RAW ? "max_B" : "max_KiB");
       printf ("%9.0f %13.*f %13.*f %6.1f %7.0f %8.0f %10.0f %9.0f %7.0f "
               "%10.0f\n",
               delta (cur.reads, prev.reads) / dt,

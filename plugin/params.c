@@ -226,7 +226,8 @@ params_parse (struct adaptra_config *cfg, const char *key, const char *value,
     return 0;
   if (parse_value (p, value, &v, why, len) == -1)
     return -1;
-  if (typed == NULL && (typed = calloc (adaptra_nparams, sizeof *typed)) == NULL) {
+  if (typed == NULL &&
+      (typed = calloc (adaptra_nparams, sizeof *typed)) == NULL) {
     snprintf (why, len, "adaptra-%s=%s: out of memory", p->name, value);
     return -1;
   }

@@ -69,9 +69,9 @@ typedef enum adaptra_control_next (*server_line_fn) (const char *line,
 extern int server_config_owner (const char *value);
 
 /* adaptra-stats-idle=SECONDS: how long a client may go without a
- * command (the filter's load gives the default).  A decimal number within
- * ADAPTRA_STATS_IDLE_SECS_MIN..ADAPTRA_STATS_IDLE_SECS_MAX.  Returns 0, or -1 after
- * nbdkit_error.
+ * command (the filter's load gives the default).  A decimal number
+ * within ADAPTRA_STATS_IDLE_SECS_MIN..ADAPTRA_STATS_IDLE_SECS_MAX.
+ * Returns 0, or -1 after nbdkit_error.
  */
 extern int server_config_idle (const char *value);
 

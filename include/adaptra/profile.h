@@ -496,9 +496,10 @@ extern struct adaptra_matcher *adaptra_matcher_new (
 extern void adaptra_matcher_free (struct adaptra_matcher *m);
 
 /* The memory a matcher over p holds: 28 bytes an extent and 3 bits a
- * page (making it takes 16 bytes an extent more for a moment).  The filter charges it
- * to the recorders' budget (struct adaptra_profile_memory), so a
- * connection follows a profile only while that budget has room.
+ * page (making it takes 16 bytes an extent more for a moment).  The
+ * filter charges it to the recorders' budget (struct
+ * adaptra_profile_memory), so a connection follows a profile only
+ * while that budget has room.
  */
 extern uint64_t adaptra_matcher_bytes (const struct adaptra_profile *p);
 

@@ -38,7 +38,9 @@ static void
 consecutive_keys_spread (void **state)
 {
   static const unsigned sizes[] = { 1, 4, 10, 16 };
-  static const uint64_t starts[] = { 0, UINT64_C (1) << 40, UINT64_MAX - 70000 };
+  static const uint64_t starts[] = {
+    0, UINT64_C (1) << 40, UINT64_MAX - 70000
+  };
   size_t i, j;
 
   for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)

@@ -11,15 +11,16 @@
  * its second read; a random reader gets none, and at queue depth 16
  * sends each read to the backend at once, as one read of its own
  * size; a long sequential reader still grows its windows to the max;
- * streams interleaved on one client start at their second reads.  And many streams starting at
- * once on a backend not measured yet (model.c): each reader reads only
- * its own requests, and the workers start no more than the model's
- * limit.  At a disk's head (no latency that reads in parallel hide), a
- * lone reader's windows are one read each, its look-ahead growing
- * while the head runs dry, while streams that take turns there keep
- * growing their windows, and where each turn costs a seek take a
- * growing share of the thrashing threshold, and a client's streams
- * get windows alike, whose turns come round in one order.
+ * streams interleaved on one client start at their second reads.  And
+ * many streams starting at once on a backend not measured yet
+ * (model.c): each reader reads only its own requests, and the workers
+ * start no more than the model's limit.  At a disk's head (no latency
+ * that reads in parallel hide), a lone reader's windows are one read
+ * each, its look-ahead growing while the head runs dry, while streams
+ * that take turns there keep growing their windows, and where each
+ * turn costs a seek take a growing share of the thrashing threshold,
+ * and a client's streams get windows alike, whose turns come round in
+ * one order.
  */
 
 #include <config.h>
@@ -610,11 +611,11 @@ lone_bound (void)
  * for every window (no job runs: its reader reads what it needs).  Its
  * windows stay one read of the model's chunk, whatever the pool could
  * hold, each is one job, and each state window's mark is on its first
- * page (the next window queues behind it): windows grown to a quarter of the pool,
- * in four pieces read at once, reached the one head out of order, and
- * the reader waited for all of a 16 MiB window's pieces (up to 100 ms
- * at 150 MiB/s).  On a miss the window also holds the reader's own
- * request.
+ * page (the next window queues behind it): windows grown to a quarter
+ * of the pool, in four pieces read at once, reached the one head out
+ * of order, and the reader waited for all of a 16 MiB window's pieces
+ * (up to 100 ms at 150 MiB/s).  On a miss the window also holds the
+ * reader's own request.
  */
 static void
 test_lone_stream_on_a_head (void **state)
@@ -1068,7 +1069,8 @@ test_streams_taking_turns_alike (void **state)
         pl->start * PAGE < i * region + region / 4 ||
         pl->end * PAGE > (i + 1) * region - region / 8)
       continue;
-    unlike += prev > 0 && 16 * (pages > prev ? pages - prev : prev - pages) > prev;
+    unlike += prev > 0 &&
+      16 * (pages > prev ? pages - prev : prev - pages) > prev;
     prev = pages;
     out_of_turn += n >= TURNS && i != turn[n - TURNS];
     turn[n++] = i;

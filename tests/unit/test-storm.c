@@ -1,4 +1,4 @@
-/* test-storm.c: many clients of one volume read each page from the backend once.
+/* test-storm.c: a volume's many clients read each page from the backend once.
  * Copyright (C) 2026 The adaptra authors
  * SPDX-License-Identifier: BSD-3-Clause
  */

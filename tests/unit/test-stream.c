@@ -234,7 +234,8 @@ test_run_bound_from_runs_over (void **state)
     run (&t, &now, 1000 * (i + 1), i == 1 ? 9 * RUN_PAGES : RUN_PAGES);
   s = run (&t, &now, 100000, 10);
   assert_int_equal (adaptra_streams_run_bound (&t, s, 10, now), RUN_PAGES);
-  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES, now), RUN_PAGES);
+  assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES, now),
+                    RUN_PAGES);
   assert_int_equal (adaptra_streams_run_bound (&t, s, RUN_PAGES + 1, now),
                     UINT64_MAX);
   /* Another volume's runs say nothing of this one's. */
