@@ -21,14 +21,16 @@
  * slots sized for one case starve the other, too few for the many
  * workers of a remote store, too small for the windows of a disk.
  *
- * Two sizes, the largest and a quarter of it, each with buffers kept
- * for reuse once made (an idle server costs nothing; a steady stream
- * of reads does not map and fault in fresh buffers, nor leave a
- * sanitizer's allocator a buffer of every size).  Kept buffers count
+ * Two sizes, the largest and a quarter of it (bounce.h:
+ * ADAPTRA_BOUNCE_SMALL_DIV), each with buffers kept for reuse once
+ * made (an idle server costs nothing; a steady stream of reads does
+ * not map and fault in fresh buffers, nor leave a sanitizer's
+ * allocator a buffer of every size).  Kept buffers count
  * in the budget: a request that does not fit frees kept buffers of the
  * other size first, and waits only if what is in use leaves no room.
  *
- *      get (n) --> class: n <= largest / 4 ? quarter : largest
+ *      get (n) --> class: n <= largest / ADAPTRA_BOUNCE_SMALL_DIV
+ *                         ? small : largest
  *                  reuse a kept one, or make one within the budget
  *      put     --> keep it (held stays), wake the waiters
  */
@@ -52,7 +54,8 @@ adaptra_bounce_init (struct adaptra_bounce *b, size_t budget, size_t largest)
   }
   b->budget = budget;
   b->held = 0;
-  b->class[0].size = largest / 4 > 0 ? largest / 4 : largest;
+  b->class[0].size = largest / ADAPTRA_BOUNCE_SMALL_DIV > 0
+    ? largest / ADAPTRA_BOUNCE_SMALL_DIV : largest;
   b->class[1].size = largest;
   for (i = 0; i < ADAPTRA_BOUNCE_CLASSES; i++) {
     b->class[i].nidle = 0;

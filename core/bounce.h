@@ -17,8 +17,14 @@
 #include <pthread.h>
 #include <stddef.h>
 
-/* Buffers come in two sizes: largest, and a quarter of it. */
+/* Buffers come in two sizes: largest, and 1/ADAPTRA_BOUNCE_SMALL_DIV
+ * of it (at least a byte), so that four small ones fit in the budget
+ * where one large one does.  The quarter came with the two sizes
+ * (ede2269, against a sanitizer's allocator keeping a buffer of every
+ * size a job came in); no run has varied it.
+ */
 #define ADAPTRA_BOUNCE_CLASSES 2
+#define ADAPTRA_BOUNCE_SMALL_DIV 4
 
 struct adaptra_bounce_class {
   size_t size;                  /* bytes of each buffer */
