@@ -124,26 +124,14 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   e->shards = aligned_alloc (ADAPTRA_CACHE_LINE,
                              ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   frame_bytes = e->shards ? init_bounce (e, cfg) : 0;
-  if (frame_bytes == 0) {
-    free (e->shards);
-    free (e);
-    return out_of_memory (why, len, cfg);
-  }
+  if (frame_bytes == 0)
+    goto no_bounce;
   memset (e->shards, 0, ADAPTRA_STAT_SHARDS * sizeof *e->shards);
   if (adaptra_pool_init (&e->pool, frame_bytes, e->page_shift,
-                         cfg->no_data) == -1) {
-    adaptra_bounce_fini (&e->bounce);
-    free (e->shards);
-    free (e);
-    return out_of_memory (why, len, cfg);
-  }
-  if (adaptra_streams_init (&e->streams, cfg->streams) == -1) {
-    adaptra_pool_fini (&e->pool);
-    adaptra_bounce_fini (&e->bounce);
-    free (e->shards);
-    free (e);
-    return out_of_memory (why, len, cfg);
-  }
+                         cfg->no_data) == -1)
+    goto no_pool;
+  if (adaptra_streams_init (&e->streams, cfg->streams) == -1)
+    goto no_streams;
   adaptra_pool_on_lost (&e->pool, on_lost, e);
   pthread_mutex_init (&e->lock, NULL);
   pthread_mutex_init (&e->page_counts.lock, NULL);
@@ -160,6 +148,16 @@ adaptra_engine_new (const struct adaptra_config *cfg,
   pthread_cond_init (&e->job_done, NULL);
   *out = e;
   return 0;
+
+  /* Undo what was set up, in reverse order. */
+ no_streams:
+  adaptra_pool_fini (&e->pool);
+ no_pool:
+  adaptra_bounce_fini (&e->bounce);
+ no_bounce:
+  free (e->shards);
+  free (e);
+  return out_of_memory (why, len, cfg);
 }
 
 void
