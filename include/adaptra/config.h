@@ -43,7 +43,7 @@ enum adaptra_bypass {
  * are each bounded at twice adaptra-workers' default.
  */
 #define ADAPTRA_PAGE_MIN 512
-#define ADAPTRA_PAGE_MAX (1024 * 1024)
+#define ADAPTRA_PAGE_MAX ADAPTRA_AUTO_MAX_FLOOR
 #define ADAPTRA_POOL_MIN_PAGES 64       /* fewer pages are of no use */
 #define ADAPTRA_POOL_WINDOWS 4          /* pool holds this many max windows */
 #define ADAPTRA_WORKERS_MAX 64
