@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cacheline.h"
 #include "ilist.h"
 #include "lru.h"
 
@@ -102,7 +103,7 @@ typedef void (*adaptra_pool_lost_fn) (void *opaque, uint64_t stream_id,
 #define ADAPTRA_POOL_AREAS 1024
 
 struct adaptra_pool_stripe {
-  _Alignas (64) pthread_mutex_t lock;
+  _Alignas (ADAPTRA_CACHE_LINE) pthread_mutex_t lock;
 };
 
 struct adaptra_pool {

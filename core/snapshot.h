@@ -18,16 +18,16 @@
 #include <stdint.h>
 
 #include "adaptra/stats.h"
+#include "cacheline.h"
 
 /* Shards of the read path's counters, and the cache line that keeps
  * them apart.  nbdkit serves a connection with 16 threads by default
  * (nbdkit -t), so one client's readers each count in a shard of their
  * own as threads take them in turn; more shards would only make every
- * snapshot sum more copies of the whole counter table.  64 bytes is
- * the cache line of x86-64 and of most arm64 cores.
+ * snapshot sum more copies of the whole counter table.  Each shard
+ * starts a cache line (cacheline.h).
  */
 #define ADAPTRA_STAT_SHARDS 16
-#define ADAPTRA_CACHE_LINE 64
 
 /* One shard of live counters, alone on its cache lines. */
 struct adaptra_stats_shard {
