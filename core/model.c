@@ -326,8 +326,7 @@ static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
            bool *startup, uint64_t *least)
 {
-  uint64_t id = slot_id (now), most = 0, second = 0, sampled = 0, rate;
-  uint64_t line = 0;
+  uint64_t id = slot_id (now), most = 0, sampled = 0, rate, line = 0;
   double latency, slope;
   size_t i;
 
@@ -340,20 +339,11 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
     if (s->id == 0 || s->id > id ||
         s->id + 2 + ADAPTRA_MODEL_WINDOW_SLOTS <= id)
       continue;
-    if (s->id + 2 <= id && s->id + 2 <= m->newest) {
-      if (s->bytes > most) {
-        second = most;
-        most = s->bytes;
-      }
-      else if (s->bytes > second)
-        second = s->bytes;
-    }
+    if (s->id + 2 <= id && s->id + 2 <= m->newest && s->bytes > most)
+      most = s->bytes;
     if (s->rate > sampled)
       sampled = s->rate;
   }
-  /* A burst fills one slot, a link's bandwidth two (model.h). */
-  if (second > 0)
-    most = second;
   *startup = most == 0;
   rate = most > 0 ? (uint64_t) ((double) most * 1e9 / ADAPTRA_MODEL_SLOT_NS)
     : sampled;

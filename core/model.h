@@ -72,29 +72,14 @@
  */
 #define ADAPTRA_REQUEST_MAX (32 * 1024 * 1024)
 
-/* Max-bandwidth filter: bytes delivered per slot of 100 ms, the second
- * most of the slots of the last second that are over (the most while
- * only one is).  At 200 MiB/s a slot is 20 MiB in 80 or more reads, so
- * that one read more or less is a few percent, and a burst a backend
- * lets through after an idle moment at most half a slot.  A read
- * counts in the slot it completes in, but reports when it returns, up
- * to a latency after others that completed later, so a slot is over
- * only when reads complete two slots later, and the ring keeps two
- * slots more than the window.
- *
- * The second most, because a burst fills one slot and a link's
- * bandwidth at least two: a token bucket starts full (nbdkit's rate
- * filter: bandwidth x burstiness bytes), and its burst passes in the
- * first slot, which read 1.3 times the link on the remote model (270
- * MB/s, its 10 MB burst and the link's 210 MB/s) and, the most, held
- * the estimate and the limit there for the whole second after
- * startup.  With that much in flight a stream's reads race for the
- * bucket, which serves whichever wakes to find its bytes, not the
- * oldest, and adaptra-sim's remote W1 reader waited up to 18 ms from
- * 0.25 to 1 s (docs/bench/history/beside-the-matrix.md, "The first
- * second's waits"), 13 ms with the second most.  Steady slots differ
- * by a read or two, so the second most is the most within a few
- * percent.
+/* Max-bandwidth filter: bytes delivered per slot of 100 ms, the most
+ * of the slots of the last second that are over.  At 200 MiB/s a slot
+ * is 20 MiB in 80 or more reads, so that one read more or less is a
+ * few percent, and a burst a backend lets through after an idle
+ * moment at most half a slot.  A read counts in the slot it completes
+ * in, but reports when it returns, up to a latency after others that
+ * completed later, so a slot is over only when reads complete two
+ * slots later, and the ring keeps two slots more than the window.
  */
 #define ADAPTRA_MODEL_SLOT_NS UINT64_C (100000000)
 #define ADAPTRA_MODEL_WINDOW_SLOTS 10

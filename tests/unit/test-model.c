@@ -1289,34 +1289,6 @@ test_slots (void **state)
   assert_within (est.bandwidth, 10 * MIB, 10 * MIB);
 }
 
-/* A token bucket's burst fills one slot: 30 reads of 1 MiB complete
- * in the first (the bucket's 10 MiB free, and the link's 20), 20 in
- * each after (the link's 200 MiB/s).  While the burst's slot is the
- * only one over, it is the bandwidth; once a second is, the link's
- * slots are, though the burst's stays in the window for a second.
- */
-static void
-test_slot_burst (void **state)
-{
-  struct adaptra_model m = { 0 };
-  struct adaptra_model_estimate est;
-  const uint64_t slot = ADAPTRA_MODEL_SLOT_NS, t0 = 10 * slot;
-  unsigned i, k;
-
-  (void) state;
-  for (k = 0; k < 4; k++)
-    for (i = 0; i < (k == 0 ? 30 : 20); i++)
-      adaptra_model_sample (&m, MIB, t0 + k * slot,
-                            t0 + k * slot + (i + 1) * slot / 32,
-                            ADAPTRA_MODEL_UNKNOWN);
-  adaptra_model_estimate (&m, t0 + 2 * slot, &est);
-  assert_within (est.bandwidth, 290 * MIB, 310 * MIB);
-  adaptra_model_estimate (&m, t0 + 3 * slot, &est);
-  assert_within (est.bandwidth, 190 * MIB, 210 * MIB);
-  adaptra_model_estimate (&m, t0 + 9 * slot, &est);
-  assert_within (est.bandwidth, 190 * MIB, 210 * MIB);
-}
-
 /* Rounds of ways reads of bytes at once on the delay backend (2 ms,
  * then 8 GB/s, no cap), each round starting as the last one ended, as
  * the workers read one stream's jobs under the limit, for ns.
@@ -1870,7 +1842,6 @@ main (void)
     cmocka_unit_test (test_fast_on_a_loaded_machine),
     cmocka_unit_test (test_fast_with_lone_slow_reads),
     cmocka_unit_test (test_slots),
-    cmocka_unit_test (test_slot_burst),
     cmocka_unit_test (test_startup_sees_reads_in_parallel),
     cmocka_unit_test (test_startup_chunks_stay_small),
     cmocka_unit_test (test_startup_line_rides_no_burst),
