@@ -21,13 +21,14 @@
 #include "adaptra/sim.h"
 #include "engine-impl.h"
 
-/* The most pages of a stream's job that a worker starts: where the
- * backend is latency-bound, the model's chunk or product, whichever is
- * larger (the window's first job, queue.c), while none of the stream's
- * jobs is being read; while one is, the chunk or the model's job_min
- * (what the window's other jobs are cut to), if smaller; and while the
- * model is in startup at most ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere
- * (and for cache hints, which no reader follows) the whole job.
+/* The most pages of job, of stream s (NULL if it is no longer in the
+ * table), that a worker starts: where the backend is latency-bound, the
+ * model's chunk or product, whichever is larger (the window's first job,
+ * queue.c), while none of the stream's jobs is being read; while one is,
+ * the chunk or the model's job_min (what the window's other jobs are cut
+ * to), if smaller; and while the model is in startup at most
+ * ADAPTRA_WORKERS_STARTUP_LEAD; elsewhere (and for cache hints, which no
+ * reader follows) the whole job.
  *
  * Why the product only first: it saves a reader at one request at a
  * time a round trip a window, where nothing of its stream is in flight
@@ -42,10 +43,10 @@
  * stream's reads end in the order they started.  Lock held.
  */
 static uint64_t
-start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
+start_pages (struct adaptra_engine *e, const struct adaptra_job *job,
+             const struct adaptra_stream *s)
 {
   struct adaptra_model_estimate est;
-  const struct adaptra_stream *s;
   uint64_t most;
 
   if (job->stream == 0)
@@ -53,7 +54,6 @@ start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
   adaptra_model_estimate (&e->model, adaptra_now (e), &est);
   if (est.limit == UINT64_MAX)
     return UINT64_MAX;
-  s = adaptra_streams_get (&e->streams, job->stream);
   most = max_u64 (est.chunk, s && s->running_jobs > 0
                   ? min_u64 (est.job_min, est.bdp) : est.bdp);
   if (est.startup)
@@ -73,9 +73,10 @@ start_pages (struct adaptra_engine *e, const struct adaptra_job *job)
  * held.
  */
 static void
-start_at_most (struct adaptra_engine *e, struct adaptra_job *job)
+start_at_most (struct adaptra_engine *e, struct adaptra_job *job,
+               const struct adaptra_stream *s)
 {
-  uint64_t most = start_pages (e, job);
+  uint64_t most = start_pages (e, job, s);
 
   if (job->npages > most)
     adaptra_queue_split (&e->queue, job, most);
@@ -96,7 +97,7 @@ adaptra_prefetch_run_one (struct adaptra_engine *e, int volume, void *ctx)
     adaptra_unlock (e);
     return false;
   }
-  start_at_most (e, job);
+  start_at_most (e, job, adaptra_streams_get (&e->streams, job->stream));
   adaptra_prefetch_take (e, job->prev, job, true);
   adaptra_unlock (e);
   adaptra_fetch_job_then_lock (e, ctx, job, false, false);
@@ -174,14 +175,12 @@ stream_busy (struct adaptra_engine *e, uint64_t stream)
   return s && s->running_jobs >= ADAPTRA_MODEL_STREAM_READS;
 }
 
-/* Count a job of stream that a worker starts (n = 1) or ends (n = -1),
- * if the stream is still in the table.  Lock held.
+/* Count a job of stream s that a worker starts (n = 1) or ends
+ * (n = -1); s NULL: the stream is no longer in the table.  Lock held.
  */
 static void
-count_running (struct adaptra_engine *e, uint64_t stream, int n)
+count_running (struct adaptra_engine *e, struct adaptra_stream *s, int n)
 {
-  struct adaptra_stream *s = adaptra_streams_get (&e->streams, stream);
-
   if (s && (n > 0 || s->running_jobs > 0)) {
     bool had = adaptra_stream_has_jobs (s);
 
@@ -413,15 +412,16 @@ static void
 take (struct adaptra_engine *e, const struct adaptra_worker *w,
       struct adaptra_job *prev, struct adaptra_job *job)
 {
+  struct adaptra_stream *s = adaptra_streams_get (&e->streams, job->stream);
   unsigned first, n, *alive, *busy;
 
   kind_of (e, w->hints_only, &first, &n, &alive, &busy);
-  start_at_most (e, job);
+  start_at_most (e, job, s);
   adaptra_prefetch_take (e, prev, job, true);
   adaptra_fetch_job_begin (e, job);
   (*busy)++;
   grow (e, w->hints_only);
-  count_running (e, job->stream, 1);
+  count_running (e, s, 1);
 }
 
 /* Worker w ran the job of stream it took.  Lock held. */
@@ -432,7 +432,7 @@ done (struct adaptra_engine *e, const struct adaptra_worker *w,
   unsigned first, n, *alive, *busy;
 
   kind_of (e, w->hints_only, &first, &n, &alive, &busy);
-  count_running (e, stream, -1);
+  count_running (e, adaptra_streams_get (&e->streams, stream), -1);
   (*busy)--;
 }
 
