@@ -319,14 +319,15 @@ queued (uint64_t least, double fixed_ns)
  * else at most the gain over the rate samples: a token bucket's burst
  * puts its slope at nought (model.h); and so wherever reads queue
  * (queued): their times are their places in the queue, not their sizes.
- * *least: the least latency at the *transfer rate (least_of), which
- * the estimate sizes by.
+ * *least, unless least is NULL: the least latency at the *transfer
+ * rate (least_of), which the estimate sizes by.
  */
 static uint64_t
 bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
            bool *startup, uint64_t *least)
 {
   uint64_t id = slot_id (now), most = 0, sampled = 0, rate, line = 0;
+  uint64_t least_ns = UINT64_MAX;
   double latency, slope;
   size_t i;
 
@@ -353,10 +354,13 @@ bandwidth (const struct adaptra_model *m, uint64_t now, uint64_t *transfer,
       line = (uint64_t) (1e9 / slope);
   }
   *transfer = line > rate ? line : rate;
-  *least = least_of (m, now, *transfer);
+  if (least || line > rate)
+    least_ns = least_of (m, now, *transfer);
+  if (least)
+    *least = least_ns;
   if (line > rate &&
       ((*startup && m->beside >= ADAPTRA_MODEL_FIT_BESIDE) ||
-       (m->samples > 0 && queued (*least, latency))))
+       (m->samples > 0 && queued (least_ns, latency))))
     line = line < rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN
       ? line : rate * ADAPTRA_MODEL_GAIN_NUM / ADAPTRA_MODEL_GAIN_DEN;
   if (line > rate)
@@ -542,10 +546,10 @@ distance_costs (const struct adaptra_model *m, uint64_t now, uint64_t rate,
 static void
 judge_distance (struct adaptra_model *m, uint64_t now)
 {
-  uint64_t transfer, gap, served, least;
+  uint64_t transfer, gap, served;
   bool startup, costs;
 
-  bandwidth (m, now, &transfer, &startup, &least);
+  bandwidth (m, now, &transfer, &startup, NULL);
   costs = distance_costs (m, now, transfer, m->seeking, &gap, &served);
   if (costs)
     m->seek_ns = seek_cost (m, transfer, gap, served);
