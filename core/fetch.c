@@ -23,8 +23,8 @@
  * arena take it directly (likely: the free list hands frames out in
  * address order, and eviction takes a victim's run of frames with it,
  * pool.c: follow_victim); so does the client's buffer when the client
- * wants every byte read (*in_client).  Anything else goes through a transfer slot
- * (*slot, which the caller puts back).
+ * wants every byte read (*in_client).  Anything else goes through a
+ * transfer slot (*slot, which the caller puts back).
  */
 static unsigned char *
 fetch_target (struct adaptra_engine *e, uint64_t first,

@@ -654,8 +654,9 @@ extern uint64_t adaptra_model_chunk (const struct adaptra_model_estimate *est,
  * the least latency: a window's read waits where the fastest read did
  * not, in the queues and for a disk's seeks) + bytes / bandwidth.
  */
-extern uint64_t adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
-                                        uint64_t bytes);
+extern uint64_t
+adaptra_model_fetch_ns (const struct adaptra_model_estimate *est,
+                        uint64_t bytes);
 
 /* Is the backend as fast as the pool now (see ADAPTRA_MODEL_FAST_*)?
  * was_fast: the last answer, for the hysteresis.

@@ -83,8 +83,9 @@ struct adaptra_worker {
  * do); never fewer than ADAPTRA_WORKERS_MIN (when the ceiling allows).
  * A pure function, for the unit tests.
  */
-extern unsigned adaptra_workers_wanted (const struct adaptra_model_estimate *est,
-                                        unsigned ceiling);
+extern unsigned
+adaptra_workers_wanted (const struct adaptra_model_estimate *est,
+                        unsigned ceiling);
 
 /* A job was queued (a cache hint's when hint): wake the workers of the
  * kinds that may take it, one for each queued job that could start

@@ -548,9 +548,9 @@ test_disk (void **state)
   assert_within (est.turn_ns,
                  est.seek_ns * (1 + ADAPTRA_MODEL_SEEK_TURN) * 99 / 100,
                  est.seek_ns * (1 + ADAPTRA_MODEL_SEEK_TURN) * 101 / 100);
-  assert_int_equal (est.turn_ns, est.seek_ns + (uint64_t) ((double) est.budget
-                                                           * 1e9 /
-                                                           (double) est.bandwidth));
+  assert_int_equal (est.turn_ns,
+                    est.seek_ns + (uint64_t) ((double) est.budget * 1e9 /
+                                              (double) est.bandwidth));
   assert_false (adaptra_model_fast (&b.m, b.now, false));
 }
 
@@ -646,7 +646,7 @@ first_reads (struct backend *b, uint64_t *pos, uint64_t chunk)
  * order they started; turn reads of a stream in a row (the first far,
  * the others near), the b->streams streams in turn, on from where the
  * last call left off (b->turns).  Reads in flight at the end stay in
- * flight (head_drain completes them).
+ * flight (queued_turns completes them).
  */
 static void
 head_turns (struct backend *b, uint64_t *pos, uint64_t ns, uint64_t chunk,
@@ -832,9 +832,9 @@ test_disk_bandwidth_is_the_heads (void **state)
  * served right after a large piece, is reported first, and by the
  * completions it was served in the large one's time, the large one in
  * almost none.  Turns of the eight streams as runs of the queue: a far
- * MiB, a near 512 KiB, a near 2 MiB, a near 40 KiB tail, each started when the read
- * ADAPTRA_MODEL_DEPTH ahead of it at the head is reported, for ns;
- * sampled in the order they are reported.
+ * MiB, a near 512 KiB, a near 2 MiB, a near 40 KiB tail, each started
+ * when the read ADAPTRA_MODEL_DEPTH ahead of it at the head is
+ * reported, for ns; sampled in the order they are reported.
  */
 #define COPY_BYTES_PER_SEC (4 * UINT64_C (1000000000))
 

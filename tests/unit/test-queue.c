@@ -369,9 +369,11 @@ test_seeking_reader_waits_for_run (void **state)
   queue_window (&q, 4, 4 * STREAM_PAGES, 1, MIB);
   job = adaptra_queue_find (&q, 3 * STREAM_PAGES + 5, &prev);
   assert_non_null (job);
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole,
+                                       0));
   q.seeks = true;
-  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
+  assert_false (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole,
+                                       0));
   assert_int_equal (take_head (&q, NULL), 1);
   assert_true (adaptra_queue_promote (&q, job, 3 * STREAM_PAGES + 5, whole, 0));
   other = adaptra_queue_find (&q, 4 * STREAM_PAGES, &prev);

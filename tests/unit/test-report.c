@@ -134,7 +134,8 @@ prometheus_exposition_is_well_formed (void **state)
                              "^# TYPE adaptra_[a-z_]+ (counter|gauge)$",
                              REG_EXTENDED | REG_NOSUB), 0);
   assert_int_equal (regcomp (&sample_re,
-                             "^adaptra_[a-z_]+(\\{(method|version)=\"[a-z0-9.]+\"\\})? "
+                             "^adaptra_[a-z_]+"
+                             "(\\{(method|version)=\"[a-z0-9.]+\"\\})? "
                              "[0-9]+(\\.[0-9]+)?$",
                              REG_EXTENDED | REG_NOSUB), 0);
   for (line = strtok_r (out.data, "\n", &save); line;
@@ -244,7 +245,8 @@ prometheus_connections_are_bounded (void **state)
   assert_int_equal (samples, ADAPTRA_REPORT_MAX_CLIENT_SERIES);
   assert_non_null (strstr (out.data, "\nadaptra_connections_unlisted 6\n"));
   /* The busiest are in, the idlest out. */
-  assert_non_null (strstr (out.data, "{client=\"unix:pid=69\",id=\"69\"} 69\n"));
+  assert_non_null (strstr (out.data,
+                           "{client=\"unix:pid=69\",id=\"69\"} 69\n"));
   assert_null (strstr (out.data, "{client=\"unix:pid=5\",id=\"5\"}"));
   assert_null (strstr (out.data, "adaptra_client_"));
   adaptra_strbuf_free (&out);
