@@ -14,8 +14,10 @@
  *        |
  *        v
  *   adaptra_hedge_deadline: the model's time for the reader's own read
- *        |                  of [p, last) after the bytes in flight;
- *        |                  none unless latency-bound
+ *        |                  of [p, last) after the bytes in flight, or
+ *        |                  a latency past it beside the reads in
+ *        |                  flight where that pays; none unless
+ *        |                  latency-bound
  *        v
  *   wait on p's queue until then  ---- woken, p READY ---> copy, on
  *        |
@@ -71,8 +73,9 @@
  * with 2 MiB in flight: 14 ms fair, 9 early), not one large job nor a
  * latency long against the bytes (20 ms a read: early + own is 60 ms,
  * where the job ends by 40).  There hedging at early only added its
- * own read to the wait.  Without the pays test (early always, or own
- * alone) W1's p99 rose 4.4 -> 4.7-5.5 ms in adaptra-sim.
+ * own read to the wait.  Without the pays test (min (early, fair))
+ * adaptra-sim's W1 p99 rose 4.44 -> 4.66 ms and its 20 ms link's
+ * max 46 -> 60 ms; with own alone for the deadline, W1's p99 was 5.5.
  *
  * Only where the backend is latency-bound (the model's latency_bound:
  * a latency of ADAPTRA_MODEL_LATENCY_MIN or more, and no seeks), which
