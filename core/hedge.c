@@ -99,7 +99,6 @@ adaptra_hedge_deadline (struct adaptra_engine *e,
   uint64_t bytes = adaptra_clamp_to_size (p << e->page_shift,
                                           (last - p) << e->page_shift,
                                           v->base + v->size);
-
   uint64_t own, fair, early;
 
   assert_locked (e);
