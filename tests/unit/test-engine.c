@@ -1397,23 +1397,22 @@ hedge_start (void)
   assert_int_equal (stats ().io_block, 1);
 }
 
-/* The fake clock passes the reader's deadline (its own read of 8 KiB
- * and a page after the job's 1 MiB in flight: 10.04 ms): it reads its
- * pages itself, not held, and returns while the job is still held.
+/* The fake clock passes before_ns, short of the reader's deadline: it
+ * still waits; then after_ns more, past it: it reads its pages itself,
+ * not held, and returns while the job is still held.
  */
 static void
-hedge_past_deadline (void)
+hedge_past_deadline (uint64_t before_ns, uint64_t after_ns)
 {
   struct timespec limit;
 
-  /* Past its read alone (5.04 ms), not past the job's bytes. */
-  __atomic_fetch_add (&now_ns, 6 * MS, __ATOMIC_SEQ_CST);
+  __atomic_fetch_add (&now_ns, before_ns, __ATOMIC_SEQ_CST);
   usleep (20000);
   assert_int_equal (pthread_tryjoin_np (hedge_reader_thread, NULL), EBUSY);
   assert_int_equal (stats ().io_hedge, 0);
   assert_int_equal (stats ().io_hedge_refused, 0);
   __atomic_store_n (&gate, false, __ATOMIC_SEQ_CST);
-  __atomic_fetch_add (&now_ns, 5 * MS, __ATOMIC_SEQ_CST);
+  __atomic_fetch_add (&now_ns, after_ns, __ATOMIC_SEQ_CST);
   clock_gettime (CLOCK_REALTIME, &limit);
   limit.tv_sec += 5;
   assert_int_equal (pthread_timedjoin_np (hedge_reader_thread, NULL, &limit),
@@ -1444,6 +1443,14 @@ hedge_finish (bool written)
     assert_int_equal (calls, before);
 }
 
+/* The reader's deadline with the job alone in flight: its own read of
+ * three pages after the job's 1 MiB, 10.06 ms.  HEDGE_ALONE_NS is past
+ * its read alone (5.06 ms), not past the job's bytes; HEDGE_PAST_NS
+ * more is past the deadline.
+ */
+#define HEDGE_ALONE_NS (6 * MS)
+#define HEDGE_PAST_NS (5 * MS)
+
 /* A reader behind a job in flight waits no longer than its own read
  * would take: then it reads its bytes itself, the job goes on and
  * fills the pool.
@@ -1456,10 +1463,59 @@ test_hedge_after_deadline (void **state)
   read_ns = 5 * MS;
   read_ns_per_kib = 5000;
   hedge_start ();
-  hedge_past_deadline ();
+  hedge_past_deadline (HEDGE_ALONE_NS, HEDGE_PAST_NS);
   assert_int_equal (hedge_err, 0);
   assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
   hedge_finish (false);
+}
+
+/* The reader of hedge_start behind the job and more reads of 1 MiB in
+ * flight: it still waits past before_ns, has read its pages itself
+ * after_ns more.
+ */
+static void
+hedge_behind_reads (unsigned more, uint64_t before_ns, uint64_t after_ns)
+{
+  unsigned i;
+
+  teach_model (TAUGHT_REMOTE);
+  read_ns = 5 * MS;
+  read_ns_per_kib = 5000;
+  for (i = 0; i < more; i++)
+    adaptra_model_start (&e->model, (8 + i) * HEDGE_JOB, HEDGE_JOB);
+  hedge_start ();
+  hedge_past_deadline (before_ns, after_ns);
+  assert_int_equal (hedge_err, 0);
+  assert_memory_equal (hedge_buf, disk + HEDGE_OFFSET, HEDGE_COUNT);
+  for (i = 0; i < more; i++)
+    adaptra_model_end (&e->model, HEDGE_JOB);
+  hedge_finish (false);
+}
+
+/* Behind a bucket that shares its rate among the reads in flight, a
+ * reader's own read takes its latency and its bytes times the reads
+ * (hedge.c: own), whatever the others' bytes.  With three more reads of
+ * 1 MiB in flight (4 MiB and four reads: the job's time on a fair link,
+ * 25.1 ms) the reader's own read takes 5.3 ms, so the reader hedges a
+ * latency past it (10.3 ms), as its read then ends (15.6 ms) before
+ * the fair bound: past 9 ms it waits, past 11 it has read.
+ */
+static void
+test_hedge_sooner_behind_many_reads (void **state)
+{
+  (void) state;
+  hedge_behind_reads (3, 9 * MS, 2 * MS);
+}
+
+/* With one more read of 1 MiB in flight (the fair bound 15.1 ms), a
+ * hedge a latency past the reader's own read (10.2 ms) would end at
+ * 15.4 ms, after it: the reader waits for the fair bound.
+ */
+static void
+test_hedge_not_sooner_where_it_cannot_pay (void **state)
+{
+  (void) state;
+  hedge_behind_reads (1, 11 * MS, 5 * MS);
 }
 
 /* A hedged read that fails fails the client's read as its own read
@@ -1472,7 +1528,7 @@ test_hedge_error (void **state)
   teach_model (TAUGHT_REMOTE);
   hedge_start ();
   fail_ctx = &client_ctx;
-  hedge_past_deadline ();
+  hedge_past_deadline (HEDGE_ALONE_NS, HEDGE_PAST_NS);
   fail_ctx = NULL;
   assert_int_equal (hedge_err, EIO);
   assert_int_equal (stats ().backend_errors, 1);
@@ -1502,7 +1558,7 @@ test_write_during_hedge (void **state)
   memcpy (before_write, disk + HEDGE_OFFSET, HEDGE_COUNT);
   hedge_start ();
   during_read = write_during_hedge;
-  hedge_past_deadline ();
+  hedge_past_deadline (HEDGE_ALONE_NS, HEDGE_PAST_NS);
   during_read = NULL;
   assert_int_equal (hedge_err, 0);
   assert_memory_equal (hedge_buf, before_write, HEDGE_COUNT);
@@ -3325,6 +3381,8 @@ main (void)
     T (test_taken_job_timed_from_its_take),
     T (test_reader_waits_in_clock_hook),
     T (test_hedge_after_deadline),
+    T (test_hedge_sooner_behind_many_reads),
+    T (test_hedge_not_sooner_where_it_cannot_pay),
     T (test_hedge_error),
     T (test_write_during_hedge),
     T (test_hedge_needs_credit),
