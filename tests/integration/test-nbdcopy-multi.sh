@@ -35,12 +35,32 @@ head -c "$size" /dev/urandom > "$img"
 # (0.3-20% of the copy on a loaded 2-CPU machine; 97% before
 # core/depth.c).  On a server of its own: pages that it leaves in the
 # pool would count as hits below.
-start_adaptra deep --filter=delay file "$img" delay-read=2ms \
-  adaptra-pool=32M
-nbdcopy --connections=4 --requests=16 --request-size=262144 \
-  "$uri" "$tmpdir/copy.img"
-cmp "$img" "$tmpdir/copy.img"
-expect_few_readahead_hits $((size / 2)) "nbdcopy, 16 requests in flight"
+#
+# Up to three copies, each on a fresh server; the phase fails if every
+# one went over the bound.  On a busy machine nbdkit's threads may hand
+# the filter one connection's requests one at a time for the whole of
+# its part, so that no queue shows and read-ahead serves all of it:
+# about one copy in seven in sanitizer builds beside busy loops, and
+# once in a CI run whose other tests loaded the machine
+# (docs/bench/history/beside-the-matrix.md: "A deep client under CPU
+# load", "A deep client's queue, probed and held").  A filter that
+# does not see a deep client at all goes over the bound every time.
+deep_copy ()
+{
+  start_adaptra "deep$1" --filter=delay file "$img" delay-read=2ms \
+    adaptra-pool=32M
+  nbdcopy --connections=4 --requests=16 --request-size=262144 \
+    "$uri" "$tmpdir/copy.img"
+  cmp "$img" "$tmpdir/copy.img"
+}
+for try in 1 2 3; do
+  deep_copy "$try"
+  if expect_few_readahead_hits $((size / 2)) \
+       "nbdcopy, 16 requests in flight (copy $try of 3)"; then
+    break
+  fi
+  test "$try" -lt 3
+done
 
 # One request at a time on each connection.
 start_adaptra multi --filter=delay file "$img" delay-read=2ms \
