@@ -47,10 +47,10 @@
  * compare-and-swap (adaptra_lru_reference), ticking the clock if it
  * was the one to set it, as Linux's mark_page_accessed sets
  * PG_referenced without the LRU lock, and this file reads the bit
- * when the page reaches the inactive tail.  A hit may set it on a page just promoted (ACTIVE):
- * harmless, demotion clears both.  Choosing the victim claims it from
- * the index under its stripe lock (adaptra_pool_claim), so a hit that
- * pinned it meanwhile keeps it.
+ * when the page reaches the inactive tail.  A hit may set it on a
+ * page just promoted (ACTIVE): harmless, demotion clears both.
+ * Choosing the victim claims it from the index under its stripe lock
+ * (adaptra_pool_claim), so a hit that pinned it meanwhile keeps it.
  */
 
 #include <config.h>
